@@ -1,0 +1,29 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "pushseal",
+    products: [
+        .executable(name: "pushseal", targets: ["PushSealCLI"]),
+        .library(name: "PushSeal", targets: ["PushSeal"]),
+    ],
+    targets: [
+        // OpenSSL's libcrypto from Debian's libssl-dev; SealCrypto is its only user.
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(name: "SealCrypto", dependencies: ["COpenSSL"]),
+        .target(name: "PushSeal", dependencies: ["SealCrypto"]),
+        .executableTarget(name: "PushSealCLI", dependencies: ["PushSeal"]),
+        .testTarget(
+            name: "SealCryptoTests",
+            dependencies: ["SealCrypto"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(name: "PushSealTests", dependencies: ["PushSeal", "SealCrypto"]),
+        .testTarget(name: "PushSealCLITests", dependencies: ["PushSeal", "SealCrypto"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

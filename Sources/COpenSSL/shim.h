@@ -1,0 +1,29 @@
+#ifndef PUSHSEAL_COPENSSL_SHIM_H
+#define PUSHSEAL_COPENSSL_SHIM_H
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+
+// Swift cannot import function-like macros or the EVP_CTRL_* constants as typed values,
+// so the few that SealCrypto needs are wrapped here.
+
+static inline int pushseal_gcm_set_iv_length(EVP_CIPHER_CTX *ctx, int length) {
+    return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, length, NULL);
+}
+
+static inline int pushseal_gcm_get_tag(EVP_CIPHER_CTX *ctx, unsigned char *tag, int length) {
+    return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, length, tag);
+}
+
+static inline int pushseal_gcm_set_tag(EVP_CIPHER_CTX *ctx, const unsigned char *tag, int length) {
+    // OpenSSL takes a non-const pointer here but only reads the expected tag.
+    return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, length, (void *)tag);
+}
+
+static inline void pushseal_cleanse(void *pointer, size_t length) {
+    OPENSSL_cleanse(pointer, length);
+}
+
+#endif

@@ -1,0 +1,75 @@
+import SealCrypto
+
+/// The `ps1` envelope: `ps1.<kid>.<base64url(nonce ‖ ciphertext ‖ tag)>`.
+///
+/// The header `ps1.<kid>` is the AES-GCM associated data, so neither the version nor the
+/// kid can be swapped without failing authentication.
+public struct SealedEnvelope: Sendable, Equatable {
+    /// The only version this build writes and reads.
+    public static let version = "ps1"
+
+    public let kid: String
+    public let box: SealedBox
+
+    public init(kid: String, box: SealedBox) {
+        self.kid = kid
+        self.box = box
+    }
+
+    /// The authenticated header, `ps1.<kid>`.
+    public var header: String { "\(Self.version).\(kid)" }
+
+    /// The envelope as it travels in the payload.
+    public var text: String { header + "." + Base64.encode(box.combined, alphabet: .url) }
+
+    /// Reads an envelope, checking its shape but not its authenticity.
+    public init(parsing text: String) throws {
+        guard let lastDot = text.lastIndex(of: ".") else {
+            throw EnvelopeError(.malformed, "not a ps1 envelope: expected ps1.<kid>.<sealed box>")
+        }
+        let header = text[..<lastDot]
+        let sealed = text[text.index(after: lastDot)...]
+        guard let firstDot = header.firstIndex(of: ".") else {
+            throw EnvelopeError(.malformed, "not a ps1 envelope: expected ps1.<kid>.<sealed box>")
+        }
+        let version = header[..<firstDot]
+        guard version == Self.version else {
+            let shown = version.count <= 16 && KeyID.isValid(version) ? "'\(version)'" : "this"
+            throw EnvelopeError(.unsupportedVersion, "envelope version \(shown) is not supported (this build reads ps1)")
+        }
+        let kid = header[header.index(after: firstDot)...]
+        guard KeyID.isValid(kid) else {
+            throw EnvelopeError(.malformed, "malformed envelope: the key id must be 1 to 64 of A-Z a-z 0-9 _ -")
+        }
+        let combined: [UInt8]
+        do {
+            combined = try Base64.decode(String(sealed), alphabet: .url)
+        } catch {
+            throw EnvelopeError(.malformed, "malformed envelope: the sealed box is \(error)")
+        }
+        let minimum = AESGCM.nonceByteCount + AESGCM.tagByteCount
+        guard combined.count >= minimum else {
+            throw EnvelopeError(.malformed, "malformed envelope: the sealed box has \(combined.count) bytes, at least \(minimum) expected (12-byte nonce, 16-byte tag)")
+        }
+        self.kid = String(kid)
+        self.box = try SealedBox(combined: combined)
+    }
+
+    /// Seals `plaintext` under `key`, naming it `kid`.
+    public static func seal(_ plaintext: [UInt8], kid: String, key: SymmetricKey) throws -> SealedEnvelope {
+        let header = "\(version).\(kid)"
+        let box = try AESGCM.seal(plaintext, using: key, authenticating: Array(header.utf8))
+        return SealedEnvelope(kid: kid, box: box)
+    }
+
+    /// Verifies and decrypts; no plaintext is returned unless the tag verifies.
+    public func open(with key: SymmetricKey) throws -> [UInt8] {
+        do {
+            return try AESGCM.open(box, using: key, authenticating: Array(header.utf8))
+        } catch let error as SealCryptoError where error.code == .authenticationFailed {
+            throw EnvelopeError(
+                .authenticationFailed,
+                "authentication failed: the envelope under key \(kid) was altered or sealed with another key")
+        }
+    }
+}

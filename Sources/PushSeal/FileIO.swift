@@ -1,0 +1,46 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Thin, checked wrappers over the POSIX calls pushseal needs for durable files.
+enum FileIO {
+    /// The text of `errno`, for messages.
+    static func lastError() -> String {
+        String(cString: strerror(errno))
+    }
+
+    /// Reads everything from an open descriptor.
+    static func readAll(_ descriptor: Int32) throws(FileIOFailure) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw FileIOFailure(message: lastError())
+            }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    /// Writes all of `bytes`, retrying short writes.
+    static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) throws(FileIOFailure) {
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw FileIOFailure(message: lastError())
+            }
+            offset += count
+        }
+    }
+}
+
+/// A failed system call, with the OS's own words.
+struct FileIOFailure: Error {
+    let message: String
+}

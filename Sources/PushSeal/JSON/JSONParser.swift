@@ -1,0 +1,257 @@
+/// Why a JSON text was refused, and where.
+public struct JSONParseError: Error, Equatable, CustomStringConvertible, Sendable {
+    public let reason: String
+    /// Byte offset of the problem in the input.
+    public let offset: Int
+    public var description: String { "\(reason) at byte \(offset)" }
+}
+
+/// A strict RFC 8259 parser: one value, surrounding white space allowed, nothing else.
+///
+/// Beyond the RFC it refuses duplicate object keys (two parsers could each believe a
+/// different value) and nesting deeper than `maximumDepth` (so hostile input cannot exhaust
+/// the stack). Strings must be valid UTF-8 and escapes must form valid scalars.
+public struct JSONParser {
+    public static let maximumDepth = 64
+
+    /// Parses `text` as one JSON value.
+    public static func parse(_ text: String) throws -> JSONValue {
+        var text = text
+        return try text.withUTF8 { (buffer) throws -> JSONValue in
+            try parse(UnsafeRawBufferPointer(buffer))
+        }
+    }
+
+    /// Parses UTF-8 bytes as one JSON value.
+    public static func parse(_ bytes: [UInt8]) throws -> JSONValue {
+        try bytes.withUnsafeBytes { (buffer) throws -> JSONValue in try parse(buffer) }
+    }
+
+    /// Parses UTF-8 bytes as one JSON value.
+    public static func parse(_ bytes: UnsafeRawBufferPointer) throws -> JSONValue {
+        var parser = JSONParser(bytes: bytes)
+        parser.skipWhitespace()
+        let value = try parser.parseValue(depth: 0)
+        parser.skipWhitespace()
+        guard parser.index == bytes.count else { throw parser.error("unexpected text after the JSON value") }
+        return value
+    }
+
+    private let bytes: UnsafeRawBufferPointer
+    private var index = 0
+
+    private init(bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+    }
+
+    private func error(_ reason: String) -> JSONParseError {
+        JSONParseError(reason: reason, offset: index)
+    }
+
+    private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func expect(_ literal: StaticString) throws {
+        let count = literal.utf8CodeUnitCount
+        guard index + count <= bytes.count,
+              memcmpEqual(bytes.baseAddress! + index, literal.utf8Start, count)
+        else { throw error("invalid literal") }
+        index += count
+    }
+
+    private mutating func parseValue(depth: Int) throws -> JSONValue {
+        guard let byte = current else { throw error("unexpected end of input") }
+        switch byte {
+        case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
+        case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expect("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expect("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expect("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw error("unexpected character")
+        }
+    }
+
+    private mutating func parseObject(depth: Int) throws -> JSONValue {
+        guard depth <= Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth) levels") }
+        index += 1
+        var object = JSONObject()
+        skipWhitespace()
+        if current == UInt8(ascii: "}") {
+            index += 1
+            return .object(object)
+        }
+        while true {
+            skipWhitespace()
+            guard current == UInt8(ascii: "\"") else { throw error("expected a member name in quotes") }
+            let keyOffset = index
+            let key = try parseString()
+            guard object[key] == nil else {
+                throw JSONParseError(reason: "duplicate key \"\(key.prefix(64))\"", offset: keyOffset)
+            }
+            skipWhitespace()
+            guard current == UInt8(ascii: ":") else { throw error("expected ':' after a member name") }
+            index += 1
+            skipWhitespace()
+            object[key] = try parseValue(depth: depth)
+            skipWhitespace()
+            switch current {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "}"): index += 1; return .object(object)
+            default: throw error("expected ',' or '}' in an object")
+            }
+        }
+    }
+
+    private mutating func parseArray(depth: Int) throws -> JSONValue {
+        guard depth <= Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth) levels") }
+        index += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if current == UInt8(ascii: "]") {
+            index += 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue(depth: depth))
+            skipWhitespace()
+            switch current {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "]"): index += 1; return .array(elements)
+            default: throw error("expected ',' or ']' in an array")
+            }
+        }
+    }
+
+    private mutating func parseNumber() throws -> JSONValue {
+        let start = index
+        if current == UInt8(ascii: "-") { index += 1 }
+        guard let first = current, isDigit(first) else { throw error("invalid number") }
+        index += 1
+        if first != UInt8(ascii: "0") { skipDigits() }
+        if current == UInt8(ascii: ".") {
+            index += 1
+            guard let digit = current, isDigit(digit) else { throw error("invalid number") }
+            skipDigits()
+        }
+        if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+            index += 1
+            if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
+            guard let digit = current, isDigit(digit) else { throw error("invalid number") }
+            skipDigits()
+        }
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        return .number(text)
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    private mutating func skipDigits() {
+        while let byte = current, isDigit(byte) { index += 1 }
+    }
+
+    private mutating func parseString() throws -> String {
+        index += 1
+        let start = index
+        // Fast path: no escapes, so the bytes between the quotes are the string.
+        while let byte = current, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 {
+            index += 1
+        }
+        if current == UInt8(ascii: "\"") {
+            let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+            index += 1
+            return try validatedString(raw, at: start)
+        }
+        var scratch = [UInt8](UnsafeRawBufferPointer(rebasing: bytes[start..<index]))
+        while true {
+            guard let byte = current else { throw error("unterminated string") }
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                return try scratch.withUnsafeBytes { (raw) throws -> String in
+                    try validatedString(raw, at: start)
+                }
+            case UInt8(ascii: "\\"):
+                index += 1
+                try appendEscape(to: &scratch)
+            case 0x00..<0x20:
+                throw error("control character in a string")
+            default:
+                scratch.append(byte)
+                index += 1
+            }
+        }
+    }
+
+    private func validatedString(_ raw: UnsafeRawBufferPointer, at offset: Int) throws -> String {
+        guard let text = String(validating: raw, as: UTF8.self) else {
+            throw JSONParseError(reason: "invalid UTF-8 in a string", offset: offset)
+        }
+        return text
+    }
+
+    private mutating func appendEscape(to scratch: inout [UInt8]) throws {
+        guard let byte = current else { throw error("unterminated escape") }
+        index += 1
+        switch byte {
+        case UInt8(ascii: "\""): scratch.append(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): scratch.append(UInt8(ascii: "\\"))
+        case UInt8(ascii: "/"): scratch.append(UInt8(ascii: "/"))
+        case UInt8(ascii: "b"): scratch.append(0x08)
+        case UInt8(ascii: "f"): scratch.append(0x0C)
+        case UInt8(ascii: "n"): scratch.append(0x0A)
+        case UInt8(ascii: "r"): scratch.append(0x0D)
+        case UInt8(ascii: "t"): scratch.append(0x09)
+        case UInt8(ascii: "u"):
+            var scalar = try parseHex4()
+            if (0xD800..<0xDC00).contains(scalar) {
+                guard current == UInt8(ascii: "\\") else { throw error("unpaired surrogate escape") }
+                index += 1
+                guard current == UInt8(ascii: "u") else { throw error("unpaired surrogate escape") }
+                index += 1
+                let low = try parseHex4()
+                guard (0xDC00..<0xE000).contains(low) else { throw error("unpaired surrogate escape") }
+                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+            }
+            guard let unicode = Unicode.Scalar(scalar) else { throw error("unpaired surrogate escape") }
+            scratch.append(contentsOf: String(Character(unicode)).utf8)
+        default:
+            throw error("invalid escape")
+        }
+    }
+
+    private mutating func parseHex4() throws -> UInt32 {
+        guard index + 4 <= bytes.count else { throw error("truncated \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw error("invalid \\u escape")
+            }
+            value = value << 4 | UInt32(digit)
+            index += 1
+        }
+        return value
+    }
+}
+
+private func memcmpEqual(_ lhs: UnsafeRawPointer, _ rhs: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+    for offset in 0..<count where lhs.load(fromByteOffset: offset, as: UInt8.self) != rhs[offset] {
+        return false
+    }
+    return true
+}

@@ -1,0 +1,62 @@
+/// Compact JSON output: no spaces, members in order, `/` left as is, non-ASCII as UTF-8.
+public enum JSONWriter {
+    /// The UTF-8 bytes of `value`.
+    public static func bytes(_ value: JSONValue) -> [UInt8] {
+        var output = [UInt8]()
+        output.reserveCapacity(256)
+        write(value, to: &output)
+        return output
+    }
+
+    /// `value` as a string.
+    public static func string(_ value: JSONValue) -> String {
+        String(decoding: bytes(value), as: UTF8.self)
+    }
+
+    /// Appends `value` to `output`.
+    public static func write(_ value: JSONValue, to output: inout [UInt8]) {
+        switch value {
+        case .null: output.append(contentsOf: "null".utf8)
+        case .bool(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
+        case .number(let text): output.append(contentsOf: text.utf8)
+        case .string(let text): writeString(text, to: &output)
+        case .array(let elements):
+            output.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                write(element, to: &output)
+            }
+            output.append(UInt8(ascii: "]"))
+        case .object(let object):
+            output.append(UInt8(ascii: "{"))
+            for (index, member) in object.members.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                writeString(member.key, to: &output)
+                output.append(UInt8(ascii: ":"))
+                write(member.value, to: &output)
+            }
+            output.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    static func writeString(_ text: String, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x00..<0x20:
+                output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                output.append(hexDigits[Int(byte >> 4)])
+                output.append(hexDigits[Int(byte & 0x0F)])
+            default: output.append(byte)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,181 @@
+import SealCrypto
+
+/// The keys a sender encrypts with and a receiver decrypts with.
+///
+/// Every change is a method that checks the rules first and leaves the keyring untouched
+/// when it throws, so a failed command never half-applies. Times are passed in (`now`),
+/// which keeps rotation testable without a clock.
+public struct Keyring: Sendable {
+    /// APNs keeps an undelivered notification for up to 30 days, so an old key stays
+    /// readable that long by default.
+    public static let defaultGrace: Duration = .seconds(30 * 86_400)
+
+    public private(set) var keys: [KeyEntry]
+
+    public init(keys: [KeyEntry] = []) {
+        self.keys = keys
+    }
+
+    /// A keyring with one new primary key.
+    public static func generate(now: Int64) throws -> Keyring {
+        var keyring = Keyring()
+        let entry = try keyring.newKey(state: .primary, now: now)
+        keyring.keys.append(entry)
+        return keyring
+    }
+
+    /// The key that encrypts new messages.
+    public var primary: KeyEntry? { keys.first { $0.state == .primary } }
+
+    public func entry(_ kid: String) -> KeyEntry? { keys.first { $0.id == kid } }
+
+    /// The key that seals new messages, or why there is none.
+    public func encryptionKey() throws -> (kid: String, key: SymmetricKey) {
+        guard let primary, let secret = primary.secret else {
+            throw KeyringError(.noPrimary, "the keyring has no primary key; make one with 'pushseal keys add' and 'pushseal keys promote KID'")
+        }
+        return (primary.id, secret)
+    }
+
+    /// The key that opens messages sealed under `kid` at time `now`, or a distinct error
+    /// for each reason it cannot.
+    public func decryptionKey(for kid: String, now: Int64) throws -> SymmetricKey {
+        guard let entry = entry(kid) else {
+            throw KeyringError(.unknownKey, "no key \(kid) in the keyring; import it with 'pushseal keys import'")
+        }
+        switch entry.state {
+        case .disabled:
+            throw KeyringError(.keyDisabled, "key \(kid) is disabled; 'pushseal keys enable \(kid)' makes it decrypt again")
+        case .destroyed:
+            throw KeyringError(.keyDestroyed, "key \(kid) was destroyed; messages sealed under it can no longer be read")
+        case .enabled where entry.isExpired(at: now):
+            throw KeyringError(.keyExpired, "key \(kid) expired at \(Timestamp.format(entry.expires ?? now)) after rotation")
+        case .primary, .enabled:
+            guard let secret = entry.secret else {
+                throw KeyringError(.corrupt, "key \(kid) has no secret")
+            }
+            return secret
+        }
+    }
+
+    // MARK: Changes
+
+    /// Adds a new key that decrypts but does not yet encrypt; returns its kid. This is the
+    /// first step of a two-step roll-out: share it with receivers, then promote it.
+    @discardableResult
+    public mutating func add(now: Int64) throws -> String {
+        let entry = try newKey(state: keys.contains { $0.state == .primary } ? .enabled : .primary, now: now)
+        keys.append(entry)
+        return entry.id
+    }
+
+    /// Makes `kid` the primary; the old primary keeps decrypting for `grace`.
+    public mutating func promote(_ kid: String, grace: Duration, now: Int64) throws {
+        let index = try usableIndex(kid, for: "promote")
+        guard keys[index].state != .primary else { return }
+        retirePrimary(grace: grace, now: now)
+        keys[index].state = .primary
+        keys[index].expires = nil
+    }
+
+    /// Makes a new primary key; the old one keeps decrypting for `grace`. Returns the new kid.
+    @discardableResult
+    public mutating func rotate(grace: Duration, now: Int64) throws -> String {
+        let entry = try newKey(state: .primary, now: now)
+        retirePrimary(grace: grace, now: now)
+        keys.append(entry)
+        return entry.id
+    }
+
+    /// Stops `kid` from decrypting; reversible with `enable`.
+    public mutating func disable(_ kid: String) throws {
+        let index = try index(of: kid)
+        switch keys[index].state {
+        case .primary:
+            throw KeyringError(.notAllowed, "key \(kid) is the primary; rotate or promote another key before disabling it")
+        case .destroyed:
+            throw KeyringError(.notAllowed, "key \(kid) was destroyed; there is nothing left to disable")
+        case .enabled, .disabled:
+            keys[index].state = .disabled
+        }
+    }
+
+    /// Lets a disabled key decrypt again.
+    public mutating func enable(_ kid: String) throws {
+        let index = try index(of: kid)
+        switch keys[index].state {
+        case .destroyed:
+            throw KeyringError(.notAllowed, "key \(kid) was destroyed and cannot be enabled")
+        case .disabled:
+            keys[index].state = .enabled
+        case .primary, .enabled:
+            break
+        }
+    }
+
+    /// Wipes the secret of `kid` for good; its id stays so receivers can say why.
+    public mutating func destroy(_ kid: String) throws {
+        let index = try index(of: kid)
+        guard keys[index].state != .primary else {
+            throw KeyringError(.notAllowed, "key \(kid) is the primary; rotate or promote another key before destroying it")
+        }
+        keys[index].state = .destroyed
+        keys[index].secret = nil
+    }
+
+    /// Destroys every enabled key whose grace has passed; returns their kids.
+    @discardableResult
+    public mutating func prune(now: Int64) -> [String] {
+        var pruned: [String] = []
+        for index in keys.indices where keys[index].isExpired(at: now) {
+            keys[index].state = .destroyed
+            keys[index].secret = nil
+            pruned.append(keys[index].id)
+        }
+        return pruned
+    }
+
+    /// Adds a shared key as a decrypting key. Importing the same key twice changes nothing;
+    /// the same kid with other bytes is refused. Returns false when it was already there.
+    @discardableResult
+    public mutating func importShare(_ share: KeyShare, now: Int64) throws -> Bool {
+        if let existing = entry(share.kid) {
+            guard let secret = existing.secret, secret.hasSameBytes(as: share.secret) else {
+                throw KeyringError(.conflict, "the keyring already has a key \(share.kid) with a different secret (state \(existing.state.rawValue)); nothing was imported")
+            }
+            return false
+        }
+        keys.append(KeyEntry(id: share.kid, secret: share.secret, state: .enabled, created: now))
+        return true
+    }
+
+    // MARK: Helpers
+
+    private func newKey(state: KeyState, now: Int64) throws -> KeyEntry {
+        let kid = try KeyID.generate(avoiding: Set(keys.map(\.id)))
+        return KeyEntry(id: kid, secret: try SymmetricKey.generate(), state: state, created: now)
+    }
+
+    private mutating func retirePrimary(grace: Duration, now: Int64) {
+        for index in keys.indices where keys[index].state == .primary {
+            keys[index].state = .enabled
+            keys[index].expires = now + DurationText.seconds(grace)
+        }
+    }
+
+    private func index(of kid: String) throws -> Int {
+        guard let index = keys.firstIndex(where: { $0.id == kid }) else {
+            throw KeyringError(.unknownKey, "no key \(kid) in the keyring; 'pushseal keys list' shows the kids")
+        }
+        return index
+    }
+
+    private func usableIndex(_ kid: String, for action: String) throws -> Int {
+        let index = try index(of: kid)
+        switch keys[index].state {
+        case .destroyed: throw KeyringError(.notAllowed, "key \(kid) was destroyed and cannot be used to \(action)")
+        case .disabled: throw KeyringError(.notAllowed, "key \(kid) is disabled; enable it first with 'pushseal keys enable \(kid)'")
+        case .primary, .enabled: return index
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import SealCrypto
+
+/// The on-disk text of a keyring, `keyring.json`: one key per line so a person can read it,
+/// and strict on reading because a damaged keyring must never be half-used.
+enum KeyringFile {
+    static let format = "pushseal-keyring/1"
+
+    static func encode(_ keyring: Keyring) -> [UInt8] {
+        var output = Array("{\"format\":\"\(format)\",\"keys\":[".utf8)
+        for (index, entry) in keyring.keys.enumerated() {
+            output.append(contentsOf: index == 0 ? "\n".utf8 : ",\n".utf8)
+            var object = JSONObject()
+            object["id"] = .string(entry.id)
+            object["secret"] = entry.secret.map { key in
+                key.withUnsafeBytes { JSONValue.string(Base64.encode($0, alphabet: .standard)) }
+            } ?? .null
+            object["state"] = .string(entry.state.rawValue)
+            object["created"] = .string(Timestamp.format(entry.created))
+            object["expires"] = entry.expires.map { .string(Timestamp.format($0)) } ?? .null
+            JSONWriter.write(.object(object), to: &output)
+        }
+        output.append(contentsOf: "\n]}\n".utf8)
+        return output
+    }
+
+    static func decode(_ bytes: [UInt8], path: String) throws -> Keyring {
+        func corrupt(_ why: String) -> KeyringError {
+            KeyringError(.corrupt, "\(path) is not a valid pushseal keyring: \(why)")
+        }
+        let root: JSONValue
+        do {
+            root = try JSONParser.parse(bytes)
+        } catch {
+            throw corrupt("\(error)")
+        }
+        guard case .object(let object) = root else { throw corrupt("it holds \(root.kindName), not an object") }
+        guard object["format"] == .string(format) else { throw corrupt("format is not \"\(format)\"") }
+        guard case .array(let entries)? = object["keys"] else { throw corrupt("'keys' is not an array") }
+
+        var keys: [KeyEntry] = []
+        var seen = Set<String>()
+        for (position, value) in entries.enumerated() {
+            guard case .object(let entry) = value else { throw corrupt("key \(position + 1) is not an object") }
+            guard let id = entry["id"]?.stringValue, KeyID.isValid(id) else {
+                throw corrupt("key \(position + 1) has no valid id")
+            }
+            guard seen.insert(id).inserted else { throw corrupt("key \(id) appears twice") }
+            guard let stateText = entry["state"]?.stringValue, let state = KeyState(rawValue: stateText) else {
+                throw corrupt("key \(id) has no valid state")
+            }
+            guard let createdText = entry["created"]?.stringValue, let created = Timestamp.parse(createdText) else {
+                throw corrupt("key \(id) has no valid 'created' time")
+            }
+            var expires: Int64?
+            switch entry["expires"] {
+            case nil, .null?: expires = nil
+            case .string(let text)?:
+                guard let time = Timestamp.parse(text) else { throw corrupt("key \(id) has an invalid 'expires' time") }
+                expires = time
+            default: throw corrupt("key \(id) has an invalid 'expires' time")
+            }
+            var secret: SymmetricKey?
+            switch (entry["secret"], state) {
+            case (nil, .destroyed), (.null?, .destroyed):
+                secret = nil
+            case (.string(let text)?, _) where state != .destroyed:
+                var raw: [UInt8]
+                do {
+                    raw = try Base64.decode(text, alphabet: .standard)
+                } catch {
+                    throw corrupt("the secret of key \(id) is not base64")
+                }
+                defer { SecureMemory.wipe(&raw) }
+                guard raw.count == SymmetricKey.byteCount else {
+                    throw corrupt("the secret of key \(id) is \(raw.count) bytes, 32 expected")
+                }
+                secret = try SymmetricKey(bytes: raw)
+            case (_, .destroyed):
+                throw corrupt("destroyed key \(id) still has a secret")
+            default:
+                throw corrupt("key \(id) has no secret")
+            }
+            keys.append(KeyEntry(id: id, secret: secret, state: state, created: created, expires: expires))
+        }
+        guard keys.filter({ $0.state == .primary }).count <= 1 else {
+            throw corrupt("more than one key is primary")
+        }
+        return Keyring(keys: keys)
+    }
+}

@@ -1,0 +1,180 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import SealCrypto
+
+/// A keyring folder on disk: `keyring.json` (0600) in a folder that only its owner may
+/// enter (0700), like ssh keeps `~/.ssh`.
+///
+/// Every change runs under an exclusive `flock` on the folder's lock file, reads the current
+/// keyring, writes a temporary file, fsyncs it, renames it over `keyring.json` and fsyncs
+/// the folder. A crash therefore leaves the old or the new keyring, never a torn one, and
+/// concurrent changes apply one after another without losing any.
+public struct KeyringStore: Sendable {
+    public static let fileName = "keyring.json"
+    static let lockName = ".keyring.lock"
+
+    public let folder: String
+
+    public init(folder: String) {
+        self.folder = folder
+    }
+
+    public var path: String { folder + "/" + Self.fileName }
+
+    /// Whether a keyring file exists here (it may still be unreadable).
+    public var exists: Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    /// Reads the keyring, refusing one that others could read.
+    public func load() throws -> Keyring {
+        try checkFolder()
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else {
+            switch errno {
+            case ENOENT:
+                throw KeyringError(.keyringMissing, "no keyring at \(path); create one with 'pushseal keys init --keys \(folder)'")
+            case ELOOP:
+                throw KeyringError(.insecurePermissions, "\(path) is a symbolic link; pushseal only reads a regular keyring file")
+            case EACCES:
+                throw KeyringError(.insecurePermissions, "cannot read \(path): permission denied")
+            default:
+                throw KeyringError(.io, "cannot read \(path): \(FileIO.lastError())")
+            }
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw KeyringError(.io, "cannot read \(path): \(FileIO.lastError())") }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw KeyringError(.corrupt, "\(path) is not a regular file")
+        }
+        let mode = info.st_mode & 0o777
+        guard mode & 0o077 == 0 else {
+            throw KeyringError(
+                .insecurePermissions,
+                "\(path) is accessible by group or others (mode \(octal(mode))); secrets must be private: chmod 600 \(path)")
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = try FileIO.readAll(descriptor)
+        } catch {
+            throw KeyringError(.io, "cannot read \(path): \(error.message)")
+        }
+        return try KeyringFile.decode(bytes, path: path)
+    }
+
+    /// Writes a brand-new keyring; refuses to replace one that exists.
+    public func create(_ keyring: Keyring) throws {
+        try withLock {
+            guard !exists else {
+                throw KeyringError(.keyringExists, "a keyring already exists at \(path); use 'pushseal keys rotate' to change keys")
+            }
+            try replace(with: keyring)
+        }
+    }
+
+    /// Applies `change` to the current keyring under the lock and saves the result. With
+    /// `creatingIfMissing`, a missing keyring starts empty (a receiver's first import).
+    public func update<Result>(
+        creatingIfMissing: Bool = false,
+        _ change: (inout Keyring) throws -> Result
+    ) throws -> Result {
+        try withLock {
+            var keyring = creatingIfMissing && !exists ? Keyring() : try load()
+            let result = try change(&keyring)
+            try replace(with: keyring)
+            return result
+        }
+    }
+
+    // MARK: Locking and atomic replacement
+
+    private func withLock<Result>(_ body: () throws -> Result) throws -> Result {
+        try prepareFolder()
+        let lockPath = folder + "/" + Self.lockName
+        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else {
+            throw KeyringError(.cannotCreate, "cannot open the lock file \(lockPath): \(FileIO.lastError())")
+        }
+        defer { close(descriptor) }
+        while flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw KeyringError(.io, "cannot lock \(lockPath): \(FileIO.lastError())") }
+        }
+        defer { flock(descriptor, LOCK_UN) }
+        return try body()
+    }
+
+    private func replace(with keyring: Keyring) throws {
+        let temporary = "\(path).tmp-\(getpid())"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else {
+            throw KeyringError(.cannotCreate, "cannot write \(temporary): \(FileIO.lastError())")
+        }
+        var text = KeyringFile.encode(keyring)
+        defer { SecureMemory.wipe(&text) }
+        do throws(FileIOFailure) {
+            try FileIO.writeAll(descriptor, text)
+            guard fsync(descriptor) == 0 else { throw FileIOFailure(message: FileIO.lastError()) }
+            guard close(descriptor) == 0 else { throw FileIOFailure(message: FileIO.lastError()) }
+        } catch {
+            close(descriptor)
+            unlink(temporary)
+            throw KeyringError(.io, "cannot write \(temporary): \(error.message)")
+        }
+        guard rename(temporary, path) == 0 else {
+            let message = FileIO.lastError()
+            unlink(temporary)
+            throw KeyringError(.io, "cannot replace \(path): \(message)")
+        }
+        // The rename is durable only once the folder entry itself reaches the disk.
+        let folderDescriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard folderDescriptor >= 0 else { throw KeyringError(.io, "cannot sync \(folder): \(FileIO.lastError())") }
+        defer { close(folderDescriptor) }
+        guard fsync(folderDescriptor) == 0 else { throw KeyringError(.io, "cannot sync \(folder): \(FileIO.lastError())") }
+    }
+
+    /// Creates the folder when missing and makes it private: changing a keyring is the
+    /// owner's explicit act, so tightening a freshly cloned 0755 `Keys/` is what they mean.
+    private func prepareFolder() throws {
+        if mkdir(folder, 0o700) != 0 && errno != EEXIST {
+            throw KeyringError(.cannotCreate, "cannot create the keyring folder \(folder): \(FileIO.lastError())")
+        }
+        var info = stat()
+        guard stat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw KeyringError(.cannotCreate, "\(folder) is not a folder")
+        }
+        if info.st_mode & 0o077 != 0 {
+            guard chmod(folder, 0o700) == 0 else {
+                throw KeyringError(.insecurePermissions, "cannot make \(folder) private: \(FileIO.lastError()); run chmod 700 \(folder)")
+            }
+        }
+    }
+
+    private func checkFolder() throws {
+        var info = stat()
+        guard stat(folder, &info) == 0 else {
+            if errno == ENOENT {
+                throw KeyringError(.keyringMissing, "no keyring at \(path); create one with 'pushseal keys init --keys \(folder)'")
+            }
+            throw KeyringError(.io, "cannot open the keyring folder \(folder): \(FileIO.lastError())")
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            throw KeyringError(.keyringMissing, "\(folder) is not a folder")
+        }
+        let mode = info.st_mode & 0o777
+        guard mode & 0o077 == 0 else {
+            throw KeyringError(
+                .insecurePermissions,
+                "the keyring folder \(folder) is accessible by group or others (mode \(octal(mode))); make it private: chmod 700 \(folder)")
+        }
+    }
+}
+
+private func octal(_ mode: mode_t) -> String {
+    let digits = String(mode, radix: 8)
+    return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+}

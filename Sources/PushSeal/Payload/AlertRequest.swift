@@ -1,0 +1,115 @@
+/// What a sender asks for, before it is checked and stamped: filled from command-line
+/// options or from one line of `encrypt --batch` input, then turned into a `SealedAlert`.
+public struct AlertRequest: Sendable {
+    public var title: String?
+    public var subtitle: String?
+    public var body: String?
+    public var badge: Int?
+    public var sound: String?
+    public var threadID: String?
+    public var category: String?
+    public var targetContentID: String?
+    public var level: String?
+    public var relevanceScore: String?
+    /// Sealed as `data.url`, for the app to open.
+    public var url: String?
+    public var data = JSONObject()
+    /// Seconds until receivers treat the message as expired.
+    public var timeToLive: Duration?
+    public var id: String?
+
+    public init() {}
+
+    /// Names a batch line may use: the sealed field names, plus the option names
+    /// (`message`, `group`, `level`, `url`, `ttl`) so a line reads like the command.
+    static let batchKeys: Set<String> = [
+        "title", "subtitle", "body", "message", "badge", "sound", "thread-id", "group", "category",
+        "target-content-id", "interruption-level", "level", "relevance-score", "url", "data", "ttl", "id",
+    ]
+
+    /// Reads one JSON object of batch input.
+    public init(json object: JSONObject) throws {
+        if let unknown = object.keys.first(where: { !Self.batchKeys.contains($0) }) {
+            throw PayloadError(.invalidAlert, "unknown alert field '\(unknown.prefix(64))' (known: \(Self.batchKeys.sorted().joined(separator: ", ")))")
+        }
+        func string(_ key: String) throws -> String? {
+            switch object[key] {
+            case nil, .null?: return nil
+            case .string(let text)?: return text
+            case let other?: throw PayloadError(.invalidAlert, "'\(key)' is \(other.kindName), not a string")
+            }
+        }
+        title = try string("title")
+        subtitle = try string("subtitle")
+        body = try string("body") ?? string("message")
+        sound = try string("sound")
+        threadID = try string("thread-id") ?? string("group")
+        category = try string("category")
+        targetContentID = try string("target-content-id")
+        level = try string("interruption-level") ?? string("level")
+        url = try string("url")
+        id = try string("id")
+        switch object["badge"] {
+        case nil, .null?: badge = nil
+        case let value?:
+            guard let number = value.integerValue, let exact = Int(exactly: number) else {
+                throw PayloadError(.invalidAlert, "'badge' must be a whole number")
+            }
+            badge = exact
+        }
+        switch object["relevance-score"] {
+        case nil, .null?: relevanceScore = nil
+        case .number(let text)?: relevanceScore = text
+        default: throw PayloadError(.invalidAlert, "'relevance-score' must be a number from 0 to 1")
+        }
+        switch object["data"] {
+        case nil, .null?: break
+        case .object(let members)?: data = members
+        case let other?: throw PayloadError(.invalidAlert, "'data' is \(other.kindName), not an object")
+        }
+        switch object["ttl"] {
+        case nil, .null?: timeToLive = nil
+        case .string(let text)?:
+            guard let duration = DurationText.parse(text) else {
+                throw PayloadError(.invalidAlert, "'ttl' must be a duration such as 3600s, 90m, 12h or 7d")
+            }
+            timeToLive = duration
+        case .number?:
+            guard let seconds = object["ttl"]?.integerValue, seconds > 0 else {
+                throw PayloadError(.invalidAlert, "'ttl' must be a positive number of seconds")
+            }
+            timeToLive = .seconds(seconds)
+        default: throw PayloadError(.invalidAlert, "'ttl' must be a duration such as 3600s, 90m, 12h or 7d")
+        }
+    }
+
+    /// Checks the request and stamps it with an id and the time it was sealed.
+    public func alert(now: Int64) throws -> SealedAlert {
+        guard title?.isEmpty == false || body?.isEmpty == false else {
+            throw PayloadError(.invalidAlert, "an alert needs a title or a body")
+        }
+        var interruptionLevel: InterruptionLevel?
+        if let level {
+            guard let parsed = InterruptionLevel(level) else {
+                throw PayloadError(.invalidAlert, "unknown level '\(level.prefix(32))' (use passive, active, time-sensitive or critical)")
+            }
+            interruptionLevel = parsed
+        }
+        if let relevanceScore {
+            guard let score = Double(relevanceScore), (0...1).contains(score) else {
+                throw PayloadError(.invalidAlert, "'relevance-score' must be a number from 0 to 1")
+            }
+        }
+        if let badge, badge < 0 {
+            throw PayloadError(.invalidAlert, "'badge' must be 0 or more")
+        }
+        var data = data
+        if let url { data["url"] = .string(url) }
+        return SealedAlert(
+            title: title, subtitle: subtitle, body: body, badge: badge, sound: sound,
+            threadID: threadID, category: category, targetContentID: targetContentID,
+            interruptionLevel: interruptionLevel, relevanceScore: relevanceScore, data: data,
+            id: try id ?? SealedAlert.randomID(), sent: now,
+            expires: timeToLive.map { now + max(1, DurationText.seconds($0)) })
+    }
+}

@@ -1,0 +1,41 @@
+import SealCrypto
+
+/// Reads a payload (or a bare envelope) and opens the sealed alert with a keyring.
+public struct PayloadOpener: Sendable {
+    public let keyring: Keyring
+    public let field: String
+
+    public init(keyring: Keyring, field: String = PayloadSealer.defaultField) {
+        self.keyring = keyring
+        self.field = field
+    }
+
+    /// The envelope in a payload's custom field.
+    public func envelope(inPayload bytes: [UInt8]) throws -> SealedEnvelope {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(bytes)
+        } catch {
+            throw PayloadError(.invalidPayload, "the input is not JSON: \(error)")
+        }
+        guard case .object(let payload) = value else {
+            throw PayloadError(.invalidPayload, "the payload is \(value.kindName), not a JSON object")
+        }
+        switch payload[field] {
+        case nil:
+            throw EnvelopeError(.missingEnvelope, "the payload has no '\(field)' field (use --field if the sender chose another name)")
+        case .string(let text)?:
+            return try SealedEnvelope(parsing: text)
+        case let other?:
+            throw EnvelopeError(.malformed, "the '\(field)' field is \(other.kindName), not an envelope string")
+        }
+    }
+
+    /// Opens `envelope` with the key its kid names, as of `now`.
+    public func open(_ envelope: SealedEnvelope, now: Int64) throws -> SealedAlert {
+        let key = try keyring.decryptionKey(for: envelope.kid, now: now)
+        var plaintext = try envelope.open(with: key)
+        defer { SecureMemory.wipe(&plaintext) }
+        return try SealedAlert(plaintext: plaintext)
+    }
+}

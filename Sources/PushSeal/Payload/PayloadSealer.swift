@@ -1,0 +1,70 @@
+import SealCrypto
+
+/// Turns alerts into APNs payloads: the fallback alert in the clear, the real alert sealed
+/// under the keyring's primary key in one custom field.
+public struct PayloadSealer: Sendable {
+    /// APNs refuses a payload over 4096 bytes.
+    public static let byteLimit = 4096
+    public static let defaultField = "enc"
+    public static let defaultPad = 32
+
+    public let kid: String
+    private let key: SymmetricKey
+    public let field: String
+    public let pad: Int
+    public let fallback: FallbackAlert
+    // The payload is the same bytes around the envelope every time, so build them once.
+    private let prefix: [UInt8]
+
+    public init(
+        keyring: Keyring, field: String = defaultField, pad: Int = defaultPad,
+        fallback: FallbackAlert = .standard
+    ) throws {
+        try Self.validate(field: field)
+        guard (1...4096).contains(pad) else {
+            throw PayloadError(.invalidAlert, "--pad must be from 1 to 4096 bytes")
+        }
+        guard !fallback.title.isEmpty || !fallback.body.isEmpty else {
+            throw PayloadError(.invalidAlert, "the fallback alert needs a title or a body, or iOS will not run the extension")
+        }
+        (kid, key) = try keyring.encryptionKey()
+        self.field = field
+        self.pad = pad
+        self.fallback = fallback
+        var alert = JSONObject()
+        if !fallback.title.isEmpty { alert["title"] = .string(fallback.title) }
+        if !fallback.body.isEmpty { alert["body"] = .string(fallback.body) }
+        var aps = JSONObject()
+        aps["alert"] = .object(alert)
+        aps["mutable-content"] = .integer(1)
+        var prefix = Array("{\"aps\":".utf8)
+        JSONWriter.write(.object(aps), to: &prefix)
+        prefix.append(UInt8(ascii: ","))
+        JSONWriter.writeString(field, to: &prefix)
+        prefix.append(UInt8(ascii: ":"))
+        self.prefix = prefix
+    }
+
+    /// The field must be a custom key beside `aps`.
+    public static func validate(field: String) throws {
+        guard !field.isEmpty, field != "aps", field.utf8.count <= 64 else {
+            throw PayloadError(.invalidAlert, "--field must be a name of 1 to 64 bytes other than 'aps'")
+        }
+    }
+
+    /// The payload for `alert`, or `tooLarge` saying by how many bytes it is over.
+    public func payload(for alert: SealedAlert) throws -> [UInt8] {
+        var plaintext = alert.plaintext(paddedTo: pad)
+        defer { SecureMemory.wipe(&plaintext) }
+        let envelope = try SealedEnvelope.seal(plaintext, kid: kid, key: key)
+        var payload = prefix
+        JSONWriter.writeString(envelope.text, to: &payload)
+        payload.append(UInt8(ascii: "}"))
+        guard payload.count <= Self.byteLimit else {
+            throw PayloadError(
+                .tooLarge,
+                "the payload would be \(payload.count) bytes, \(payload.count - Self.byteLimit) over APNs' \(Self.byteLimit)-byte limit; shorten the alert (or lower --pad)")
+        }
+        return payload
+    }
+}

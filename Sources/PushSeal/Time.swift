@@ -1,0 +1,80 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Durations as people type them: `250ms`, `45s`, `90m`, `12h`, `30d`, `2w`.
+public enum DurationText {
+    /// Parses a positive duration with one unit, or returns nil.
+    public static func parse(_ text: String) -> Duration? {
+        let digits = text.prefix { $0.isASCII && $0.isNumber }
+        guard !digits.isEmpty, digits.count <= 12, let amount = Int64(digits) else { return nil }
+        switch text.dropFirst(digits.count) {
+        case "ms": return .milliseconds(amount)
+        case "s": return .seconds(amount)
+        case "m": return .seconds(amount * 60)
+        case "h": return .seconds(amount * 3_600)
+        case "d": return .seconds(amount * 86_400)
+        case "w": return .seconds(amount * 604_800)
+        default: return nil
+        }
+    }
+
+    /// Whole seconds in `duration`, rounded down.
+    public static func seconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds
+    }
+}
+
+/// UTC timestamps as whole Unix seconds, written in RFC 3339 (`2026-12-02T09:00:00Z`).
+public enum Timestamp {
+    /// Seconds since the Unix epoch, now.
+    public static func now() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Int64(spec.tv_sec)
+    }
+
+    /// `seconds` as `YYYY-MM-DDTHH:MM:SSZ`.
+    public static func format(_ seconds: Int64) -> String {
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return "\(pad(Int(parts.tm_year) + 1900, 4))-\(pad(Int(parts.tm_mon) + 1, 2))-\(pad(Int(parts.tm_mday), 2))T\(pad(Int(parts.tm_hour), 2)):\(pad(Int(parts.tm_min), 2)):\(pad(Int(parts.tm_sec), 2))Z"
+    }
+
+    /// Reads `YYYY-MM-DDTHH:MM:SSZ`; nil for anything else.
+    public static func parse(_ text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 20, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+              bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+              bytes[19] == UInt8(ascii: "Z")
+        else { return nil }
+        func number(_ range: Range<Int>) -> Int32? {
+            var value: Int32 = 0
+            for index in range {
+                guard bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int32(bytes[index] - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
+        var parts = tm()
+        parts.tm_year = year - 1900
+        parts.tm_mon = month - 1
+        parts.tm_mday = day
+        parts.tm_hour = hour
+        parts.tm_min = minute
+        parts.tm_sec = second
+        return Int64(timegm(&parts))
+    }
+
+    private static func pad(_ value: Int, _ width: Int) -> String {
+        let text = String(value)
+        return String(repeating: "0", count: max(0, width - text.count)) + text
+    }
+}

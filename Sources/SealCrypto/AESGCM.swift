@@ -1,0 +1,108 @@
+/// AES-256-GCM with a 96-bit nonce and a 128-bit tag, the only parameters the `ps1`
+/// envelope and CryptoKit's `AES.GCM` use.
+public enum AESGCM {
+    /// Bytes in a nonce (IV). GCM is specified for any length, but 12 avoids the GHASH
+    /// derivation step and is what CryptoKit generates.
+    public static let nonceByteCount = 12
+    /// Bytes in an authentication tag; shorter tags are refused, never accepted.
+    public static let tagByteCount = 16
+
+    /// Encrypts and authenticates `plaintext`, binding `authenticatedData` to it.
+    ///
+    /// - Parameter nonce: leave `nil` for a fresh random nonce. Only tests pass one:
+    ///   reusing a nonce under the same key reveals the XOR of the plaintexts.
+    public static func seal(
+        _ plaintext: [UInt8],
+        using key: SymmetricKey,
+        nonce: [UInt8]? = nil,
+        authenticating authenticatedData: [UInt8] = []
+    ) throws -> SealedBox {
+        let nonce = try nonce ?? SecureRandom.bytes(count: nonceByteCount)
+        guard nonce.count == nonceByteCount else {
+            throw SealCryptoError(.invalidNonceSize, "a nonce is \(nonceByteCount) bytes, not \(nonce.count)")
+        }
+        var combined = [UInt8](repeating: 0, count: nonceByteCount + plaintext.count + tagByteCount)
+        try combined.withUnsafeMutableBytes { output in
+            nonce.withUnsafeBytes { output.copyMemory(from: $0) }
+            let ciphertext = UnsafeMutableRawBufferPointer(rebasing: output[nonceByteCount..<(nonceByteCount + plaintext.count)])
+            let tag = UnsafeMutableRawBufferPointer(rebasing: output[(nonceByteCount + plaintext.count)...])
+            try key.withUnsafeBytes { keyBytes in
+                try plaintext.withUnsafeBytes { input in
+                    try authenticatedData.withUnsafeBytes { aad in
+                        try CipherContext().seal(
+                            key: keyBytes, nonce: UnsafeRawBufferPointer(rebasing: output[..<nonceByteCount]),
+                            aad: aad, plaintext: input, ciphertext: ciphertext, tag: tag)
+                    }
+                }
+            }
+        }
+        return try SealedBox(combined: combined)
+    }
+
+    /// Verifies the tag and returns the plaintext.
+    ///
+    /// No plaintext byte leaves this function unless the tag verifies: decryption happens
+    /// into a private buffer that is wiped when verification fails.
+    public static func open(
+        _ box: SealedBox,
+        using key: SymmetricKey,
+        authenticating authenticatedData: [UInt8] = []
+    ) throws -> [UInt8] {
+        var plaintext = [UInt8](repeating: 0, count: box.ciphertextByteCount)
+        do {
+            try plaintext.withUnsafeMutableBytes { output in
+                try box.combined.withUnsafeBytes { combined in
+                    let nonce = UnsafeRawBufferPointer(rebasing: combined[..<nonceByteCount])
+                    let ciphertext = UnsafeRawBufferPointer(
+                        rebasing: combined[nonceByteCount..<(combined.count - tagByteCount)])
+                    let tag = UnsafeRawBufferPointer(rebasing: combined[(combined.count - tagByteCount)...])
+                    try key.withUnsafeBytes { keyBytes in
+                        try authenticatedData.withUnsafeBytes { aad in
+                            try CipherContext().open(
+                                key: keyBytes, nonce: nonce, aad: aad,
+                                ciphertext: ciphertext, tag: tag, plaintext: output)
+                        }
+                    }
+                }
+            }
+        } catch {
+            SecureMemory.wipe(&plaintext)
+            throw error
+        }
+        return plaintext
+    }
+}
+
+/// A sealed message in CryptoKit's `combined` layout: nonce ‖ ciphertext ‖ tag.
+public struct SealedBox: Sendable, Equatable {
+    /// The whole box as one buffer; nonce, ciphertext and tag are views of it.
+    public let combined: [UInt8]
+
+    /// Wraps a combined buffer, refusing one too short to hold a nonce and a full tag.
+    public init(combined: [UInt8]) throws {
+        guard combined.count >= AESGCM.nonceByteCount + AESGCM.tagByteCount else {
+            throw SealCryptoError(
+                .invalidSealedBox,
+                "a sealed box holds at least a \(AESGCM.nonceByteCount)-byte nonce and a \(AESGCM.tagByteCount)-byte tag, this one has \(combined.count) bytes")
+        }
+        self.combined = combined
+    }
+
+    /// Assembles a box from its parts; the nonce must be 12 bytes and the tag 16.
+    public init(nonce: [UInt8], ciphertext: [UInt8], tag: [UInt8]) throws {
+        guard nonce.count == AESGCM.nonceByteCount else {
+            throw SealCryptoError(.invalidNonceSize, "a nonce is \(AESGCM.nonceByteCount) bytes, not \(nonce.count)")
+        }
+        guard tag.count == AESGCM.tagByteCount else {
+            throw SealCryptoError(.invalidSealedBox, "a tag is \(AESGCM.tagByteCount) bytes, not \(tag.count)")
+        }
+        try self.init(combined: nonce + ciphertext + tag)
+    }
+
+    public var nonce: ArraySlice<UInt8> { combined[..<AESGCM.nonceByteCount] }
+    public var ciphertext: ArraySlice<UInt8> {
+        combined[AESGCM.nonceByteCount..<(combined.count - AESGCM.tagByteCount)]
+    }
+    public var tag: ArraySlice<UInt8> { combined[(combined.count - AESGCM.tagByteCount)...] }
+    var ciphertextByteCount: Int { combined.count - AESGCM.nonceByteCount - AESGCM.tagByteCount }
+}

@@ -1,0 +1,29 @@
+internal import COpenSSL
+
+/// Wiping of secret bytes that the optimiser is not allowed to skip.
+public enum SecureMemory {
+    /// Overwrites every byte of `bytes` with zero, through OpenSSL's `OPENSSL_cleanse`.
+    public static func wipe(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { pushseal_cleanse($0.baseAddress, $0.count) }
+    }
+
+    /// Overwrites a raw buffer with zero.
+    public static func wipe(_ buffer: UnsafeMutableRawBufferPointer) {
+        pushseal_cleanse(buffer.baseAddress, buffer.count)
+    }
+}
+
+/// Comparisons whose running time does not depend on where the inputs differ.
+public enum ConstantTime {
+    /// True when both buffers hold the same bytes; lengths are not secret.
+    public static func equal(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        guard lhs.count > 0 else { return true }
+        return CRYPTO_memcmp(lhs.baseAddress, rhs.baseAddress, lhs.count) == 0
+    }
+
+    /// True when both byte arrays are equal.
+    public static func equal(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        lhs.withUnsafeBytes { l in rhs.withUnsafeBytes { r in equal(l, r) } }
+    }
+}
