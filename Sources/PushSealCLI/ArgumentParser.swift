@@ -1,0 +1,141 @@
+/// A command-line mistake: the message, and the command whose usage line should follow it.
+struct UsageError: Error, Equatable {
+    let message: String
+    let command: CommandSpec.Name
+
+    init(_ message: String, command: CommandSpec.Name) {
+        self.message = message
+        self.command = command
+    }
+}
+
+/// One option a command accepts.
+struct OptionSpec: Sendable {
+    let long: String
+    let short: Character?
+    /// The placeholder shown in help (`<title>`); nil for a flag without a value.
+    let valueName: String?
+    let repeatable: Bool
+    /// The environment variable that supplies the value when the option is absent.
+    let environment: String?
+    let help: String
+
+    init(_ long: String, short: Character? = nil, value: String? = nil, repeatable: Bool = false,
+         environment: String? = nil, help: String) {
+        self.long = long
+        self.short = short
+        self.valueName = value
+        self.repeatable = repeatable
+        self.environment = environment
+        self.help = help
+    }
+
+    var takesValue: Bool { valueName != nil }
+}
+
+/// A subcommand's interface: enough to parse its arguments and to write its help.
+struct CommandSpec: Sendable {
+    typealias Name = [String]
+
+    let name: Name
+    let overview: String
+    let usage: String
+    let options: [OptionSpec]
+    /// Extra help sections after OPTIONS (arguments, environment, examples).
+    let discussion: String
+
+    var displayName: String { (["pushseal"] + name).joined(separator: " ") }
+}
+
+/// Arguments sorted into options and positionals, before they mean anything.
+struct ParsedArguments: Equatable {
+    var values: [String: [String]] = [:]
+    var flags: Set<String> = []
+    var positionals: [String] = []
+    var helpRequested = false
+
+    /// The last value given for `long`, which lets a later flag override an earlier one.
+    func value(_ long: String) -> String? { values[long]?.last }
+    func all(_ long: String) -> [String] { values[long] ?? [] }
+    func has(_ long: String) -> Bool { flags.contains(long) }
+}
+
+/// Splits `arguments` by `spec`: `--name value`, `--name=value`, `-n value`, bundled short
+/// flags, `--` to end options, and a lone `-` as a positional (stdin). Options from the
+/// environment fill in only what the command line left out.
+func parseArguments(
+    _ arguments: [String], spec: CommandSpec, environment: [String: String]
+) throws(UsageError) -> ParsedArguments {
+    var parsed = ParsedArguments()
+    var index = 0
+    func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
+
+    func store(_ option: OptionSpec, _ value: String?) throws(UsageError) {
+        if let value {
+            if !option.repeatable, parsed.values[option.long] != nil {
+                throw fail("--\(option.long) was given more than once")
+            }
+            parsed.values[option.long, default: []].append(value)
+        } else {
+            parsed.flags.insert(option.long)
+        }
+    }
+
+    func takeValue(for option: OptionSpec, shown: String) throws(UsageError) -> String {
+        index += 1
+        guard index < arguments.count else { throw fail("\(shown) needs a value \(option.valueName ?? "")") }
+        return arguments[index]
+    }
+
+    while index < arguments.count {
+        let argument = arguments[index]
+        if argument == "--" {
+            parsed.positionals.append(contentsOf: arguments[(index + 1)...])
+            break
+        } else if argument == "--help" || argument == "-h" {
+            parsed.helpRequested = true
+        } else if argument.hasPrefix("--") {
+            let body = argument.dropFirst(2)
+            let name = body.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+            guard let option = spec.options.first(where: { $0.long == name }) else {
+                throw fail("unknown option '--\(name)'")
+            }
+            if let equals = body.firstIndex(of: "=") {
+                guard option.takesValue else { throw fail("--\(name) takes no value") }
+                try store(option, String(body[body.index(after: equals)...]))
+            } else if option.takesValue {
+                try store(option, try takeValue(for: option, shown: "--\(name)"))
+            } else {
+                try store(option, nil)
+            }
+        } else if argument.hasPrefix("-") && argument.count > 1 {
+            // A bundle of short options; one that takes a value ends the bundle.
+            var characters = argument.dropFirst()
+            while let letter = characters.first {
+                characters = characters.dropFirst()
+                guard let option = spec.options.first(where: { $0.short == letter }) else {
+                    throw fail("unknown option '-\(letter)'")
+                }
+                if option.takesValue {
+                    let value = characters.isEmpty ? try takeValue(for: option, shown: "-\(letter)") : String(characters)
+                    try store(option, value)
+                    break
+                }
+                try store(option, nil)
+            }
+        } else {
+            parsed.positionals.append(argument)
+        }
+        index += 1
+    }
+
+    for option in spec.options {
+        guard let variable = option.environment, let value = environment[variable], !value.isEmpty else { continue }
+        if option.takesValue, parsed.values[option.long] == nil {
+            parsed.values[option.long] = [value]
+        } else if !option.takesValue, !parsed.flags.contains(option.long), ["1", "true", "yes"].contains(value) {
+            parsed.flags.insert(option.long)
+        }
+    }
+    return parsed
+}

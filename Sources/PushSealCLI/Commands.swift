@@ -1,0 +1,258 @@
+import PushSeal
+
+/// What the user asked pushseal to do, fully parsed and checked.
+enum Command: Equatable {
+    case help(CommandSpec.Name)
+    case version
+    case keys(folder: String, action: KeysAction)
+    case encrypt(EncryptRequest)
+    case decrypt(DecryptRequest)
+}
+
+enum KeysAction: Equatable {
+    case initialize
+    case add
+    case promote(kid: String, grace: Duration)
+    case rotate(grace: Duration)
+    case list(json: Bool)
+    case export(kid: String?)
+    case importShare(source: ShareSource)
+    case disable(kid: String)
+    case enable(kid: String)
+    case destroy(kid: String)
+    case prune
+}
+
+/// Where `keys import` reads the share from.
+enum ShareSource: Equatable {
+    case standardInput
+    case file(String)
+    /// Typed on the command line: works, but earns a warning.
+    case argument(String)
+}
+
+/// Where the alert body comes from.
+enum BodySource: Equatable {
+    case none
+    case text(String)
+    case standardInput
+}
+
+struct EncryptRequest: Equatable {
+    var keysFolder: String
+    var title: String?
+    var subtitle: String?
+    var body: BodySource = .none
+    var group: String?
+    var level: String?
+    var sound: String?
+    var badge: Int?
+    var category: String?
+    var url: String?
+    var data: [DataItem] = []
+    var timeToLive: Duration?
+    var fallback: FallbackAlert
+    var field: String
+    var pad: Int
+    var batch: Bool
+}
+
+/// One `--data key=value` (a string) or `--data key:=json` (any JSON value).
+struct DataItem: Equatable {
+    let key: String
+    let value: JSONValue
+}
+
+struct DecryptRequest: Equatable {
+    var keysFolder: String
+    var field: String
+    var source: String
+}
+
+/// Turns the arguments after the program name into a command. A pure function: the
+/// environment comes in as a value and nothing is read or written.
+func parseCommand(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+    guard let first = arguments.first else { return .help([]) }
+    let rest = Array(arguments.dropFirst())
+    switch first {
+    case "--help", "-h": return .help([])
+    case "help": return .help(rest.filter { !$0.hasPrefix("-") })
+    case "--version", "version": return .version
+    case "keys": return try parseKeys(rest, environment: environment)
+    case "encrypt": return try parseEncrypt(rest, environment: environment)
+    case "decrypt": return try parseDecrypt(rest, environment: environment)
+    default:
+        throw UsageError("unknown command '\(first)' (commands: keys, encrypt, decrypt)", command: [])
+    }
+}
+
+private func keysFolder(_ parsed: ParsedArguments) -> String {
+    parsed.value("keys") ?? "Keys"
+}
+
+private func parseKeys(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+    guard let name = arguments.first, !name.hasPrefix("-") else {
+        if arguments.isEmpty || arguments.contains("--help") || arguments.contains("-h") { return .help(["keys"]) }
+        throw UsageError("missing a keys subcommand", command: ["keys"])
+    }
+    guard let spec = Specs.keys.first(where: { $0.name.last == name }) else {
+        throw UsageError("unknown keys subcommand '\(name)'", command: ["keys"])
+    }
+    let parsed = try parseArguments(Array(arguments.dropFirst()), spec: spec, environment: environment)
+    if parsed.helpRequested { return .help(spec.name) }
+    let folder = keysFolder(parsed)
+
+    func kid(optional: Bool = false) throws(UsageError) -> String? {
+        guard parsed.positionals.count <= 1 else {
+            throw UsageError("expected one key id, got \(parsed.positionals.count)", command: spec.name)
+        }
+        guard let kid = parsed.positionals.first else {
+            if optional { return nil }
+            throw UsageError("missing the key id (KID); 'pushseal keys list' shows them", command: spec.name)
+        }
+        guard KeyID.isValid(kid) else {
+            throw UsageError("'\(kid.prefix(70))' is not a key id (1 to 64 of A-Z a-z 0-9 _ -)", command: spec.name)
+        }
+        return kid
+    }
+    func noArguments() throws(UsageError) {
+        guard parsed.positionals.isEmpty else {
+            throw UsageError("unexpected argument '\(parsed.positionals[0].prefix(70))'", command: spec.name)
+        }
+    }
+    func grace() throws(UsageError) -> Duration {
+        guard let text = parsed.value("grace") else { return Keyring.defaultGrace }
+        guard let duration = DurationText.parse(text) else {
+            throw UsageError("--grace must be a duration such as 30d, 12h or 0s", command: spec.name)
+        }
+        return duration
+    }
+
+    let action: KeysAction
+    switch name {
+    case "init": try noArguments(); action = .initialize
+    case "add": try noArguments(); action = .add
+    case "promote": action = .promote(kid: try kid()!, grace: try grace())
+    case "rotate": try noArguments(); action = .rotate(grace: try grace())
+    case "list": try noArguments(); action = .list(json: parsed.has("json"))
+    case "export": action = .export(kid: try kid(optional: true))
+    case "import":
+        guard parsed.positionals.count == 1, let source = parsed.positionals.first else {
+            throw UsageError("expected one SHARE: '-' to read it from stdin, or a file holding it", command: spec.name)
+        }
+        if source == "-" {
+            action = .importShare(source: .standardInput)
+        } else if source.hasPrefix(KeyShare.prefix) {
+            action = .importShare(source: .argument(source))
+        } else {
+            action = .importShare(source: .file(source))
+        }
+    case "disable": action = .disable(kid: try kid()!)
+    case "enable": action = .enable(kid: try kid()!)
+    case "destroy": action = .destroy(kid: try kid()!)
+    case "prune": try noArguments(); action = .prune
+    default: throw UsageError("unknown keys subcommand '\(name)'", command: ["keys"])
+    }
+    return .keys(folder: folder, action: action)
+}
+
+private func parseEncrypt(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+    let spec = Specs.encrypt
+    let parsed = try parseArguments(arguments, spec: spec, environment: environment)
+    if parsed.helpRequested { return .help(spec.name) }
+    func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
+
+    var request = EncryptRequest(
+        keysFolder: keysFolder(parsed),
+        fallback: FallbackAlert(
+            title: parsed.value("fallback-title") ?? FallbackAlert.standard.title,
+            body: parsed.value("fallback-body") ?? FallbackAlert.standard.body),
+        field: parsed.value("field") ?? PayloadSealer.defaultField,
+        pad: PayloadSealer.defaultPad,
+        batch: parsed.has("batch"))
+    request.title = parsed.value("title")
+    request.subtitle = parsed.value("subtitle")
+    request.group = parsed.value("group")
+    request.level = parsed.value("level")
+    request.sound = parsed.value("sound")
+    request.category = parsed.value("category")
+    request.url = parsed.value("url")
+
+    if let text = parsed.value("pad") {
+        guard let pad = Int(text), (1...4096).contains(pad) else { throw fail("--pad must be a whole number from 1 to 4096") }
+        request.pad = pad
+    }
+    if let text = parsed.value("badge") {
+        guard let badge = Int(text), badge >= 0 else { throw fail("--badge must be a whole number, 0 or more") }
+        request.badge = badge
+    }
+    if let text = parsed.value("ttl") {
+        guard let ttl = DurationText.parse(text), ttl > .zero else {
+            throw fail("--ttl must be a duration such as 3600s, 90m, 12h or 7d")
+        }
+        request.timeToLive = ttl
+    }
+    if let level = request.level, InterruptionLevel(level) == nil {
+        throw fail("--level must be passive, active, time-sensitive (or timeSensitive) or critical")
+    }
+    for item in parsed.all("data") {
+        request.data.append(try parseDataItem(item, command: spec.name))
+    }
+
+    let bodyFlags = [parsed.value("body"), parsed.value("message")].compactMap { $0 }
+    guard bodyFlags.count <= 1 else { throw fail("give the body once: --body and --message are the same option") }
+    if parsed.positionals == ["-"] {
+        request.body = .standardInput
+    } else if parsed.positionals.contains("-") {
+        throw fail("'-' (body from stdin) cannot be combined with other body words")
+    } else if !parsed.positionals.isEmpty {
+        request.body = .text(parsed.positionals.joined(separator: " "))
+    }
+    if let flag = bodyFlags.first {
+        guard request.body == .none else { throw fail("the body was given both as --body and as an argument") }
+        request.body = .text(flag)
+    }
+
+    if request.batch {
+        let single = [request.title, request.subtitle, request.group, request.level, request.sound,
+                      request.category, request.url].contains { $0 != nil }
+        guard !single, request.body == .none, request.badge == nil, request.data.isEmpty, request.timeToLive == nil else {
+            throw fail("--batch reads every alert from stdin as JSON lines; alert options cannot be combined with it")
+        }
+    } else if request.title == nil && request.body == .none {
+        throw fail("nothing to send: give --title, --body, a BODY argument, or '-' to read the body from stdin")
+    }
+    return .encrypt(request)
+}
+
+private func parseDataItem(_ item: String, command: CommandSpec.Name) throws(UsageError) -> DataItem {
+    guard let equals = item.firstIndex(of: "="), equals != item.startIndex else {
+        throw UsageError("--data takes key=value (a string) or key:=JSON", command: command)
+    }
+    let value = String(item[item.index(after: equals)...])
+    let beforeEquals = item.index(before: equals)
+    if item[beforeEquals] == ":", beforeEquals != item.startIndex {
+        let key = String(item[..<beforeEquals])
+        do {
+            return DataItem(key: key, value: try JSONParser.parse(value))
+        } catch {
+            throw UsageError("--data \(key):= needs a JSON value (\(error))", command: command)
+        }
+    }
+    return DataItem(key: String(item[..<equals]), value: .string(value))
+}
+
+private func parseDecrypt(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+    let spec = Specs.decrypt
+    let parsed = try parseArguments(arguments, spec: spec, environment: environment)
+    if parsed.helpRequested { return .help(spec.name) }
+    guard parsed.positionals.count == 1, let source = parsed.positionals.first else {
+        throw UsageError(
+            parsed.positionals.isEmpty
+                ? "missing the input: a payload FILE, or '-' to read it from stdin"
+                : "expected one input, got \(parsed.positionals.count)",
+            command: spec.name)
+    }
+    let field = parsed.value("field") ?? PayloadSealer.defaultField
+    return .decrypt(DecryptRequest(keysFolder: keysFolder(parsed), field: field, source: source))
+}

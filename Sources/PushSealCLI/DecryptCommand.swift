@@ -1,0 +1,28 @@
+import PushSeal
+
+/// Runs `pushseal decrypt`: prints the opened alert as one JSON line. Nothing reaches
+/// stdout unless authentication succeeded.
+func runDecrypt(_ request: DecryptRequest, console: Console) throws {
+    let input = try InputFiles.read(request.source)
+    let keyring = try KeyringStore(folder: request.keysFolder).load()
+    let opener = PayloadOpener(keyring: keyring, field: request.field)
+    let text = String(decoding: input, as: UTF8.self).trimmingCharacters(in: " \t\r\n")
+    let envelope = text.hasPrefix(SealedEnvelope.version + ".")
+        ? try SealedEnvelope(parsing: text)
+        : try opener.envelope(inPayload: input)
+    let now = Timestamp.now()
+    let alert = try opener.open(envelope, now: now)
+    if let expires = alert.expires, expires <= now {
+        console.warning("this message expired at \(Timestamp.format(expires)); receivers show a placeholder instead")
+    }
+    console.output(JSONWriter.string(.object(alert.json)))
+}
+
+extension String {
+    func trimmingCharacters(in characters: String) -> String {
+        let set = Set(characters)
+        guard let first = firstIndex(where: { !set.contains($0) }),
+              let last = lastIndex(where: { !set.contains($0) }) else { return "" }
+        return String(self[first...last])
+    }
+}

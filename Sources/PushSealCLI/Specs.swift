@@ -1,0 +1,181 @@
+/// The interface of every command: the parser reads these and the help is written from them.
+enum Specs {
+    static let keysOption = OptionSpec(
+        "keys", value: "dir", environment: "PUSHSEAL_KEYS",
+        help: "Keyring folder (default: ./Keys).")
+    static let fieldOption = OptionSpec(
+        "field", value: "name", environment: "PUSHSEAL_FIELD",
+        help: "Payload field that carries the envelope (default: enc).")
+    static let graceOption = OptionSpec(
+        "grace", value: "duration", environment: "PUSHSEAL_GRACE",
+        help: "How long the old primary keeps decrypting (default: 30d, APNs' longest storage).")
+
+    static let root = CommandSpec(
+        name: [], overview: "End-to-end encrypted push notifications for shell scripts and CI.",
+        usage: "pushseal <command> [options]", options: [],
+        discussion: """
+        COMMANDS:
+          keys      Create, rotate, share and retire the keys (see 'pushseal keys --help').
+          encrypt   Seal an alert into an APNs payload.
+          decrypt   Open a payload's sealed alert and print it as JSON.
+          help      Show help for a command ('pushseal help keys rotate').
+
+        The real alert travels sealed with AES-256-GCM in one custom payload field; Apple,
+        proxies and logs see only the fallback alert. Exit codes: 0 ok, 64 usage, 65 bad
+        input or failed authentication, 66 missing input or key, 73 cannot create, 74 I/O,
+        77 permission, 78 configuration.
+
+        Example:
+          pushseal keys init
+          pushseal encrypt -t "Deploy finished" -b "api-7 is live" > payload.json
+        """)
+
+    static let keysGroup = CommandSpec(
+        name: ["keys"], overview: "Manage the keyring.",
+        usage: "pushseal keys <subcommand> [options]", options: [],
+        discussion: """
+        SUBCOMMANDS:
+          init            Create a keyring with one primary key.
+          add             Add a key that decrypts but does not encrypt yet.
+          promote KID     Make KID the primary key.
+          rotate          Make a new primary; the old one decrypts for --grace.
+          list            Show the keys and their states.
+          export [KID]    Print a key as a share line for a receiver.
+          import SHARE    Add a shared key ('-' reads it from stdin).
+          disable KID     Stop KID from decrypting (reversible with enable).
+          enable KID      Let a disabled key decrypt again.
+          destroy KID     Wipe KID's secret for good; its id stays.
+          prune           Destroy keys whose grace period has passed.
+
+        Every subcommand takes --keys DIR (or PUSHSEAL_KEYS; default ./Keys).
+        """)
+
+    static let keys: [CommandSpec] = [
+        CommandSpec(
+            name: ["keys", "init"], overview: "Create a keyring with one primary key.",
+            usage: "pushseal keys init [--keys DIR]", options: [keysOption],
+            discussion: "Creates DIR (mode 0700) and DIR/keyring.json (mode 0600); prints the new key id.\nRefuses to overwrite an existing keyring."),
+        CommandSpec(
+            name: ["keys", "add"], overview: "Add a key that decrypts but does not encrypt yet.",
+            usage: "pushseal keys add [--keys DIR]", options: [keysOption],
+            discussion: "Step one of a two-step roll-out: export the new key to receivers, then 'keys promote' it.\nPrints the new key id."),
+        CommandSpec(
+            name: ["keys", "promote"], overview: "Make a key the primary.",
+            usage: "pushseal keys promote KID [--grace 30d] [--keys DIR]", options: [keysOption, graceOption],
+            discussion: "The previous primary keeps decrypting until the grace period passes."),
+        CommandSpec(
+            name: ["keys", "rotate"], overview: "Make a new primary key.",
+            usage: "pushseal keys rotate [--grace 30d] [--keys DIR]", options: [keysOption, graceOption],
+            discussion: "Prints the new key id. Payloads sealed under the old primary still open until the grace\nperiod passes; then 'keys prune' destroys it."),
+        CommandSpec(
+            name: ["keys", "list"], overview: "Show the keys, never their secrets.",
+            usage: "pushseal keys list [--json] [--keys DIR]",
+            options: [keysOption, OptionSpec("json", help: "Print a JSON array instead of a table.")],
+            discussion: ""),
+        CommandSpec(
+            name: ["keys", "export"], overview: "Print a key as a one-line share for a receiver.",
+            usage: "pushseal keys export [KID] [--keys DIR]", options: [keysOption],
+            discussion: "Prints psk1.<kid>.<secret> for the primary key, or for KID. This is the only command that\nshows a secret: send it over a channel you trust, e.g. 'pushseal keys export | ssh host pushseal keys import -'."),
+        CommandSpec(
+            name: ["keys", "import"], overview: "Add a shared key to this keyring.",
+            usage: "pushseal keys import SHARE|FILE|- [--keys DIR]", options: [keysOption],
+            discussion: "Reads the share from stdin ('-') or a FILE; creates the keyring if there is none. The key\ndecrypts but does not encrypt. A share typed as an argument works but shows in 'ps' and\nshell history, so it earns a warning."),
+        CommandSpec(
+            name: ["keys", "disable"], overview: "Stop a key from decrypting.",
+            usage: "pushseal keys disable KID [--keys DIR]", options: [keysOption],
+            discussion: "Reversible with 'pushseal keys enable KID'. The primary cannot be disabled."),
+        CommandSpec(
+            name: ["keys", "enable"], overview: "Let a disabled key decrypt again.",
+            usage: "pushseal keys enable KID [--keys DIR]", options: [keysOption], discussion: ""),
+        CommandSpec(
+            name: ["keys", "destroy"], overview: "Wipe a key's secret for good.",
+            usage: "pushseal keys destroy KID [--keys DIR]", options: [keysOption],
+            discussion: "The id stays in the keyring so receivers can say why a message cannot be read.\nThe primary cannot be destroyed."),
+        CommandSpec(
+            name: ["keys", "prune"], overview: "Destroy keys whose grace period has passed.",
+            usage: "pushseal keys prune [--keys DIR]", options: [keysOption],
+            discussion: "Prints the ids it destroyed, one per line."),
+    ]
+
+    static let encrypt = CommandSpec(
+        name: ["encrypt"], overview: "Seal an alert into an APNs payload.",
+        usage: "pushseal encrypt [options] [BODY...|-]",
+        options: [
+            OptionSpec("title", short: "t", value: "title", help: "Alert title (sealed)."),
+            OptionSpec("body", short: "b", value: "body", help: "Alert body (sealed)."),
+            OptionSpec("message", short: "m", value: "body", help: "Same as --body."),
+            OptionSpec("subtitle", value: "subtitle", help: "Alert subtitle (sealed)."),
+            OptionSpec("group", short: "g", value: "id", help: "Thread id that groups notifications."),
+            OptionSpec("level", short: "l", value: "level", help: "passive, active, time-sensitive or critical."),
+            OptionSpec("sound", short: "s", value: "name", help: "Sound to play ('default' for the system sound)."),
+            OptionSpec("badge", value: "n", help: "App icon badge number."),
+            OptionSpec("category", value: "id", help: "Notification category (actions)."),
+            OptionSpec("url", value: "url", help: "URL for the app to open, sealed as data.url."),
+            OptionSpec("data", value: "key=value", repeatable: true, help: "Custom data merged into userInfo; key:=JSON for non-strings."),
+            OptionSpec("ttl", value: "duration", environment: "PUSHSEAL_TTL", help: "Receivers show a placeholder after this long (e.g. 1h)."),
+            OptionSpec("fallback-title", value: "title", environment: "PUSHSEAL_FALLBACK_TITLE", help: "Visible title when nothing decrypts (default: New notification)."),
+            OptionSpec("fallback-body", value: "body", environment: "PUSHSEAL_FALLBACK_BODY", help: "Visible body when nothing decrypts (default: Open the app to read it)."),
+            fieldOption,
+            OptionSpec("pad", value: "bytes", environment: "PUSHSEAL_PAD", help: "Pad the sealed alert to a multiple of this (default: 32)."),
+            OptionSpec("batch", help: "Read alerts as JSON lines on stdin; write one payload per line."),
+            keysOption,
+        ],
+        discussion: """
+        ARGUMENTS:
+          BODY...   The body as words, or '-' to read it from stdin. stdin is read only when
+                    '-' says so, so pushseal never hangs under cron or CI.
+
+        BATCH LINES (--batch): one JSON object per line with title, subtitle, body, badge, sound,
+          thread-id, category, level, url, data, ttl, id. A bad line is reported on stderr with
+          its line number and skipped; the exit status is then 65.
+
+        EXAMPLES:
+          pushseal encrypt -t "Disk on db-3" -b "91% used"
+          df -h | pushseal encrypt -t "Disk on db-3" -
+          pushseal encrypt -t Deploy -b done | curl --http2 -H "apns-topic: $TOPIC" ... --data @- \\
+              https://api.push.apple.com/3/device/$TOKEN
+        """)
+
+    static let decrypt = CommandSpec(
+        name: ["decrypt"], overview: "Open a payload's sealed alert and print it as JSON.",
+        usage: "pushseal decrypt FILE|- [--field enc] [--keys DIR]",
+        options: [fieldOption, keysOption],
+        discussion: """
+        Reads a payload (or a bare ps1 envelope) from FILE or stdin ('-') and prints the sealed
+        alert as one line of JSON. An altered envelope exits 65 and prints nothing on stdout.
+        """)
+
+    static func spec(named name: CommandSpec.Name) -> CommandSpec? {
+        switch name {
+        case []: root
+        case ["keys"]: keysGroup
+        case ["encrypt"]: encrypt
+        case ["decrypt"]: decrypt
+        default: keys.first { $0.name == name }
+        }
+    }
+}
+
+/// The help page of a command: OVERVIEW, USAGE, OPTIONS, then its own sections.
+func helpText(for spec: CommandSpec) -> String {
+    var lines = ["OVERVIEW: \(spec.overview)", "", "USAGE: \(spec.usage)"]
+    if !spec.options.isEmpty {
+        lines += ["", "OPTIONS:"]
+        let rows = spec.options.map { option -> (String, String) in
+            var left = option.short.map { "-\($0), " } ?? "    "
+            left += "--\(option.long)"
+            if let value = option.valueName { left += " <\(value)>" }
+            var right = option.help
+            if let variable = option.environment { right += " [$\(variable)]" }
+            return (left, right)
+        } + [("-h, --help", "Show help information.")]
+        let width = rows.map(\.0.count).max() ?? 0
+        for (left, right) in rows {
+            lines.append("  " + left + String(repeating: " ", count: width - left.count + 2) + right)
+        }
+    }
+    if !spec.discussion.isEmpty {
+        lines += ["", spec.discussion]
+    }
+    return lines.joined(separator: "\n") + "\n"
+}
