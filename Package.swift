@@ -23,7 +23,7 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "PushSealTests", dependencies: ["PushSeal", "SealCrypto"]),
-        .testTarget(name: "PushSealCLITests", dependencies: ["PushSeal", "SealCrypto"]),
+        .testTarget(name: "PushSealCLITests", dependencies: ["PushSealCLI", "PushSeal", "SealCrypto"]),
     ],
     swiftLanguageModes: [.v6]
 )

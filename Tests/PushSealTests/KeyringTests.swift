@@ -1,0 +1,138 @@
+import Foundation
+import PushSeal
+import SealCrypto
+import Testing
+
+@Suite("keyring rules")
+struct KeyringTests {
+    @Test func rotationKeepsOldKeyForTheGracePeriod() throws {
+        var keyring = try Keyring.generate(now: 0)
+        let old = keyring.primary!.id
+        let new = try keyring.rotate(grace: .seconds(100), now: 10)
+        #expect(keyring.primary?.id == new)
+        #expect(keyring.keys.filter { $0.state == .primary }.count == 1)
+        #expect(throws: Never.self) { try keyring.decryptionKey(for: old, now: 109) }
+        #expect(throws: KeyringError(.keyExpired, "")) { try keyring.decryptionKey(for: old, now: 110) }
+        #expect(keyring.prune(now: 110) == [old])
+        #expect(throws: KeyringError(.keyDestroyed, "")) { try keyring.decryptionKey(for: old, now: 110) }
+    }
+
+    @Test func unknownDisabledAndDestroyedKeysFailDistinctly() throws {
+        var keyring = try Keyring.generate(now: 0)
+        let spare = try keyring.add(now: 0)
+        let other = try keyring.add(now: 0)
+        try keyring.disable(spare)
+        try keyring.destroy(other)
+        #expect(throws: KeyringError(.keyDisabled, "")) { try keyring.decryptionKey(for: spare, now: 0) }
+        #expect(throws: KeyringError(.keyDestroyed, "")) { try keyring.decryptionKey(for: other, now: 0) }
+        #expect(throws: KeyringError(.unknownKey, "")) { try keyring.decryptionKey(for: "nope", now: 0) }
+        try keyring.enable(spare)
+        #expect(throws: Never.self) { try keyring.decryptionKey(for: spare, now: 0) }
+        #expect(keyring.entry(other)?.secret == nil)
+    }
+
+    @Test func primaryCannotBeDisabledOrDestroyed() throws {
+        var keyring = try Keyring.generate(now: 0)
+        let primary = keyring.primary!.id
+        #expect(throws: KeyringError(.notAllowed, "")) { try keyring.disable(primary) }
+        #expect(throws: KeyringError(.notAllowed, "")) { try keyring.destroy(primary) }
+    }
+
+    @Test func addThenPromoteIsATwoStepRollOut() throws {
+        var keyring = try Keyring.generate(now: 0)
+        let old = keyring.primary!.id
+        let next = try keyring.add(now: 0)
+        #expect(keyring.primary?.id == old)
+        try keyring.promote(next, grace: .seconds(30), now: 5)
+        #expect(keyring.primary?.id == next)
+        #expect(keyring.entry(old)?.state == .enabled)
+        #expect(keyring.entry(old)?.expires == 35)
+    }
+
+    @Test func importIsIdempotentAndRefusesConflicts() throws {
+        var keyring = Keyring()
+        let share = KeyShare(kid: "phone-1", secret: try SymmetricKey.generate())
+        #expect(try keyring.importShare(try KeyShare(parsing: share.text + "\n"), now: 0))
+        #expect(try keyring.importShare(share, now: 0) == false)
+        let clash = KeyShare(kid: "phone-1", secret: try SymmetricKey.generate())
+        #expect(throws: KeyringError(.conflict, "")) { try keyring.importShare(clash, now: 0) }
+        #expect(throws: KeyringError(.noPrimary, "")) { try keyring.encryptionKey() }
+    }
+
+    @Test(arguments: ["", "psk1.", "psk1.kid.", "psk1.kid.AAAA", "psk2.kid.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "psk1.k!d.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"])
+    func badSharesAreRefused(_ text: String) {
+        #expect(throws: KeyringError(.invalidShare, "")) { try KeyShare(parsing: text) }
+    }
+}
+
+@Suite("keyring on disk")
+struct KeyringStoreTests {
+    let folder: String
+
+    init() throws {
+        folder = NSTemporaryDirectory() + "pushseal-store-" + UUID().uuidString
+    }
+
+    @Test func createWritesPrivateFileAndFolderAndRoundTrips() throws {
+        let store = KeyringStore(folder: folder)
+        let keyring = try Keyring.generate(now: 1_796_000_000)
+        try store.create(keyring)
+        let attributes = try FileManager.default.attributesOfItem(atPath: store.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let folderAttributes = try FileManager.default.attributesOfItem(atPath: folder)
+        #expect((folderAttributes[.posixPermissions] as? Int) == 0o700)
+        let loaded = try store.load()
+        #expect(loaded.keys.map(\.id) == keyring.keys.map(\.id))
+        #expect(loaded.primary!.secret!.hasSameBytes(as: keyring.primary!.secret!))
+        #expect(throws: KeyringError(.keyringExists, "")) { try store.create(keyring) }
+    }
+
+    @Test func groupReadableKeyringIsRefusedWithTheFix() throws {
+        let store = KeyringStore(folder: folder)
+        try store.create(try Keyring.generate(now: 0))
+        chmod(store.path, 0o644)
+        #expect {
+            try store.load()
+        } throws: { error in
+            (error as? KeyringError)?.code == .insecurePermissions && "\(error)".contains("chmod 600")
+        }
+        chmod(store.path, 0o600)
+        chmod(folder, 0o755)
+        #expect {
+            try store.load()
+        } throws: { error in
+            (error as? KeyringError)?.code == .insecurePermissions && "\(error)".contains("chmod 700")
+        }
+    }
+
+    @Test func symlinkedKeyringIsRefused() throws {
+        let store = KeyringStore(folder: folder)
+        try store.create(try Keyring.generate(now: 0))
+        try FileManager.default.moveItem(atPath: store.path, toPath: folder + "/real.json")
+        try FileManager.default.createSymbolicLink(atPath: store.path, withDestinationPath: folder + "/real.json")
+        #expect(throws: KeyringError(.insecurePermissions, "")) { try store.load() }
+    }
+
+    @Test(arguments: [
+        #"{"format":"pushseal-keyring/1","keys":[{"id":"a","secret":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=","state":"primary","created":"2026-01-01T00:00:00Z","expires":null},{"id":"b","secret":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=","state":"primary","created":"2026-01-01T00:00:00Z","expires":null}]}"#,
+        #"{"format":"pushseal-keyring/2","keys":[]}"#,
+        #"{"format":"pushseal-keyring/1","keys":[{"id":"a","secret":"AAAA","state":"primary","created":"2026-01-01T00:00:00Z"}]}"#,
+        #"{"format":"pushseal-keyring/1","keys":[{"id":"a","secret":null,"state":"enabled","created":"2026-01-01T00:00:00Z"}]}"#,
+        #"{"format":"pushseal-keyring/1","keys":[{"id":"a","secret":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=","state":"weird","created":"2026-01-01T00:00:00Z"}]}"#,
+        "[]", "{", "",
+    ])
+    func damagedKeyringIsRefused(_ text: String) throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let path = folder + "/keyring.json"
+        _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+        #expect(throws: KeyringError(.corrupt, "")) { try KeyringStore(folder: folder).load() }
+    }
+
+    @Test func updateOfMissingKeyringSaysHowToCreateOne() throws {
+        #expect {
+            try KeyringStore(folder: folder).update { _ in }
+        } throws: { error in
+            (error as? KeyringError)?.code == .keyringMissing && "\(error)".contains("pushseal keys init")
+        }
+    }
+}

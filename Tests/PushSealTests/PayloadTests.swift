@@ -1,0 +1,71 @@
+import PushSeal
+import Testing
+
+@Suite("APNs payloads")
+struct PayloadTests {
+    let keyring = try! Keyring.generate(now: 1_000)
+
+    @Test func payloadHasFallbackAlertMutableContentAndEnvelope() throws {
+        let sealer = try PayloadSealer(keyring: keyring)
+        let alert = try { var request = AlertRequest(); request.title = "Secret title"; request.body = "Secret body"; return try request.alert(now: 1_000) }()
+        let bytes = try sealer.payload(for: alert)
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.hasPrefix(#"{"aps":{"alert":{"title":"New notification","body":"Open the app to read it"},"mutable-content":1},"enc":"ps1."#))
+        #expect(!text.contains("Secret"))
+        let opener = PayloadOpener(keyring: keyring)
+        let opened = try opener.open(try opener.envelope(inPayload: bytes), now: 1_000)
+        #expect(opened == alert)
+    }
+
+    @Test func oversizedAlertSaysHowManyBytesOver() throws {
+        let sealer = try PayloadSealer(keyring: keyring)
+        var request = AlertRequest()
+        request.body = String(repeating: "x", count: 4_000)
+        let alert = try request.alert(now: 0)
+        #expect {
+            try sealer.payload(for: alert)
+        } throws: { error in
+            guard let error = error as? PayloadError, error.code == .tooLarge else { return false }
+            return error.reason.contains("over APNs' 4096-byte limit")
+        }
+    }
+
+    @Test func largestBodyThatFitsIsAccepted() throws {
+        let sealer = try PayloadSealer(keyring: keyring, pad: 1)
+        var request = AlertRequest()
+        request.id = "x"
+        var low = 0, high = 4_096
+        while low < high {
+            let middle = (low + high + 1) / 2
+            request.body = String(repeating: "y", count: middle)
+            if (try? sealer.payload(for: try request.alert(now: 0))) != nil { low = middle } else { high = middle - 1 }
+        }
+        request.body = String(repeating: "y", count: low)
+        #expect(try sealer.payload(for: try request.alert(now: 0)).count == 4_096)
+    }
+
+    @Test func alertNeedsTitleOrBody() {
+        #expect(throws: PayloadError(.invalidAlert, "")) { try AlertRequest().alert(now: 0) }
+    }
+
+    @Test func batchLineWithUnknownFieldIsRefused() throws {
+        guard case .object(let object) = try JSONParser.parse(#"{"title":"a","bogus":1}"#) else { return }
+        #expect(throws: PayloadError(.invalidAlert, "")) { try AlertRequest(json: object) }
+    }
+
+    @Test func ttlBecomesExpiry() throws {
+        guard case .object(let object) = try JSONParser.parse(#"{"body":"a","ttl":"1h","level":"timeSensitive","url":"u"}"#) else { return }
+        let alert = try AlertRequest(json: object).alert(now: 100)
+        #expect(alert.expires == 3_700)
+        #expect(alert.interruptionLevel == .timeSensitive)
+        #expect(alert.data["url"] == .string("u"))
+    }
+
+    @Test func missingFieldAndWrongShapesAreDistinct() throws {
+        let opener = PayloadOpener(keyring: keyring)
+        #expect(throws: EnvelopeError(.missingEnvelope, "")) { try opener.envelope(inPayload: Array(#"{"aps":{}}"#.utf8)) }
+        #expect(throws: EnvelopeError(.malformed, "")) { try opener.envelope(inPayload: Array(#"{"enc":5}"#.utf8)) }
+        #expect(throws: PayloadError(.invalidPayload, "")) { try opener.envelope(inPayload: Array("[1]".utf8)) }
+        #expect(throws: PayloadError(.invalidPayload, "")) { try opener.envelope(inPayload: Array("not json".utf8)) }
+    }
+}

@@ -1,0 +1,105 @@
+import SealCrypto
+import Testing
+
+@Suite("AES-GCM sealing")
+struct AESGCMTests {
+    let key = try! SymmetricKey(bytes: [UInt8](repeating: 7, count: 32))
+
+    @Test func roundTripWithAssociatedData() throws {
+        let message = Array("the disk is full".utf8)
+        let box = try AESGCM.seal(message, using: key, authenticating: Array("ps1.kid".utf8))
+        #expect(box.combined.count == 12 + message.count + 16)
+        #expect(try AESGCM.open(box, using: key, authenticating: Array("ps1.kid".utf8)) == message)
+    }
+
+    @Test func freshNonceEveryTime() throws {
+        let first = try AESGCM.seal([1, 2, 3], using: key)
+        let second = try AESGCM.seal([1, 2, 3], using: key)
+        #expect(first.nonce != second.nonce)
+        #expect(first.combined != second.combined)
+    }
+
+    @Test func everyFlippedBitIsRejected() throws {
+        let box = try AESGCM.seal(Array("secret text".utf8), using: key, authenticating: [9])
+        for index in box.combined.indices {
+            var altered = box.combined
+            altered[index] ^= 0x01
+            #expect(throws: SealCryptoError(.authenticationFailed, "")) {
+                try AESGCM.open(try SealedBox(combined: altered), using: key, authenticating: [9])
+            }
+        }
+    }
+
+    @Test func otherAssociatedDataOrKeyIsRejected() throws {
+        let box = try AESGCM.seal(Array("secret".utf8), using: key, authenticating: Array("ps1.a".utf8))
+        #expect(throws: SealCryptoError(.authenticationFailed, "")) {
+            try AESGCM.open(box, using: key, authenticating: Array("ps1.b".utf8))
+        }
+        let other = try SymmetricKey.generate()
+        #expect(throws: SealCryptoError(.authenticationFailed, "")) {
+            try AESGCM.open(box, using: other, authenticating: Array("ps1.a".utf8))
+        }
+    }
+
+    @Test func truncatedTagOrNonceIsRefused() throws {
+        #expect(throws: SealCryptoError(.invalidSealedBox, "")) {
+            try SealedBox(nonce: [UInt8](repeating: 0, count: 12), ciphertext: [1], tag: [UInt8](repeating: 0, count: 15))
+        }
+        #expect(throws: SealCryptoError(.invalidNonceSize, "")) {
+            try SealedBox(nonce: [UInt8](repeating: 0, count: 11), ciphertext: [1], tag: [UInt8](repeating: 0, count: 16))
+        }
+        #expect(throws: SealCryptoError(.invalidSealedBox, "")) {
+            try SealedBox(combined: [UInt8](repeating: 0, count: 27))
+        }
+    }
+
+    @Test func tagOnlyBoxOpensToEmptyPlaintext() throws {
+        let box = try AESGCM.seal([], using: key)
+        #expect(box.combined.count == 28)
+        #expect(try AESGCM.open(box, using: key).isEmpty)
+    }
+
+    @Test func keyMustBe32Bytes() {
+        #expect(throws: SealCryptoError(.invalidKeySize, "")) { try SymmetricKey(bytes: [UInt8](repeating: 1, count: 16)) }
+    }
+
+    @Test func keyComparisonIsByBytes() throws {
+        let same = try SymmetricKey(bytes: [UInt8](repeating: 7, count: 32))
+        #expect(key.hasSameBytes(as: same))
+        #expect(!key.hasSameBytes(as: try SymmetricKey.generate()))
+    }
+}
+
+@Suite("base64")
+struct Base64Tests {
+    // RFC 4648 §10 test vectors.
+    @Test(arguments: [
+        ("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="),
+        ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy"),
+    ])
+    func rfc4648Vectors(plain: String, encoded: String) throws {
+        #expect(Base64.encode(Array(plain.utf8), alphabet: .standard) == encoded)
+        #expect(try Base64.decode(encoded, alphabet: .standard) == Array(plain.utf8))
+        let url = encoded.replacingOccurrences(of: "=", with: "")
+        #expect(Base64.encode(Array(plain.utf8), alphabet: .url) == url)
+        #expect(try Base64.decode(url, alphabet: .url) == Array(plain.utf8))
+    }
+
+    @Test func urlAlphabetUsesDashAndUnderscore() throws {
+        #expect(Base64.encode([0xFB, 0xFF], alphabet: .url) == "-_8")
+        #expect(Base64.encode([0xFB, 0xFF], alphabet: .standard) == "+/8=")
+    }
+
+    @Test(arguments: ["Zg=", "Zm9v!", "Zh", "Z", "Zm8=", "ab+c", "a b"])
+    func nonCanonicalOrForeignTextIsRefused(_ text: String) {
+        #expect(throws: SealCryptoError(.invalidEncoding, "")) { try Base64.decode(text, alphabet: .url) }
+    }
+
+    @Test func roundTripsAllLengths() throws {
+        for length in 0..<70 {
+            let bytes = try SecureRandom.bytes(count: length)
+            #expect(try Base64.decode(Base64.encode(bytes, alphabet: .url), alphabet: .url) == bytes)
+            #expect(try Base64.decode(Base64.encode(bytes, alphabet: .standard), alphabet: .standard) == bytes)
+        }
+    }
+}
