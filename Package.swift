@@ -23,7 +23,11 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "PushSealTests", dependencies: ["PushSeal", "SealCrypto"]),
-        .testTarget(name: "PushSealCLITests", dependencies: ["PushSealCLI", "PushSeal", "SealCrypto"]),
+        .testTarget(
+            name: "PushSealCLITests",
+            dependencies: ["PushSealCLI", "PushSeal", "SealCrypto"],
+            resources: [.copy("Reference")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
