@@ -136,3 +136,19 @@ struct KeyringStoreTests {
         }
     }
 }
+
+@Suite("keyring crash leftovers")
+struct KeyringLeftoverTests {
+    @Test func abandonedTemporaryFileIsRemovedByTheNextChange() throws {
+        let folder = NSTemporaryDirectory() + "pushseal-store-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = KeyringStore(folder: folder)
+        try store.create(try Keyring.generate(now: 0))
+        let abandoned = store.path + ".tmp-999999"
+        _ = FileManager.default.createFile(atPath: abandoned, contents: Data("half a keyr".utf8))
+        #expect(try store.load().keys.count == 1)
+        try store.update { _ = try $0.rotate(grace: .zero, now: 0) }
+        #expect(!FileManager.default.fileExists(atPath: abandoned))
+        #expect(try store.load().keys.count == 2)
+    }
+}

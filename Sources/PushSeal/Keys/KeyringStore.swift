@@ -105,7 +105,22 @@ public struct KeyringStore: Sendable {
             guard errno == EINTR else { throw KeyringError(.io, "cannot lock \(lockPath): \(FileIO.lastError())") }
         }
         defer { flock(descriptor, LOCK_UN) }
+        removeAbandonedTemporaryFiles()
         return try body()
+    }
+
+    /// A writer killed before its rename leaves `keyring.json.tmp-<pid>` behind. Only the
+    /// lock holder writes, so while we hold it every such file is abandoned.
+    private func removeAbandonedTemporaryFiles() {
+        guard let directory = opendir(folder) else { return }
+        defer { closedir(directory) }
+        let prefix = Self.fileName + ".tmp-"
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasPrefix(prefix) { unlink(folder + "/" + name) }
+        }
     }
 
     private func replace(with keyring: Keyring) throws {
