@@ -41,6 +41,7 @@ enum FileIO {
 }
 
 /// A failed system call, with the OS's own words.
-struct FileIOFailure: Error {
-    let message: String
+public struct FileIOFailure: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
 }

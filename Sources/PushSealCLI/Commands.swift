@@ -7,6 +7,7 @@ enum Command: Equatable {
     case keys(folder: String, action: KeysAction)
     case encrypt(EncryptRequest)
     case decrypt(DecryptRequest)
+    case receive(ReceiveRequest)
 }
 
 enum KeysAction: Equatable {
@@ -63,6 +64,20 @@ struct DataItem: Equatable {
     let value: JSONValue
 }
 
+struct ReceiveRequest: Equatable {
+    var keysFolder: String
+    var field: String
+    /// Files to deliver in order; `-` reads JSON lines from stdin.
+    var inputs: [String]
+    var watch: String?
+    var once: Bool
+    var json: Bool
+    var timing: ExtensionRunner.Timing
+    var extensionCommand: String?
+    var memoryLimit: Int
+    var placeholder: Placeholder
+}
+
 struct DecryptRequest: Equatable {
     var keysFolder: String
     var field: String
@@ -81,8 +96,9 @@ func parseCommand(_ arguments: [String], environment: [String: String]) throws(U
     case "keys": return try parseKeys(rest, environment: environment)
     case "encrypt": return try parseEncrypt(rest, environment: environment)
     case "decrypt": return try parseDecrypt(rest, environment: environment)
+    case "receive": return try parseReceive(rest, environment: environment)
     default:
-        throw UsageError("unknown command '\(first)' (commands: keys, encrypt, decrypt)", command: [])
+        throw UsageError("unknown command '\(first)' (commands: keys, encrypt, decrypt, receive)", command: [])
     }
 }
 
@@ -255,4 +271,65 @@ private func parseDecrypt(_ arguments: [String], environment: [String: String]) 
     }
     let field = parsed.value("field") ?? PayloadSealer.defaultField
     return .decrypt(DecryptRequest(keysFolder: keysFolder(parsed), field: field, source: source))
+}
+
+private func parseReceive(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+    let spec = Specs.receive
+    let parsed = try parseArguments(arguments, spec: spec, environment: environment)
+    if parsed.helpRequested { return .help(spec.name) }
+    func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
+    func duration(_ option: String, default value: Duration) throws(UsageError) -> Duration {
+        guard let text = parsed.value(option) else { return value }
+        guard let duration = DurationText.parse(text), duration > .zero else {
+            throw fail("--\(option) must be a duration such as 250ms, 2s or 30s")
+        }
+        return duration
+    }
+    let timing = ExtensionRunner.Timing(
+        budget: try duration("budget", default: ExtensionRunner.Timing.standard.budget),
+        expiryGrace: try duration("expiry-grace", default: ExtensionRunner.Timing.standard.expiryGrace))
+    var memoryLimit = ProcessExtension.defaultMemoryLimit
+    if let text = parsed.value("memory-limit") {
+        guard let bytes = parseByteCount(text), bytes > 0 else {
+            throw fail("--memory-limit must be a size such as 24MB, 512KB or 1GB")
+        }
+        memoryLimit = bytes
+    }
+    let watch = parsed.value("watch")
+    if watch != nil, !parsed.positionals.isEmpty {
+        throw fail("--watch reads its folder; give no FILE arguments with it")
+    }
+    if watch == nil, parsed.positionals.isEmpty {
+        throw fail("nothing to receive: give payload FILEs, '-' for JSON lines on stdin, or --watch DIR")
+    }
+    if parsed.positionals.filter({ $0 == "-" }).count > 1 {
+        throw fail("'-' (stdin) can be given once")
+    }
+    if parsed.has("once"), watch == nil {
+        throw fail("--once goes with --watch")
+    }
+    let field = parsed.value("field") ?? PayloadSealer.defaultField
+    do {
+        try PayloadSealer.validate(field: field)
+    } catch {
+        throw fail("--field must be a name of 1 to 64 bytes other than 'aps'")
+    }
+    return .receive(ReceiveRequest(
+        keysFolder: keysFolder(parsed), field: field, inputs: parsed.positionals, watch: watch,
+        once: parsed.has("once"), json: parsed.has("json"), timing: timing,
+        extensionCommand: parsed.value("extension"), memoryLimit: memoryLimit,
+        placeholder: Placeholder(
+            title: parsed.value("placeholder-title") ?? Placeholder.standard.title,
+            body: parsed.value("placeholder-body") ?? Placeholder.standard.body)))
+}
+
+/// `24MB`, `512KB`, `1GB` or plain bytes; units are powers of 1024, as `ps` reports.
+func parseByteCount(_ text: String) -> Int? {
+    let upper = text.uppercased()
+    let units: [(String, Int)] = [("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10), ("B", 1)]
+    for (suffix, scale) in units where upper.hasSuffix(suffix) {
+        guard let amount = Int(upper.dropLast(suffix.count)), amount <= Int.max / scale else { return nil }
+        return amount * scale
+    }
+    return Int(upper)
 }

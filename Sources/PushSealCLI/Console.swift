@@ -3,15 +3,16 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 
 /// The process's standard streams, with stdout buffered so that `--batch` makes one write
-/// per 64 KiB instead of one per payload.
-final class Console {
-    private var pending: [UInt8] = []
+/// per 64 KiB instead of one per payload. Safe to use from the receiver's threads.
+final class Console: Sendable {
+    private let pending = Mutex<[UInt8]>([])
     private let flushThreshold = 64 * 1024
 
     init() {
-        pending.reserveCapacity(flushThreshold + 8192)
+        pending.withLock { $0.reserveCapacity(flushThreshold + 8192) }
     }
 
     /// True when stderr is a terminal: friendly notes go there only for people, not for
@@ -20,19 +21,28 @@ final class Console {
 
     /// Queues a result line for stdout.
     func output(_ line: String) {
-        pending.append(contentsOf: line.utf8)
-        pending.append(UInt8(ascii: "\n"))
-        if pending.count >= flushThreshold { flush() }
+        append(line.utf8)
     }
 
     /// Queues result bytes plus a newline for stdout.
     func output(bytes: [UInt8]) {
-        pending.append(contentsOf: bytes)
-        pending.append(UInt8(ascii: "\n"))
-        if pending.count >= flushThreshold { flush() }
+        append(bytes)
     }
 
+    private func append(_ bytes: some Collection<UInt8>) {
+        pending.withLock { pending in
+            pending.append(contentsOf: bytes)
+            pending.append(UInt8(ascii: "\n"))
+            if pending.count >= flushThreshold { drain(&pending) }
+        }
+    }
+
+    /// Writes everything queued for stdout.
     func flush() {
+        pending.withLock { drain(&$0) }
+    }
+
+    private func drain(_ pending: inout [UInt8]) {
         guard !pending.isEmpty else { return }
         writeAll(1, pending)
         pending.removeAll(keepingCapacity: true)
@@ -92,48 +102,6 @@ enum InputFiles {
             }
             if count == 0 { return bytes }
             bytes.append(contentsOf: chunk[..<count])
-        }
-    }
-}
-
-/// Splits a stream into lines as it arrives, holding only the current line and one read
-/// buffer in memory however long the stream is.
-struct LineReader {
-    private let descriptor: Int32
-    private var buffer: [UInt8] = []
-    private var start = 0
-    private var ended = false
-
-    init(descriptor: Int32) {
-        self.descriptor = descriptor
-    }
-
-    /// Calls `body` with each line, without its newline (and without a trailing `\r`).
-    mutating func forEachLine(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
-        var chunk = [UInt8](repeating: 0, count: 256 * 1024)
-        while true {
-            var searchFrom = start
-            while let newline = buffer[searchFrom...].firstIndex(of: UInt8(ascii: "\n")) {
-                var end = newline
-                if end > start, buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-                try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
-                start = newline + 1
-                searchFrom = start
-            }
-            if ended {
-                if start < buffer.count {
-                    try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start...])) }
-                }
-                return
-            }
-            buffer.removeSubrange(..<start)
-            start = 0
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw CLIFailure(.ioError, "cannot read stdin: \(String(cString: strerror(errno)))")
-            }
-            if count == 0 { ended = true } else { buffer.append(contentsOf: chunk[..<count]) }
         }
     }
 }

@@ -18,6 +18,7 @@ enum Specs {
           keys      Create, rotate, share and retire the keys (see 'pushseal keys --help').
           encrypt   Seal an alert into an APNs payload.
           decrypt   Open a payload's sealed alert and print it as JSON.
+          receive   Deliver payloads through a Notification Service Extension emulator.
           help      Show help for a command ('pushseal help keys rotate').
 
         The real alert travels sealed with AES-256-GCM in one custom payload field; Apple,
@@ -145,12 +146,46 @@ enum Specs {
         alert as one line of JSON. An altered envelope exits 65 and prints nothing on stdout.
         """)
 
+    static let receive = CommandSpec(
+        name: ["receive"], overview: "Show what a device would display: run payloads through an emulated Notification Service Extension.",
+        usage: "pushseal receive FILE...|- [--json] [--budget 30s] [--extension CMD] [--keys DIR]\n       pushseal receive --watch DIR [--once] [options]",
+        options: [
+            OptionSpec("json", help: "Write one JSON record per line instead of text."),
+            OptionSpec("watch", value: "dir", help: "Deliver *.json and *.apns files dropped into DIR, then move them to DIR/processed/."),
+            OptionSpec("once", help: "With --watch: deliver the files there now, then exit."),
+            OptionSpec("budget", value: "duration", environment: "PUSHSEAL_BUDGET", help: "Time the extension has per notification (default: 30s, Apple's)."),
+            OptionSpec("expiry-grace", value: "duration", help: "Wait after serviceExtensionTimeWillExpire before showing the original (default: 1s)."),
+            OptionSpec("extension", value: "command", help: "Run your own extension program instead of the decrypting one."),
+            OptionSpec("memory-limit", value: "size", help: "Kill an --extension program above this resident memory (default: 24MB)."),
+            OptionSpec("placeholder-title", value: "title", environment: "PUSHSEAL_PLACEHOLDER_TITLE", help: "Shown when a sealed alert cannot be opened (default: Encrypted notification)."),
+            OptionSpec("placeholder-body", value: "body", environment: "PUSHSEAL_PLACEHOLDER_BODY", help: "Shown when a sealed alert cannot be opened."),
+            fieldOption,
+            keysOption,
+        ],
+        discussion: """
+        INPUTS:
+          FILE...   APNs payloads (.json, or .apns files as 'xcrun simctl push' takes them),
+                    delivered in the order given. '-' reads one payload per line from stdin.
+          --watch   A spool folder: files that cannot be read move to DIR/failed/ with a
+                    NAME.reason beside them. Write files elsewhere and rename them in.
+
+        STATUSES: decrypted, passthrough, key-missing, key-disabled, key-expired, auth-failed,
+          malformed, expired, deadline, original, modified (an --extension's own content).
+          Every input gets exactly one record, in input order (with --watch: as delivered).
+
+        EXAMPLES:
+          pushseal encrypt -t Hi -b there | pushseal receive -
+          pushseal receive --json --budget 2s payloads/*.json
+          pushseal receive --extension ./my-extension.py --budget 500ms payload.apns
+        """)
+
     static func spec(named name: CommandSpec.Name) -> CommandSpec? {
         switch name {
         case []: root
         case ["keys"]: keysGroup
         case ["encrypt"]: encrypt
         case ["decrypt"]: decrypt
+        case ["receive"]: receive
         default: keys.first { $0.name == name }
         }
     }

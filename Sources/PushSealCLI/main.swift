@@ -38,6 +38,8 @@ do {
         status = try runEncrypt(request, console: console)
     case .decrypt(let request):
         try runDecrypt(request, console: console)
+    case .receive(let request):
+        status = try runReceive(request, console: console)
     }
 } catch let error as UsageError {
     console.error(error.message)

@@ -1,0 +1,145 @@
+import SealCrypto
+import Synchronization
+
+/// The text shown when a sealed alert cannot be shown; the receiver's words, never secret.
+public struct Placeholder: Sendable, Equatable {
+    public var title: String
+    public var body: String
+
+    public static let standard = Placeholder(title: "Encrypted notification", body: "This message could not be decrypted on this device.")
+
+    public init(title: String, body: String) {
+        self.title = title
+        self.body = body
+    }
+}
+
+/// The extension pushseal exists for: opens the envelope in the payload's custom field and
+/// shows the sealed alert, or a placeholder that says nothing of the content when the key is
+/// missing, the message was altered, it expired, or time ran out.
+public final class DecryptingExtension: NotificationServiceExtension {
+    public struct Settings: Sendable {
+        public var field: String
+        public var placeholder: Placeholder
+        /// Unix seconds, for `exp` and key expiry; a parameter so tests can move time.
+        public var now: @Sendable () -> Int64
+
+        public init(field: String = PayloadSealer.defaultField, placeholder: Placeholder = .standard,
+                    now: @escaping @Sendable () -> Int64 = Timestamp.now) {
+            self.field = field
+            self.placeholder = placeholder
+            self.now = now
+        }
+    }
+
+    private let keys: any KeySource
+    private let settings: Settings
+    // Set in didReceive, read by serviceExtensionTimeWillExpire on another thread.
+    private let pending = Mutex<(request: NotificationRequest, handler: ContentHandler, kid: String?)?>(nil)
+
+    public init(keys: any KeySource, settings: Settings = Settings()) {
+        self.keys = keys
+        self.settings = settings
+    }
+
+    public func didReceive(_ request: NotificationRequest, contentHandler: ContentHandler) {
+        pending.withLock { $0 = (request, contentHandler, nil) }
+        let envelope: SealedEnvelope
+        switch request.content.userInfo[settings.field] {
+        case nil:
+            contentHandler(request.content, note: DeliveryNote(status: .passthrough, reason: "no '\(settings.field)' field"))
+            return
+        case .string(let text)?:
+            do {
+                envelope = try SealedEnvelope(parsing: text)
+            } catch {
+                deliverPlaceholder(request, contentHandler, DeliveryNote(status: .malformed, reason: "\(error)"))
+                return
+            }
+        case let other?:
+            deliverPlaceholder(request, contentHandler, DeliveryNote(status: .malformed, reason: "the '\(settings.field)' field is \(other.kindName), not an envelope"))
+            return
+        }
+        pending.withLock { $0?.kid = envelope.kid }
+        let settings = settings
+        keys.keyring { [self] result in
+            let outcome = Self.open(envelope, with: result, request: request, settings: settings)
+            switch outcome {
+            case .success(let content):
+                contentHandler(content, note: DeliveryNote(status: .decrypted, kid: envelope.kid))
+            case .failure(let note):
+                deliverPlaceholder(request, contentHandler, note)
+            }
+        }
+    }
+
+    public func serviceExtensionTimeWillExpire() {
+        guard let (request, handler, kid) = pending.withLock({ $0 }) else { return }
+        deliverPlaceholder(request, handler, DeliveryNote(status: .deadline, kid: kid, reason: "the extension's time ran out before the alert was opened"))
+    }
+
+    private func deliverPlaceholder(_ request: NotificationRequest, _ handler: ContentHandler, _ note: DeliveryNote) {
+        var content = request.content
+        content.title = settings.placeholder.title
+        content.subtitle = ""
+        content.body = settings.placeholder.body
+        handler(content, note: note)
+    }
+
+    private static func open(
+        _ envelope: SealedEnvelope, with keyring: Result<Keyring, any Error>,
+        request: NotificationRequest, settings: Settings
+    ) -> Result<NotificationContent, DeliveryNote> {
+        let kid = envelope.kid
+        func note(_ status: DeliveryStatus, _ error: any Error) -> DeliveryNote {
+            DeliveryNote(status: status, kid: kid, reason: "\(error)")
+        }
+        let now = settings.now()
+        let key: SymmetricKey
+        do {
+            key = try keyring.get().decryptionKey(for: kid, now: now)
+        } catch let error as KeyringError {
+            switch error.code {
+            case .keyDisabled: return .failure(note(.keyDisabled, error))
+            case .keyExpired: return .failure(note(.keyExpired, error))
+            default: return .failure(note(.keyMissing, error))
+            }
+        } catch {
+            return .failure(note(.keyMissing, error))
+        }
+        let alert: SealedAlert
+        do {
+            var plaintext = try envelope.open(with: key)
+            defer { SecureMemory.wipe(&plaintext) }
+            alert = try SealedAlert(plaintext: plaintext)
+        } catch let error as EnvelopeError where error.code == .authenticationFailed {
+            return .failure(note(.authenticationFailed, error))
+        } catch {
+            return .failure(note(.malformed, error))
+        }
+        if let expires = alert.expires, expires <= now {
+            return .failure(DeliveryNote(status: .expired, kid: kid, reason: "the message expired at \(Timestamp.format(expires))"))
+        }
+        return .success(content(showing: alert, over: request.content))
+    }
+
+    /// The original content with the sealed fields put in place, as an NSE does with
+    /// `mutableCopy()`.
+    static func content(showing alert: SealedAlert, over original: NotificationContent) -> NotificationContent {
+        var content = original
+        content.title = alert.title ?? ""
+        content.subtitle = alert.subtitle ?? ""
+        content.body = alert.body ?? ""
+        if let badge = alert.badge { content.badge = badge }
+        if let sound = alert.sound { content.sound = sound }
+        if let thread = alert.threadID { content.threadIdentifier = thread }
+        if let category = alert.category { content.categoryIdentifier = category }
+        if let target = alert.targetContentID { content.targetContentIdentifier = target }
+        if let level = alert.interruptionLevel { content.interruptionLevel = level }
+        if let score = alert.relevanceScore { content.relevanceScore = score }
+        for (key, value) in alert.data { content.userInfo[key] = value }
+        return content
+    }
+}
+
+extension DeliveryNote: Error {}

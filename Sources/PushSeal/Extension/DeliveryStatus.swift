@@ -1,0 +1,32 @@
+/// How a notification ended up on screen; one per delivery record.
+public struct DeliveryStatus: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public var description: String { rawValue }
+
+    public init(_ rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    /// The sealed alert was opened and shown.
+    public static let decrypted = DeliveryStatus("decrypted")
+    /// Not eligible for an extension, or no envelope: shown as it came.
+    public static let passthrough = DeliveryStatus("passthrough")
+    /// No usable key with the envelope's kid (unknown, or destroyed): placeholder.
+    public static let keyMissing = DeliveryStatus("key-missing")
+    /// The kid's key is disabled: placeholder.
+    public static let keyDisabled = DeliveryStatus("key-disabled")
+    /// The kid's key is past its grace period: placeholder.
+    public static let keyExpired = DeliveryStatus("key-expired")
+    /// The tag did not verify: placeholder, and no plaintext anywhere.
+    public static let authenticationFailed = DeliveryStatus("auth-failed")
+    /// The payload or envelope could not be read: placeholder, or no notification at all.
+    public static let malformed = DeliveryStatus("malformed")
+    /// The sealed alert's `exp` has passed: placeholder.
+    public static let expired = DeliveryStatus("expired")
+    /// The budget ran out and the extension answered `serviceExtensionTimeWillExpire`.
+    public static let deadline = DeliveryStatus("deadline")
+    /// The extension produced nothing usable in time, so iOS shows the original content.
+    public static let original = DeliveryStatus("original")
+    /// An external extension's own content was shown.
+    public static let modified = DeliveryStatus("modified")
+}

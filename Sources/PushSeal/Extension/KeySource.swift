@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// Where a decrypting extension gets its keys. A source that has them at hand answers
+/// inside the call; a slow one (a network fetch, a locked keychain) answers later from
+/// another thread, and the runner's deadline covers the wait.
+public protocol KeySource: Sendable {
+    func keyring(_ completion: @escaping @Sendable (Result<Keyring, any Error>) -> Void)
+}
+
+/// A keyring already in memory.
+public struct FixedKeySource: KeySource {
+    public let keyring: Keyring
+
+    public init(_ keyring: Keyring) {
+        self.keyring = keyring
+    }
+
+    public func keyring(_ completion: @escaping @Sendable (Result<Keyring, any Error>) -> Void) {
+        completion(.success(keyring))
+    }
+}
+
+/// A keyring folder, read once and read again only when `keyring.json` changes on disk, so
+/// a long-running receiver follows `keys rotate` and `keys import` without a restart.
+public final class KeyringFileSource: KeySource {
+    private struct Snapshot {
+        var keyring: Keyring
+        var device: UInt64
+        var inode: UInt64
+        var modified: timespec
+        var size: Int64
+    }
+
+    public let store: KeyringStore
+    private let cached: Mutex<Snapshot?>
+
+    /// Loads the keyring now, so a missing or unsafe one is reported before any delivery.
+    public init(store: KeyringStore) throws {
+        self.store = store
+        cached = Mutex(try Self.read(store))
+    }
+
+    public func keyring(_ completion: @escaping @Sendable (Result<Keyring, any Error>) -> Void) {
+        completion(Result { try current() })
+    }
+
+    /// The keyring as it is on disk now; a stat per call, a parse only after a change.
+    public func current() throws -> Keyring {
+        var info = stat()
+        let changed = cached.withLock { snapshot -> Bool in
+            guard let snapshot, lstat(store.path, &info) == 0 else { return true }
+            return UInt64(info.st_dev) != snapshot.device || UInt64(info.st_ino) != snapshot.inode
+                || info.st_mtim.tv_sec != snapshot.modified.tv_sec || info.st_mtim.tv_nsec != snapshot.modified.tv_nsec
+                || Int64(info.st_size) != snapshot.size
+        }
+        if changed {
+            let fresh = try Self.read(store)
+            cached.withLock { $0 = fresh }
+            return fresh.keyring
+        }
+        return try cached.withLock { snapshot in
+            guard let snapshot else { throw KeyringError(.keyringMissing, "no keyring at \(store.path)") }
+            return snapshot.keyring
+        }
+    }
+
+    private static func read(_ store: KeyringStore) throws -> Snapshot {
+        // Stat before reading: a change that lands in between shows as a new stat next time.
+        var info = stat()
+        let statted = lstat(store.path, &info) == 0
+        let keyring = try store.load()
+        guard statted else { throw KeyringError(.keyringMissing, "no keyring at \(store.path)") }
+        return Snapshot(keyring: keyring, device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
+                        modified: info.st_mtim, size: Int64(info.st_size))
+    }
+}

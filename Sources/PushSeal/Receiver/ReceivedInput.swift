@@ -1,0 +1,63 @@
+import SealCrypto
+
+/// One input to the receiver, read into a request, or the reason it could not be.
+public enum ReceivedInput: Sendable {
+    case request(NotificationRequest)
+    case unreadable(reason: String)
+
+    /// The key `xcrun simctl push` files carry to name the app; not part of the payload.
+    public static let simulatorBundleKey = "Simulator Target Bundle"
+
+    /// Reads a payload as a receiver gets it. Accepted shapes:
+    /// - an APNs payload: an object with `aps` (`.json`, or `.apns` for `simctl push`);
+    /// - a wrapped one with the request headers: `{"apns-id":"…","headers":{…},"payload":{…}}`.
+    public init(bytes: UnsafeRawBufferPointer) {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(bytes)
+        } catch {
+            self = .unreadable(reason: "not JSON: \(error)")
+            return
+        }
+        guard case .object(var object) = value else {
+            self = .unreadable(reason: "a payload is a JSON object, not \(value.kindName)")
+            return
+        }
+        var headers: [String: String] = [:]
+        var identifier: String?
+        if case .object(let payload)? = object["payload"], object["aps"] == nil {
+            if case .object(let given)? = object["headers"] {
+                for (name, value) in given {
+                    if let text = value.stringValue { headers[name.lowercased()] = text }
+                }
+            }
+            identifier = object["apns-id"]?.stringValue ?? headers["apns-id"]
+            object = payload
+        }
+        guard case .object? = object["aps"] else {
+            self = .unreadable(reason: "the payload has no 'aps' dictionary")
+            return
+        }
+        if let bundle = object[Self.simulatorBundleKey] {
+            object[Self.simulatorBundleKey] = nil
+            if let bundle = bundle.stringValue, headers["apns-topic"] == nil { headers["apns-topic"] = bundle }
+        }
+        self = .request(NotificationRequest(
+            identifier: identifier ?? Self.newIdentifier(),
+            content: NotificationContent(payload: object),
+            headers: headers))
+    }
+
+    public init(bytes: [UInt8]) {
+        self = bytes.withUnsafeBytes { ReceivedInput(bytes: $0) }
+    }
+
+    /// A UUID in APNs' uppercase form, as APNs assigns when the sender gives none.
+    static func newIdentifier() -> String {
+        var bytes = (try? SecureRandom.bytes(count: 16)) ?? [UInt8](repeating: 0, count: 16)
+        bytes[6] = bytes[6] & 0x0F | 0x40
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        let hex = Array(Hex.encode(bytes).uppercased())
+        return [hex[0..<8], hex[8..<12], hex[12..<16], hex[16..<20], hex[20..<32]].map { String($0) }.joined(separator: "-")
+    }
+}

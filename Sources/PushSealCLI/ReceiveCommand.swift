@@ -1,0 +1,73 @@
+import PushSeal
+import Synchronization
+
+/// Runs `pushseal receive`: every input becomes exactly one record on stdout.
+func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatus {
+    let makeExtension: @Sendable () -> any NotificationServiceExtension
+    if let command = request.extensionCommand {
+        let settings = ProcessExtension.Settings(command: command, memoryLimit: request.memoryLimit, timing: request.timing)
+        makeExtension = { ProcessExtension(settings: settings) }
+    } else {
+        // Read the keyring up front: a missing or unsafe one is a setup error, not a
+        // thousand placeholder deliveries.
+        let keys = try KeyringFileSource(store: KeyringStore(folder: request.keysFolder))
+        let settings = DecryptingExtension.Settings(field: request.field, placeholder: request.placeholder)
+        makeExtension = { DecryptingExtension(keys: keys, settings: settings) }
+    }
+    let runner = ExtensionRunner(timing: request.timing, makeExtension: makeExtension)
+    let tally = Mutex<[String: Int]>([:])
+    let json = request.json
+    let field = request.field
+    let write: @Sendable (DeliveryRecord) -> Void = { record in
+        tally.withLock { $0[record.status.rawValue, default: 0] += 1 }
+        if json {
+            console.output(bytes: JSONWriter.bytes(.object(record.json(envelopeField: field))))
+        } else {
+            console.output(record.text + "\n")
+        }
+    }
+
+    var status = ExitStatus.ok
+    if let folder = request.watch {
+        let spool = SpoolFolder(folder: folder, runner: runner, sink: write, flush: { console.flush() })
+        do {
+            try spool.prepare()
+        } catch let failure as FileIOFailure {
+            throw CLIFailure(.noInput, "cannot watch \(folder): \(failure.message)")
+        }
+        spool.run(once: request.once)
+    } else {
+        let receiver = OrderedReceiver(runner: runner, sink: write)
+        for input in request.inputs {
+            if input == "-" {
+                var reader = LineReader(descriptor: 0)
+                var line = 0
+                try reader.forEachLine { bytes in
+                    line += 1
+                    guard bytes.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }) else { return }
+                    receiver.submit(source: "stdin:\(line)", bytes: bytes)
+                }
+            } else {
+                do {
+                    let bytes = try InputFiles.read(input)
+                    bytes.withUnsafeBytes { receiver.submit(source: input, bytes: $0) }
+                } catch let failure as CLIFailure {
+                    // The file still gets its record, so inputs and records line up.
+                    receiver.submit(source: input, problem: failure.description)
+                    status = failure.status
+                }
+            }
+        }
+        receiver.finish()
+    }
+    console.flush()
+
+    if runner.ignoredContentHandlerCalls > 0 {
+        console.diagnostic("note: \(runner.ignoredContentHandlerCalls) content-handler call(s) after delivery were ignored, as on iOS")
+    }
+    if !json, console.stderrIsTerminal {
+        let counts = tally.withLock { $0 }.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+        console.diagnostic("received \(counts.isEmpty ? "nothing" : counts.joined(separator: ", "))")
+    }
+    return status
+}
