@@ -1,0 +1,206 @@
+import Foundation
+import Testing
+
+func records(_ output: String) -> [[String: Any]] {
+    output.split(separator: "\n").map { jsonObject(String($0)) }
+}
+
+/// A tiny extension program: answers at once, unless the notification's fallback title says
+/// "slow", in which case it sleeps past any test budget.
+let answeringExtension = """
+read -r request
+case "$request" in *'"title":"slow"'*) sleep 5 ;; esac
+echo '{"title":"From the extension","body":"rewritten"}'
+"""
+
+@Suite("pushseal receive, as a process")
+struct ReceiveCommandTests {
+    @Test func eachKindOfInputGetsItsStatusAndNoPlaintextLeaksOnFailure() throws {
+        let sender = try KeyringFixture()
+        let good = try sender.encrypt(["-t", "Deploy", "-b", "api-7 is live", "--data", "build:=41"]).stdout
+        let stranger = try KeyringFixture()
+        let unknownKey = try stranger.encrypt(["-b", "sealed under a key the receiver lacks"]).stdout
+        let secret = "tampered secret body"
+        let original = try sender.encrypt(["-b", secret]).stdout
+        let enc = envelope(in: original)
+        let tampered = original.replacingOccurrences(of: enc, with: String(enc.dropLast(3)) + (enc.hasSuffix("AAA") ? "BBB" : "AAA"))
+        let plain = #"{"aps":{"alert":{"title":"Plain","body":"not sealed"}}}"#
+        let input = [good, unknownKey, tampered, plain, "garbage {", "[1,2]"].map { $0.trimmingCharacters(in: .newlines) }.joined(separator: "\n") + "\n"
+
+        let run = try pushseal(["receive", "--json", "--keys", sender.keys, "-"], stdin: input)
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = records(run.stdout)
+        #expect(lines.map { $0["status"] as? String } == ["decrypted", "key-missing", "auth-failed", "passthrough", "malformed", "malformed"])
+        #expect(lines.map { $0["seq"] as? Int } == [1, 2, 3, 4, 5, 6])
+        #expect(lines[0]["title"] as? String == "Deploy" && lines[0]["body"] as? String == "api-7 is live")
+        #expect((lines[0]["userInfo"] as? [String: Any])?["build"] as? Int == 41)
+        #expect(lines[2]["title"] as? String == "Encrypted notification")
+        #expect(!run.stdout.contains(secret) && !run.stderr.contains(secret))
+        #expect(lines[3]["body"] as? String == "not sealed")
+    }
+
+    @Test func textOutputShowsWhatTheUserSees() throws {
+        let sender = try KeyringFixture()
+        let payload = try sender.encrypt(["-t", "Backup", "-b", "nightly backup done"]).stdout
+        let folder = TemporaryFolder()
+        folder.write("payload.json", payload)
+        let run = try pushseal(["receive", "--keys", sender.keys, "--placeholder-title", "Locked", folder.file("payload.json")])
+        #expect(run.status == 0)
+        #expect(run.stdout.hasPrefix("#1 decrypted  \(folder.file("payload.json"))"))
+        #expect(run.stdout.contains("\n   Backup\n   nightly backup done\n"))
+    }
+
+    @Test func tenThousandMixedLinesGiveTenThousandRecordsInOrder() throws {
+        let sender = try KeyringFixture()
+        let batch = (0..<500).map { #"{"title":"n\#($0)","body":"b"}"# }.joined(separator: "\n") + "\n"
+        let payloads = try sender.encrypt(["--batch"], stdin: batch).stdout.split(separator: "\n").map(String.init)
+        var lines: [String] = []
+        for index in 0..<10_000 {
+            switch index % 5 {
+            case 0: lines.append("this is not json \(index)")
+            case 1: lines.append(#"{"aps":{"alert":"plain \#(index)"}}"#)
+            case 2: lines.append("{\"truncated\": ")
+            default: lines.append(payloads[index % payloads.count])
+            }
+        }
+        let run = try pushseal(["receive", "--json", "--keys", sender.keys, "-"], stdin: lines.joined(separator: "\n") + "\n")
+        #expect(run.status == 0)
+        let output = records(run.stdout)
+        #expect(output.count == 10_000)
+        #expect(output.compactMap { $0["seq"] as? Int } == Array(1...10_000))
+        #expect(output.filter { $0["status"] as? String == "decrypted" }.count == 4_000)
+        #expect(output.filter { $0["status"] as? String == "malformed" }.count == 4_000)
+    }
+
+    @Test func sleepingExtensionIsCutAtTheBudgetWhileAFastOneIsNotHeldBack() throws {
+        let folder = TemporaryFolder()
+        folder.write("extension.sh", answeringExtension)
+        let slow = #"{"aps":{"alert":{"title":"slow","body":"x"},"mutable-content":1}}"#
+        let fast = #"{"aps":{"alert":{"title":"fast","body":"x"},"mutable-content":1}}"#
+        let run = try pushseal(["receive", "--json", "--budget", "300ms", "--expiry-grace", "200ms", "--extension", "sh \(folder.file("extension.sh"))", "-"], stdin: slow + "\n" + fast + "\n")
+        #expect(run.status == 0, "\(run.stderr)")
+        let output = records(run.stdout)
+        #expect(output.count == 2)
+        #expect(output[0]["status"] as? String == "original")
+        #expect(output[0]["title"] as? String == "slow")
+        let slowElapsed = output[0]["elapsed_ms"] as? Double ?? 0
+        #expect(slowElapsed >= 300)
+        #expect(output[1]["status"] as? String == "modified")
+        #expect(output[1]["title"] as? String == "From the extension")
+        #expect((output[1]["elapsed_ms"] as? Double ?? .infinity) < slowElapsed)
+    }
+
+    @Test func extensionThatAnswersItsSIGTERMIsShownAsDeadline() throws {
+        let folder = TemporaryFolder()
+        folder.write("trap.sh", """
+        trap 'echo "{\\"title\\":\\"Best effort\\",\\"body\\":\\"at expiry\\"}"; exit 0' TERM
+        sleep 5 & wait
+        """)
+        let request = #"{"aps":{"alert":{"title":"F","body":"x"},"mutable-content":1}}"#
+        let run = try pushseal(["receive", "--json", "--budget", "250ms", "--extension", "sh \(folder.file("trap.sh"))", "-"], stdin: request + "\n")
+        let record = records(run.stdout).first ?? [:]
+        #expect(record["status"] as? String == "deadline")
+        #expect(record["title"] as? String == "Best effort")
+        #expect(record["elapsed_ms"] as? Double ?? 0 >= 250)
+    }
+
+    @Test(arguments: [
+        ("exit 3", "exited with status 3"),
+        ("kill -SEGV $$", "killed by signal 11"),
+        ("echo not json", "not a JSON content object"),
+        ("echo '{\"title\":\"\",\"body\":\"\",\"badge\":1}'", "no alert text"),
+        ("python3 -c 'x = bytearray(120_000_000); import time; time.sleep(5)'", "passed the 24 MB limit"),
+    ])
+    func crashesKillsAndUnusableOutputShowTheOriginal(command: String, reason: String) throws {
+        let request = #"{"aps":{"alert":{"title":"Original","body":"as sent"},"mutable-content":1}}"#
+        let run = try pushseal(["receive", "--json", "--extension", command, "-"], stdin: request + "\n")
+        let record = records(run.stdout).first ?? [:]
+        #expect(record["status"] as? String == "original", "\(command)")
+        #expect(record["title"] as? String == "Original")
+        #expect((record["reason"] as? String ?? "").contains(reason), "\(record)")
+    }
+
+    @Test func extensionGetsTheRequestOnStdin() throws {
+        let folder = TemporaryFolder()
+        folder.write("echo.py", """
+        import json, sys
+        request = json.load(sys.stdin)
+        content = request["content"]
+        print(json.dumps({"title": request["identifier"], "body": content["userInfo"]["custom"] + " " + str(request["budget_ms"])}))
+        """)
+        let request = #"{"apns-id":"ABC-1","payload":{"aps":{"alert":{"title":"F","body":"x"},"mutable-content":1},"custom":"value"}}"#
+        let run = try pushseal(["receive", "--json", "--budget", "2s", "--extension", "python3 \(folder.file("echo.py"))", "-"], stdin: request + "\n")
+        let record = records(run.stdout).first ?? [:]
+        #expect(record["apns-id"] as? String == "ABC-1")
+        #expect(record["title"] as? String == "ABC-1")
+        #expect(record["body"] as? String == "value 2000")
+    }
+
+    @Test func spoolFolderMovesFilesOnlyAfterTheirRecord() throws {
+        let sender = try KeyringFixture()
+        let spool = TemporaryFolder()
+        for index in 1...5 {
+            spool.write("\(index).json", try sender.encrypt(["-t", "file \(index)"]).stdout)
+        }
+        spool.write("sim.apns", #"{"Simulator Target Bundle":"com.example.app","aps":{"alert":"from simctl"}}"#)
+        spool.write("broken.json", "{ not json")
+        spool.write("notes.txt", "not a payload")
+        let run = try pushseal(["receive", "--json", "--watch", spool.path, "--once", "--keys", sender.keys])
+        #expect(run.status == 0, "\(run.stderr)")
+        let output = records(run.stdout)
+        #expect(output.count == 7)
+        let files = FileManager.default
+        #expect(try files.contentsOfDirectory(atPath: spool.file("processed")).sorted() == ["1.json", "2.json", "3.json", "4.json", "5.json", "sim.apns"])
+        #expect(try files.contentsOfDirectory(atPath: spool.file("failed")).sorted() == ["broken.json", "broken.json.reason"])
+        #expect(spool.read("failed/broken.json.reason").hasPrefix("not JSON"))
+        #expect(try files.contentsOfDirectory(atPath: spool.path).sorted() == ["failed", "notes.txt", "processed"])
+    }
+
+    @Test func killedWatcherLosesNothingAndRepeatsAtMostTheInFlight() async throws {
+        let sender = try KeyringFixture()
+        let spool = TemporaryFolder()
+        let staging = TemporaryFolder()
+        let payloads = try sender.encrypt(["--batch"], stdin: (1...300).map { #"{"title":"n\#($0)"}"# }.joined(separator: "\n")).stdout.split(separator: "\n")
+        let outputs = TemporaryFolder()
+
+        let watcher = Process()
+        watcher.executableURL = URL(fileURLWithPath: pushsealBinary)
+        watcher.arguments = ["receive", "--json", "--watch", spool.path, "--keys", sender.keys]
+        watcher.standardOutput = FileHandle(forWritingAtPath: { outputs.write("first", ""); return outputs.file("first") }())
+        try watcher.run()
+        // Files stream in (written elsewhere, renamed in) while the watcher runs.
+        for (index, payload) in payloads.enumerated() {
+            let name = String(format: "%04d.json", index)
+            staging.write(name, String(payload))
+            try FileManager.default.moveItem(atPath: staging.file(name), toPath: spool.file(name))
+            if index == 150 { try await Task.sleep(for: .milliseconds(30)) }
+        }
+        try await Task.sleep(for: .milliseconds(20))
+        kill(watcher.processIdentifier, SIGKILL)
+        watcher.waitUntilExit()
+
+        let second = try pushseal(["receive", "--json", "--watch", spool.path, "--once", "--keys", sender.keys])
+        #expect(second.status == 0)
+        let all = records(outputs.read("first")) + records(second.stdout)
+        var seen: [String: Int] = [:]
+        for record in all { seen[record["source"] as? String ?? "?", default: 0] += 1 }
+        #expect(seen.count == 300)
+        #expect(seen.values.allSatisfy { $0 == 1 || $0 == 2 })
+        #expect(all.allSatisfy { $0["status"] as? String == "decrypted" })
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spool.file("processed")).count == 300)
+    }
+
+    @Test func receiveNeedsAnInputAndAUsableKeyring() throws {
+        let none = try pushseal(["receive"])
+        #expect(none.status == 64 && none.stderr.contains("nothing to receive"))
+        let folder = TemporaryFolder()
+        let noKeys = try pushseal(["receive", "--keys", folder.file("nothing"), "-"], stdin: "")
+        #expect(noKeys.status == 66 && noKeys.stderr.contains("pushseal keys init"))
+        let badBudget = try pushseal(["receive", "--budget", "soon", "-"])
+        #expect(badBudget.status == 64)
+        let sender = try KeyringFixture()
+        let missing = try pushseal(["receive", "--json", "--keys", sender.keys, folder.file("missing.json")])
+        #expect(missing.status == 66)
+        #expect(records(missing.stdout).first?["status"] as? String == "malformed")
+    }
+}
