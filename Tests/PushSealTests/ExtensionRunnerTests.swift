@@ -229,7 +229,7 @@ struct DecryptingExtensionTests {
         try destroyed.destroy(old)
         let payload = try seal()
         let enc = envelopeText(payload)
-        let tampered = payload.replacingOccurrences(of: enc, with: String(enc.dropLast()) + (enc.hasSuffix("A") ? "B" : "A"))
+        let tampered = payload.replacingOccurrences(of: enc, with: alteringMiddle(enc))
         let expiring = try seal { $0.timeToLive = .seconds(60) }
 
         let cases: [(String, any KeySource, Int64, DeliveryStatus)] = [
@@ -267,6 +267,15 @@ struct DecryptingExtensionTests {
         let inTime = await deliver(try seal(), keys: SlowKeySource(keyring: keyring, delay: .milliseconds(20)), timing: timing)
         #expect(inTime.status == .decrypted)
     }
+}
+
+/// One character of the sealed box changed; the middle never carries padding bits, so the
+/// result stays canonical base64url and must fail authentication.
+func alteringMiddle(_ enc: String) -> String {
+    var characters = Array(enc)
+    let middle = characters.count - 20
+    characters[middle] = characters[middle] == "A" ? "B" : "A"
+    return String(characters)
 }
 
 func envelopeText(_ payload: String) -> String {
