@@ -73,4 +73,25 @@ set -e
 echo "exit status $status"
 [ "$status" -eq 65 ] || exit 1
 
+step "9. What the phone would show: pushseal receive runs each payload through the extension"
+inbox="$work/inbox"
+mkdir -p "$inbox"
+"$pushseal" encrypt -t "Old key" -b "sealed before an emergency rotation" > "$inbox/3-rotated-out.json"
+show "pushseal keys rotate --grace 0s   # retire the current key at once"
+"$pushseal" keys rotate --grace 0s
+"$pushseal" encrypt -t "Deploy finished" -b "api-7 is live" --data build:=41 > "$inbox/1-good.json"
+"$pushseal" keys init --keys "$work/other-keys" > /dev/null
+"$pushseal" encrypt --keys "$work/other-keys" -t "Stranger" -b "sealed under a key this phone never got" > "$inbox/2-unknown-key.json"
+cp "$work/tampered.json" "$inbox/4-tampered.json"
+printf '%s\n' '{"aps":{"alert":{"title":"Plain notification","body":"not sealed, no extension"}}}' > "$inbox/5-plain.json"
+cd "$work"
+show "pushseal receive inbox/*.json"
+"$pushseal" receive inbox/*.json
+show "pushseal receive --json inbox/1-good.json"
+"$pushseal" receive --json inbox/1-good.json
+
+step "10. The 30-second rule, shortened: an extension that hangs is cut at the budget"
+show "pushseal receive --budget 300ms --extension 'sleep 5' inbox/1-good.json"
+"$pushseal" receive --budget 300ms --extension 'sleep 5' inbox/1-good.json
+
 printf '\ndemo: done\n'
