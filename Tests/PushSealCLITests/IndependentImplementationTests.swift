@@ -30,4 +30,28 @@ struct IndependentImplementationTests {
         let rejected = try keyring.decrypt(payload: tampered)
         #expect(rejected.status == 65 && rejected.stdout.isEmpty)
     }
+
+    @Test func receiverDecryptsPythonSealedPayloadsAndRefusesTamperedOnes() throws {
+        let keyring = try KeyringFixture()
+        let share = try keyring.export()
+        var lines: [String] = []
+        for index in 0..<3 {
+            let alert = #"{"title":"Python \#(index)","body":"secret body \#(index)","id":"p\#(index)","sent":1796200000}"#
+            let sealed = try runProcess("/usr/bin/env", ["python3", reference, "seal", share], stdin: alert)
+            #expect(sealed.status == 0, "\(sealed.stderr)")
+            lines.append(sealed.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        let enc = envelope(in: lines[2])
+        var characters = Array(enc)
+        characters[characters.count - 20] = characters[characters.count - 20] == "A" ? "B" : "A"
+        lines[2] = lines[2].replacingOccurrences(of: enc, with: String(characters))
+
+        let run = try pushseal(["receive", "--json", "--keys", keyring.keys, "-"], stdin: lines.joined(separator: "\n") + "\n")
+        #expect(run.status == 0, "\(run.stderr)")
+        let output = records(run.stdout)
+        #expect(output.map { $0["status"] as? String } == ["decrypted", "decrypted", "auth-failed"])
+        #expect(output[1]["title"] as? String == "Python 1" && output[1]["body"] as? String == "secret body 1")
+        #expect(!run.stdout.contains("secret body 2") && !run.stderr.contains("secret body 2"))
+        #expect(!run.stdout.contains("Python 2") && !run.stderr.contains("Python 2"))
+    }
 }
