@@ -4,22 +4,23 @@ import Glibc
 import Darwin
 #endif
 
-/// Thin, checked wrappers over the POSIX calls pushseal needs for durable files.
-enum FileIO {
+/// Thin, checked wrappers over the POSIX read and write calls, retrying interruptions and
+/// short transfers.
+public enum FileIO {
     /// The text of `errno`, for messages.
     static func lastError() -> String {
         String(cString: strerror(errno))
     }
 
     /// Reads everything from an open descriptor.
-    static func readAll(_ descriptor: Int32) throws(FileIOFailure) -> [UInt8] {
+    public static func readAll(_ descriptor: Int32) throws(FileIOFailure) -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw FileIOFailure(message: lastError())
+                throw FileIOFailure(code: errno)
             }
             if count == 0 { return bytes }
             bytes.append(contentsOf: chunk[..<count])
@@ -27,13 +28,13 @@ enum FileIO {
     }
 
     /// Writes all of `bytes`, retrying short writes.
-    static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) throws(FileIOFailure) {
+    public static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) throws(FileIOFailure) {
         var offset = 0
         while offset < bytes.count {
             let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw FileIOFailure(message: lastError())
+                throw FileIOFailure(code: errno)
             }
             offset += count
         }
@@ -42,6 +43,18 @@ enum FileIO {
 
 /// A failed system call, with the OS's own words.
 public struct FileIOFailure: Error, CustomStringConvertible {
+    /// The `errno` value, when the failure came from the system.
+    public let code: Int32?
     public let message: String
     public var description: String { message }
+
+    public init(message: String) {
+        self.code = nil
+        self.message = message
+    }
+
+    public init(code: Int32) {
+        self.code = code
+        self.message = String(cString: strerror(code))
+    }
 }

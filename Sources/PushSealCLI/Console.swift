@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import PushSeal
 import Synchronization
 
 /// The process's standard streams, with stdout buffered so that `--batch` makes one write
@@ -64,15 +65,8 @@ final class Console: Sendable {
     }
 
     private func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            offset += count
-        }
+        // A closed stdout or stderr has nowhere left to report to; the exit status still tells.
+        try? FileIO.writeAll(descriptor, bytes)
     }
 }
 
@@ -92,16 +86,10 @@ enum InputFiles {
     }
 
     static func readAll(_ descriptor: Int32, name: String) throws -> [UInt8] {
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw CLIFailure(errno == EISDIR ? .dataError : .ioError, "cannot read \(name): \(String(cString: strerror(errno)))")
-            }
-            if count == 0 { return bytes }
-            bytes.append(contentsOf: chunk[..<count])
+        do {
+            return try FileIO.readAll(descriptor)
+        } catch {
+            throw CLIFailure(error.code == EISDIR ? .dataError : .ioError, "cannot read \(name): \(error.message)")
         }
     }
 }

@@ -6,7 +6,7 @@ func runDecrypt(_ request: DecryptRequest, console: Console) throws {
     let input = try InputFiles.read(request.source)
     let keyring = try KeyringStore(folder: request.keysFolder).load()
     let opener = PayloadOpener(keyring: keyring, field: request.field)
-    let text = String(decoding: input, as: UTF8.self).trimmingCharacters(in: " \t\r\n")
+    let text = String(decoding: input, as: UTF8.self).trimmingASCIIWhitespace()
     let envelope = text.hasPrefix(SealedEnvelope.version + ".")
         ? try SealedEnvelope(parsing: text)
         : try opener.envelope(inPayload: input)
@@ -24,13 +24,4 @@ func runDecrypt(_ request: DecryptRequest, console: Console) throws {
         console.warning("this message expired at \(Timestamp.format(expires)); receivers show a placeholder instead")
     }
     console.output(JSONWriter.string(.object(alert.json)))
-}
-
-extension String {
-    func trimmingCharacters(in characters: String) -> String {
-        let set = Set(characters)
-        guard let first = firstIndex(where: { !set.contains($0) }),
-              let last = lastIndex(where: { !set.contains($0) }) else { return "" }
-        return String(self[first...last])
-    }
 }
