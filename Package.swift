@@ -8,10 +8,10 @@ let package = Package(
         .library(name: "PushSeal", targets: ["PushSeal"]),
     ],
     targets: [
-        // OpenSSL's libcrypto from Debian's libssl-dev; SealCrypto is its only user.
+        // OpenSSL's libcrypto (pkg-config libcrypto, from Debian's libssl-dev); SealCrypto is its only user.
         .systemLibrary(
             name: "COpenSSL",
-            pkgConfig: "openssl",
+            pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
         .target(name: "SealCrypto", dependencies: ["COpenSSL"]),

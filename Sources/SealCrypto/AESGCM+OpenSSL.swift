@@ -1,9 +1,25 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 internal import COpenSSL
 
 /// One OpenSSL cipher context: created in init, freed in deinit. Every C return code is
 /// checked; OpenSSL reports success as 1.
+///
+/// Each thread keeps one context (`CipherContext.current()`) and the key schedule of the
+/// last key it used, so a stream of messages under one key pays for the cipher lookup and
+/// key expansion once: each message then only sets its nonce.
 final class CipherContext {
     private let context: OpaquePointer
+    // Held strongly: the identity check below must never match a different key that was
+    // allocated where a released one used to be.
+    private var preparedKey: SymmetricKey?
+    private var preparedForEncryption = false
+
+    // OpenSSL returns a static, read-only description of the cipher: safe to share.
+    nonisolated(unsafe) private static let cipher: OpaquePointer? = EVP_aes_256_gcm()
 
     init() throws {
         guard let context = EVP_CIPHER_CTX_new() else {
@@ -16,18 +32,41 @@ final class CipherContext {
         EVP_CIPHER_CTX_free(context)
     }
 
+    /// This thread's context.
+    static func current() throws -> CipherContext {
+        if let stored = pthread_getspecific(threadContextKey) {
+            return Unmanaged<CipherContext>.fromOpaque(stored).takeUnretainedValue()
+        }
+        let context = try CipherContext()
+        pthread_setspecific(threadContextKey, Unmanaged.passRetained(context).toOpaque())
+        return context
+    }
+
+    private func prepare(_ key: SymmetricKey, encrypting: Bool) throws {
+        if preparedKey === key, preparedForEncryption == encrypting { return }
+        preparedKey = nil
+        let mode: Int32 = encrypting ? 1 : 0
+        try check(EVP_CipherInit_ex(context, Self.cipher, nil, nil, nil, mode), "initialise AES-256-GCM")
+        try check(pushseal_gcm_set_iv_length(context, Int32(AESGCM.nonceByteCount)), "set the nonce length")
+        try key.withUnsafeBytes { keyBytes in
+            try check(EVP_CipherInit_ex(context, nil, nil, bytes(keyBytes), nil, mode), "set the key")
+        }
+        preparedKey = key
+        preparedForEncryption = encrypting
+    }
+
     func seal(
-        key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
+        key: SymmetricKey, nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
         plaintext: UnsafeRawBufferPointer, ciphertext: UnsafeMutableRawBufferPointer,
         tag: UnsafeMutableRawBufferPointer
     ) throws {
-        try check(EVP_EncryptInit_ex(context, EVP_aes_256_gcm(), nil, nil, nil), "initialise encryption")
-        try check(pushseal_gcm_set_iv_length(context, Int32(nonce.count)), "set the nonce length")
-        try check(EVP_EncryptInit_ex(context, nil, nil, bytes(key), bytes(nonce)), "set the key and nonce")
+        try prepare(key, encrypting: true)
+        try check(EVP_EncryptInit_ex(context, nil, nil, nil, bytes(nonce)), "set the nonce")
         var written: Int32 = 0
         if aad.count > 0 {
             try check(EVP_EncryptUpdate(context, nil, &written, bytes(aad), Int32(aad.count)), "add the associated data")
         }
+        written = 0
         if plaintext.count > 0 {
             try check(
                 EVP_EncryptUpdate(context, mutableBytes(ciphertext), &written, bytes(plaintext), Int32(plaintext.count)),
@@ -39,13 +78,12 @@ final class CipherContext {
     }
 
     func open(
-        key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
+        key: SymmetricKey, nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
         ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
         plaintext: UnsafeMutableRawBufferPointer
     ) throws {
-        try check(EVP_DecryptInit_ex(context, EVP_aes_256_gcm(), nil, nil, nil), "initialise decryption")
-        try check(pushseal_gcm_set_iv_length(context, Int32(nonce.count)), "set the nonce length")
-        try check(EVP_DecryptInit_ex(context, nil, nil, bytes(key), bytes(nonce)), "set the key and nonce")
+        try prepare(key, encrypting: false)
+        try check(EVP_DecryptInit_ex(context, nil, nil, nil, bytes(nonce)), "set the nonce")
         var written: Int32 = 0
         if aad.count > 0 {
             try check(EVP_DecryptUpdate(context, nil, &written, bytes(aad), Int32(aad.count)), "add the associated data")
@@ -58,7 +96,7 @@ final class CipherContext {
         }
         try check(pushseal_gcm_set_tag(context, bytes(tag), Int32(tag.count)), "set the expected tag")
         var trailing: Int32 = 0
-        let end = plaintext.count > 0 ? mutableBytes(plaintext) + Int(written) : nil
+        let end = plaintext.count > 0 ? mutableBytes(plaintext) + Int(written) : mutableBytes(plaintext)
         guard EVP_DecryptFinal_ex(context, end, &trailing) == 1 else {
             ERR_clear_error()
             throw SealCryptoError(.authenticationFailed, "authentication failed: the message was altered or sealed under another key")
@@ -68,10 +106,21 @@ final class CipherContext {
     private func check(_ rc: Int32, _ step: String) throws {
         guard rc == 1 else {
             ERR_clear_error()
+            // A context left half-initialised must not be trusted for the next message.
+            preparedKey = nil
             throw SealCryptoError(.libraryFailure, "OpenSSL failed to \(step)")
         }
     }
 }
+
+private let threadContextKey: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key) { stored in
+        guard let stored else { return }
+        Unmanaged<CipherContext>.fromOpaque(stored).release()
+    }
+    return key
+}()
 
 // GCM accepts empty buffers, whose base address may be nil; OpenSSL wants a valid pointer
 // even for zero-length input, so a static byte stands in.

@@ -17,22 +17,24 @@ public enum AESGCM {
         nonce: [UInt8]? = nil,
         authenticating authenticatedData: [UInt8] = []
     ) throws -> SealedBox {
-        let nonce = try nonce ?? SecureRandom.bytes(count: nonceByteCount)
-        guard nonce.count == nonceByteCount else {
+        if let nonce, nonce.count != nonceByteCount {
             throw SealCryptoError(.invalidNonceSize, "a nonce is \(nonceByteCount) bytes, not \(nonce.count)")
         }
         var combined = [UInt8](repeating: 0, count: nonceByteCount + plaintext.count + tagByteCount)
         try combined.withUnsafeMutableBytes { output in
-            nonce.withUnsafeBytes { output.copyMemory(from: $0) }
+            let nonceBytes = UnsafeMutableRawBufferPointer(rebasing: output[..<nonceByteCount])
+            if let nonce {
+                nonce.withUnsafeBytes { nonceBytes.copyMemory(from: $0) }
+            } else {
+                try SecureRandom.fillPublic(nonceBytes)
+            }
             let ciphertext = UnsafeMutableRawBufferPointer(rebasing: output[nonceByteCount..<(nonceByteCount + plaintext.count)])
             let tag = UnsafeMutableRawBufferPointer(rebasing: output[(nonceByteCount + plaintext.count)...])
-            try key.withUnsafeBytes { keyBytes in
-                try plaintext.withUnsafeBytes { input in
-                    try authenticatedData.withUnsafeBytes { aad in
-                        try CipherContext().seal(
-                            key: keyBytes, nonce: UnsafeRawBufferPointer(rebasing: output[..<nonceByteCount]),
-                            aad: aad, plaintext: input, ciphertext: ciphertext, tag: tag)
-                    }
+            try plaintext.withUnsafeBytes { input in
+                try authenticatedData.withUnsafeBytes { aad in
+                    try CipherContext.current().seal(
+                        key: key, nonce: UnsafeRawBufferPointer(rebasing: output[..<nonceByteCount]),
+                        aad: aad, plaintext: input, ciphertext: ciphertext, tag: tag)
                 }
             }
         }
@@ -56,12 +58,10 @@ public enum AESGCM {
                     let ciphertext = UnsafeRawBufferPointer(
                         rebasing: combined[nonceByteCount..<(combined.count - tagByteCount)])
                     let tag = UnsafeRawBufferPointer(rebasing: combined[(combined.count - tagByteCount)...])
-                    try key.withUnsafeBytes { keyBytes in
-                        try authenticatedData.withUnsafeBytes { aad in
-                            try CipherContext().open(
-                                key: keyBytes, nonce: nonce, aad: aad,
-                                ciphertext: ciphertext, tag: tag, plaintext: output)
-                        }
+                    try authenticatedData.withUnsafeBytes { aad in
+                        try CipherContext.current().open(
+                            key: key, nonce: nonce, aad: aad,
+                            ciphertext: ciphertext, tag: tag, plaintext: output)
                     }
                 }
             }

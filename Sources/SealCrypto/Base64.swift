@@ -50,27 +50,60 @@ public enum Base64 {
     /// Encodes `bytes` as ASCII bytes in the given alphabet.
     public static func encodeToASCII<Bytes: Collection>(_ bytes: Bytes, alphabet: Alphabet = .url) -> [UInt8]
     where Bytes.Element == UInt8 {
-        let characters = alphabet.characters
-        var output = [UInt8]()
-        output.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var iterator = bytes.makeIterator()
-        while let b0 = iterator.next() {
-            let b1 = iterator.next()
-            let b2 = iterator.next()
-            output.append(characters[Int(b0 >> 2)])
-            output.append(characters[Int((b0 & 0x03) << 4 | (b1 ?? 0) >> 4)])
-            if let b1 {
-                output.append(characters[Int((b1 & 0x0F) << 2 | (b2 ?? 0) >> 6)])
-            } else if alphabet.pads {
-                output.append(UInt8(ascii: "="))
-            }
-            if let b2 {
-                output.append(characters[Int(b2 & 0x3F)])
-            } else if alphabet.pads {
-                output.append(UInt8(ascii: "="))
-            }
+        var output: [UInt8] = []
+        if bytes.withContiguousStorageIfAvailable({ append(UnsafeRawBufferPointer($0), alphabet: alphabet, to: &output) }) == nil {
+            Array(bytes).withUnsafeBytes { append($0, alphabet: alphabet, to: &output) }
         }
         return output
+    }
+
+    /// The number of characters `byteCount` bytes encode to.
+    public static func encodedCount(_ byteCount: Int, alphabet: Alphabet) -> Int {
+        alphabet.pads ? (byteCount + 2) / 3 * 4 : (byteCount * 4 + 2) / 3
+    }
+
+    /// Appends the encoding of `bytes` to `output`: the payload writer's path, which builds
+    /// the envelope in place instead of through an intermediate string.
+    public static func append(_ bytes: UnsafeRawBufferPointer, alphabet: Alphabet = .url, to output: inout [UInt8]) {
+        let start = output.count
+        let count = encodedCount(bytes.count, alphabet: alphabet)
+        output.append(contentsOf: repeatElement(0, count: count))
+        let characters = alphabet.characters
+        characters.withUnsafeBufferPointer { table in
+            output.withUnsafeMutableBufferPointer { buffer in
+                let out = buffer.baseAddress! + start
+                var o = 0
+                var i = 0
+                let whole = bytes.count - bytes.count % 3
+                while i < whole {
+                    let b0 = bytes[i], b1 = bytes[i + 1], b2 = bytes[i + 2]
+                    out[o] = table[Int(b0 >> 2)]
+                    out[o + 1] = table[Int((b0 & 0x03) << 4 | b1 >> 4)]
+                    out[o + 2] = table[Int((b1 & 0x0F) << 2 | b2 >> 6)]
+                    out[o + 3] = table[Int(b2 & 0x3F)]
+                    i += 3
+                    o += 4
+                }
+                switch bytes.count - whole {
+                case 1:
+                    let b0 = bytes[i]
+                    out[o] = table[Int(b0 >> 2)]
+                    out[o + 1] = table[Int((b0 & 0x03) << 4)]
+                    if alphabet.pads {
+                        out[o + 2] = UInt8(ascii: "=")
+                        out[o + 3] = UInt8(ascii: "=")
+                    }
+                case 2:
+                    let b0 = bytes[i], b1 = bytes[i + 1]
+                    out[o] = table[Int(b0 >> 2)]
+                    out[o + 1] = table[Int((b0 & 0x03) << 4 | b1 >> 4)]
+                    out[o + 2] = table[Int((b1 & 0x0F) << 2)]
+                    if alphabet.pads { out[o + 3] = UInt8(ascii: "=") }
+                default:
+                    break
+                }
+            }
+        }
     }
 
     /// Decodes canonical base64 text, or throws `invalidEncoding`.
@@ -90,25 +123,36 @@ public enum Base64 {
         let remainder = length % 4
         guard remainder != 1 else { throw malformed("it ends with a lone character") }
 
-        let table = alphabet.decodeTable
-        var output = [UInt8]()
-        output.reserveCapacity(length / 4 * 3 + 2)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        for index in 0..<length {
-            let value = table[Int(ascii[index])]
-            guard value != invalid else { throw malformed("it contains a character outside the alphabet") }
-            accumulator = accumulator << 6 | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+        let byteCount = length / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
+        var failure: SealCryptoError?
+        let output = [UInt8](unsafeUninitializedCapacity: byteCount) { buffer, initialized in
+            alphabet.decodeTable.withUnsafeBufferPointer { table in
+                var accumulator: UInt32 = 0
+                var bits: UInt32 = 0
+                var o = 0
+                for index in 0..<length {
+                    let value = table[Int(ascii[index])]
+                    guard value != invalid else {
+                        failure = malformed("it contains a character outside the alphabet")
+                        return
+                    }
+                    accumulator = accumulator << 6 | UInt32(value)
+                    bits += 6
+                    if bits >= 8 {
+                        bits -= 8
+                        buffer[o] = UInt8(truncatingIfNeeded: accumulator >> bits)
+                        o += 1
+                    }
+                }
+                // Leftover bits must be zero, or two texts would decode to the same bytes.
+                guard accumulator & ((1 << bits) - 1) == 0 else {
+                    failure = malformed("its last character has unused bits set")
+                    return
+                }
+                initialized = o
             }
         }
-        // Leftover bits must be zero, or two texts would decode to the same bytes.
-        guard accumulator & ((1 << UInt32(bits)) - 1) == 0 else {
-            throw malformed("its last character has unused bits set")
-        }
+        if let failure { throw failure }
         return output
     }
 

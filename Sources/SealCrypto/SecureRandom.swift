@@ -1,7 +1,20 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 internal import COpenSSL
 
 /// Random bytes from OpenSSL's CSPRNG (`RAND_bytes`), suitable for keys and nonces.
 public enum SecureRandom {
+    /// Fills `buffer` with bytes for public values (nonces, message ids) from this thread's
+    /// pool. Each `RAND_bytes` call costs about as much as sealing a short alert, so the pool
+    /// draws 4 KiB at a time and hands every byte out once. Keys never come from here:
+    /// `bytes(count:)` asks the generator directly, so no secret sits in a pool.
+    public static func fillPublic(_ buffer: UnsafeMutableRawBufferPointer) throws {
+        try RandomPool.current().fill(buffer)
+    }
+
     /// Returns `count` random bytes, or throws if the generator is not seeded.
     public static func bytes(count: Int) throws -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
@@ -20,3 +33,46 @@ public enum SecureRandom {
         }
     }
 }
+
+/// A per-thread buffer of `RAND_bytes` output for public random values.
+final class RandomPool {
+    private static let size = 4096
+    private var bytes = [UInt8](repeating: 0, count: RandomPool.size)
+    private var used = RandomPool.size
+
+    static func current() throws -> RandomPool {
+        if let stored = pthread_getspecific(randomPoolKey) {
+            return Unmanaged<RandomPool>.fromOpaque(stored).takeUnretainedValue()
+        }
+        let pool = RandomPool()
+        pthread_setspecific(randomPoolKey, Unmanaged.passRetained(pool).toOpaque())
+        return pool
+    }
+
+    func fill(_ buffer: UnsafeMutableRawBufferPointer) throws {
+        var filled = 0
+        while filled < buffer.count {
+            if used == bytes.count {
+                try SecureRandom.fill(&bytes)
+                used = 0
+            }
+            let take = min(buffer.count - filled, bytes.count - used)
+            bytes.withUnsafeBytes { pool in
+                UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<(filled + take)])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: pool[used..<(used + take)]))
+            }
+            // Moving `used` past the bytes is what guarantees no nonce is handed out twice.
+            used += take
+            filled += take
+        }
+    }
+}
+
+private let randomPoolKey: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key) { stored in
+        guard let stored else { return }
+        Unmanaged<RandomPool>.fromOpaque(stored).release()
+    }
+    return key
+}()

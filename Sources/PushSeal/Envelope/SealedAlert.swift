@@ -80,26 +80,28 @@ public struct SealedAlert: Sendable, Equatable {
 
     /// A random message id: 16 hex characters.
     public static func randomID() throws -> String {
-        Hex.encode(try SecureRandom.bytes(count: 8))
+        var bytes = [UInt8](repeating: 0, count: 8)
+        try bytes.withUnsafeMutableBytes { try SecureRandom.fillPublic($0) }
+        return Hex.encode(bytes)
     }
 
     /// The alert as the JSON object that gets sealed, members in a fixed order.
     public var json: JSONObject {
         var object = JSONObject()
-        object[Field.title] = title.map(JSONValue.string)
-        object[Field.subtitle] = subtitle.map(JSONValue.string)
-        object[Field.body] = body.map(JSONValue.string)
-        object[Field.badge] = badge.map { JSONValue.integer($0) }
-        object[Field.sound] = sound.map(JSONValue.string)
-        object[Field.threadID] = threadID.map(JSONValue.string)
-        object[Field.category] = category.map(JSONValue.string)
-        object[Field.targetContentID] = targetContentID.map(JSONValue.string)
-        object[Field.interruptionLevel] = interruptionLevel.map { JSONValue.string($0.rawValue) }
-        object[Field.relevanceScore] = relevanceScore.map(JSONValue.number)
-        if !data.isEmpty { object[Field.data] = .object(data) }
-        object[Field.id] = .string(id)
-        object[Field.sent] = .integer(sent)
-        object[Field.expires] = expires.map { JSONValue.integer($0) }
+        object.append(Field.title, title.map(JSONValue.string))
+        object.append(Field.subtitle, subtitle.map(JSONValue.string))
+        object.append(Field.body, body.map(JSONValue.string))
+        object.append(Field.badge, badge.map { JSONValue.integer($0) })
+        object.append(Field.sound, sound.map(JSONValue.string))
+        object.append(Field.threadID, threadID.map(JSONValue.string))
+        object.append(Field.category, category.map(JSONValue.string))
+        object.append(Field.targetContentID, targetContentID.map(JSONValue.string))
+        object.append(Field.interruptionLevel, interruptionLevel.map { JSONValue.string($0.rawValue) })
+        object.append(Field.relevanceScore, relevanceScore.map(JSONValue.number))
+        object.append(Field.data, data.isEmpty ? nil : .object(data))
+        object.append(Field.id, .string(id))
+        object.append(Field.sent, .integer(sent))
+        object.append(Field.expires, expires.map { JSONValue.integer($0) })
         return object
     }
 

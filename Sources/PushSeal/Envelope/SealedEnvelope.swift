@@ -24,26 +24,30 @@ public struct SealedEnvelope: Sendable, Equatable {
 
     /// Reads an envelope, checking its shape but not its authenticity.
     public init(parsing text: String) throws {
-        guard let lastDot = text.lastIndex(of: ".") else {
+        var text = text
+        self = try text.withUTF8 { try SealedEnvelope(utf8: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Reads an envelope from its UTF-8 bytes; the receiver's path, with no String work.
+    public init(utf8 bytes: UnsafeRawBufferPointer) throws {
+        let dot = UInt8(ascii: ".")
+        guard let lastDot = bytes.lastIndex(of: dot), let firstDot = bytes.firstIndex(of: dot), firstDot < lastDot else {
             throw EnvelopeError(.malformed, "not a ps1 envelope: expected ps1.<kid>.<sealed box>")
         }
-        let header = text[..<lastDot]
-        let sealed = text[text.index(after: lastDot)...]
-        guard let firstDot = header.firstIndex(of: ".") else {
-            throw EnvelopeError(.malformed, "not a ps1 envelope: expected ps1.<kid>.<sealed box>")
-        }
-        let version = header[..<firstDot]
-        guard version == Self.version else {
-            let shown = version.count <= 16 && KeyID.isValid(version) ? "'\(version)'" : "this"
+        let version = UnsafeRawBufferPointer(rebasing: bytes[..<firstDot])
+        guard version.elementsEqual(Self.version.utf8) else {
+            let text = String(decoding: version, as: UTF8.self)
+            let shown = text.count <= 16 && KeyID.isValid(text) ? "'\(text)'" : "this"
             throw EnvelopeError(.unsupportedVersion, "envelope version \(shown) is not supported (this build reads ps1)")
         }
-        let kid = header[header.index(after: firstDot)...]
+        let kidBytes = UnsafeRawBufferPointer(rebasing: bytes[(firstDot + 1)..<lastDot])
+        let kid = String(decoding: kidBytes, as: UTF8.self)
         guard KeyID.isValid(kid) else {
             throw EnvelopeError(.malformed, "malformed envelope: the key id must be 1 to 64 of A-Z a-z 0-9 _ -")
         }
         let combined: [UInt8]
         do {
-            combined = try Base64.decode(String(sealed), alphabet: .url)
+            combined = try Base64.decode(UnsafeRawBufferPointer(rebasing: bytes[(lastDot + 1)...]), alphabet: .url)
         } catch {
             throw EnvelopeError(.malformed, "malformed envelope: the sealed box is \(error)")
         }
@@ -51,7 +55,7 @@ public struct SealedEnvelope: Sendable, Equatable {
         guard combined.count >= minimum else {
             throw EnvelopeError(.malformed, "malformed envelope: the sealed box has \(combined.count) bytes, at least \(minimum) expected (12-byte nonce, 16-byte tag)")
         }
-        self.kid = String(kid)
+        self.kid = kid
         self.box = try SealedBox(combined: combined)
     }
 

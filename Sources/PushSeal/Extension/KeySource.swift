@@ -30,6 +30,7 @@ public struct FixedKeySource: KeySource {
 public final class KeyringFileSource: KeySource {
     private struct Snapshot {
         var keyring: Keyring
+        var checked: ContinuousClock.Instant
         var device: UInt64
         var inode: UInt64
         var modified: timespec
@@ -49,14 +50,23 @@ public final class KeyringFileSource: KeySource {
         completion(Result { try current() })
     }
 
-    /// The keyring as it is on disk now; a stat per call, a parse only after a change.
+    /// How often the file is looked at again: often enough that a rotation shows within a
+    /// blink, rarely enough that a stream of notifications does not stat once each.
+    static let recheckInterval: Duration = .milliseconds(100)
+
+    /// The keyring as it is on disk now; a stat now and then, a parse only after a change.
     public func current() throws -> Keyring {
         var info = stat()
+        let now = ContinuousClock.now
         let changed = cached.withLock { snapshot -> Bool in
-            guard let snapshot, lstat(store.path, &info) == 0 else { return true }
-            return UInt64(info.st_dev) != snapshot.device || UInt64(info.st_ino) != snapshot.inode
-                || info.st_mtim.tv_sec != snapshot.modified.tv_sec || info.st_mtim.tv_nsec != snapshot.modified.tv_nsec
-                || Int64(info.st_size) != snapshot.size
+            guard var current = snapshot else { return true }
+            if now - current.checked < Self.recheckInterval { return false }
+            current.checked = now
+            snapshot = current
+            guard lstat(store.path, &info) == 0 else { return true }
+            return UInt64(info.st_dev) != current.device || UInt64(info.st_ino) != current.inode
+                || info.st_mtim.tv_sec != current.modified.tv_sec || info.st_mtim.tv_nsec != current.modified.tv_nsec
+                || Int64(info.st_size) != current.size
         }
         if changed {
             let fresh = try Self.read(store)
@@ -75,7 +85,7 @@ public final class KeyringFileSource: KeySource {
         let statted = lstat(store.path, &info) == 0
         let keyring = try store.load()
         guard statted else { throw KeyringError(.keyringMissing, "no keyring at \(store.path)") }
-        return Snapshot(keyring: keyring, device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
+        return Snapshot(keyring: keyring, checked: ContinuousClock.now, device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
                         modified: info.st_mtim, size: Int64(info.st_size))
     }
 }

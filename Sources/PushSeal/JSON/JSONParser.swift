@@ -85,6 +85,9 @@ public struct JSONParser {
         guard depth <= Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth) levels") }
         index += 1
         var object = JSONObject()
+        // Small objects check for duplicates by scanning; large ones by hashing, so a hostile
+        // object with a million members costs linear time, not quadratic.
+        var names: Set<String>?
         skipWhitespace()
         if current == UInt8(ascii: "}") {
             index += 1
@@ -95,14 +98,21 @@ public struct JSONParser {
             guard current == UInt8(ascii: "\"") else { throw error("expected a member name in quotes") }
             let keyOffset = index
             let key = try parseString()
-            guard object[key] == nil else {
+            let duplicate: Bool
+            if names != nil {
+                duplicate = !names!.insert(key).inserted
+            } else {
+                duplicate = object.members.contains { $0.key == key }
+                if object.count >= 16 { names = Set(object.keys + [key]) }
+            }
+            guard !duplicate else {
                 throw JSONParseError(reason: "duplicate key \"\(key.prefix(64))\"", offset: keyOffset)
             }
             skipWhitespace()
             guard current == UInt8(ascii: ":") else { throw error("expected ':' after a member name") }
             index += 1
             skipWhitespace()
-            object[key] = try parseValue(depth: depth)
+            object.append(key, try parseValue(depth: depth))
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): index += 1
@@ -194,6 +204,10 @@ public struct JSONParser {
     }
 
     private func validatedString(_ raw: UnsafeRawBufferPointer, at offset: Int) throws -> String {
+        // Nearly every string in a payload is ASCII, which needs no further validation.
+        if !raw.contains(where: { $0 >= 0x80 }) {
+            return String(decoding: raw, as: UTF8.self)
+        }
         guard let text = String(validating: raw, as: UTF8.self) else {
             throw JSONParseError(reason: "invalid UTF-8 in a string", offset: offset)
         }

@@ -79,6 +79,12 @@ public struct JSONObject: Sendable, Equatable, Sequence {
         }
     }
 
+    /// Appends a member without looking for one of the same name, skipping nil: for
+    /// builders that write each name once, in order.
+    public mutating func append(_ key: String, _ value: JSONValue?) {
+        if let value { members.append((key, value)) }
+    }
+
     public func makeIterator() -> IndexingIterator<[(key: String, value: JSONValue)]> {
         members.makeIterator()
     }

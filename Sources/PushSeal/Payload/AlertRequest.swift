@@ -22,65 +22,76 @@ public struct AlertRequest: Sendable {
 
     /// Names a batch line may use: the sealed field names, plus the option names
     /// (`message`, `group`, `level`, `url`, `ttl`) so a line reads like the command.
-    static let batchKeys: Set<String> = [
+    static let batchKeys: [String] = [
         "title", "subtitle", "body", "message", "badge", "sound", "thread-id", "group", "category",
         "target-content-id", "interruption-level", "level", "relevance-score", "url", "data", "ttl", "id",
     ]
 
-    /// Reads one JSON object of batch input.
+    /// Reads one JSON object of batch input, in one pass over its members.
     public init(json object: JSONObject) throws {
-        if let unknown = object.keys.first(where: { !Self.batchKeys.contains($0) }) {
-            throw PayloadError(.invalidAlert, "unknown alert field '\(unknown.prefix(64))' (known: \(Self.batchKeys.sorted().joined(separator: ", ")))")
-        }
-        func string(_ key: String) throws -> String? {
-            switch object[key] {
-            case nil, .null?: return nil
-            case .string(let text)?: return text
-            case let other?: throw PayloadError(.invalidAlert, "'\(key)' is \(other.kindName), not a string")
+        func string(_ key: String, _ value: JSONValue) throws -> String? {
+            switch value {
+            case .null: return nil
+            case .string(let text): return text
+            default: throw PayloadError(.invalidAlert, "'\(key)' is \(value.kindName), not a string")
             }
         }
-        title = try string("title")
-        subtitle = try string("subtitle")
-        body = try string("body") ?? string("message")
-        sound = try string("sound")
-        threadID = try string("thread-id") ?? string("group")
-        category = try string("category")
-        targetContentID = try string("target-content-id")
-        level = try string("interruption-level") ?? string("level")
-        url = try string("url")
-        id = try string("id")
-        switch object["badge"] {
-        case nil, .null?: badge = nil
-        case let value?:
-            guard let number = value.integerValue, let exact = Int(exactly: number) else {
-                throw PayloadError(.invalidAlert, "'badge' must be a whole number")
+        var message: String?, group: String?, shortLevel: String?
+        for (key, value) in object {
+            switch key {
+            case "title": title = try string(key, value)
+            case "subtitle": subtitle = try string(key, value)
+            case "body": body = try string(key, value)
+            case "message": message = try string(key, value)
+            case "sound": sound = try string(key, value)
+            case "thread-id": threadID = try string(key, value)
+            case "group": group = try string(key, value)
+            case "category": category = try string(key, value)
+            case "target-content-id": targetContentID = try string(key, value)
+            case "interruption-level": level = try string(key, value)
+            case "level": shortLevel = try string(key, value)
+            case "url": url = try string(key, value)
+            case "id": id = try string(key, value)
+            case "badge":
+                guard value != .null else { continue }
+                guard let number = value.integerValue, let exact = Int(exactly: number) else {
+                    throw PayloadError(.invalidAlert, "'badge' must be a whole number")
+                }
+                badge = exact
+            case "relevance-score":
+                switch value {
+                case .null: relevanceScore = nil
+                case .number(let text): relevanceScore = text
+                default: throw PayloadError(.invalidAlert, "'relevance-score' must be a number from 0 to 1")
+                }
+            case "data":
+                switch value {
+                case .null: break
+                case .object(let members): data = members
+                default: throw PayloadError(.invalidAlert, "'data' is \(value.kindName), not an object")
+                }
+            case "ttl":
+                switch value {
+                case .null: timeToLive = nil
+                case .string(let text):
+                    guard let duration = DurationText.parse(text) else {
+                        throw PayloadError(.invalidAlert, "'ttl' must be a duration such as 3600s, 90m, 12h or 7d")
+                    }
+                    timeToLive = duration
+                case .number:
+                    guard let seconds = value.integerValue, seconds > 0 else {
+                        throw PayloadError(.invalidAlert, "'ttl' must be a positive number of seconds")
+                    }
+                    timeToLive = .seconds(seconds)
+                default: throw PayloadError(.invalidAlert, "'ttl' must be a duration such as 3600s, 90m, 12h or 7d")
+                }
+            default:
+                throw PayloadError(.invalidAlert, "unknown alert field '\(key.prefix(64))' (known: \(Self.batchKeys.sorted().joined(separator: ", ")))")
             }
-            badge = exact
         }
-        switch object["relevance-score"] {
-        case nil, .null?: relevanceScore = nil
-        case .number(let text)?: relevanceScore = text
-        default: throw PayloadError(.invalidAlert, "'relevance-score' must be a number from 0 to 1")
-        }
-        switch object["data"] {
-        case nil, .null?: break
-        case .object(let members)?: data = members
-        case let other?: throw PayloadError(.invalidAlert, "'data' is \(other.kindName), not an object")
-        }
-        switch object["ttl"] {
-        case nil, .null?: timeToLive = nil
-        case .string(let text)?:
-            guard let duration = DurationText.parse(text) else {
-                throw PayloadError(.invalidAlert, "'ttl' must be a duration such as 3600s, 90m, 12h or 7d")
-            }
-            timeToLive = duration
-        case .number?:
-            guard let seconds = object["ttl"]?.integerValue, seconds > 0 else {
-                throw PayloadError(.invalidAlert, "'ttl' must be a positive number of seconds")
-            }
-            timeToLive = .seconds(seconds)
-        default: throw PayloadError(.invalidAlert, "'ttl' must be a duration such as 3600s, 90m, 12h or 7d")
-        }
+        body = body ?? message
+        threadID = threadID ?? group
+        level = level ?? shortLevel
     }
 
     /// Checks the request and stamps it with an id and the time it was sealed.

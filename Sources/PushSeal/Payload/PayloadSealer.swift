@@ -15,6 +15,8 @@ public struct PayloadSealer: Sendable {
     public let fallback: FallbackAlert
     // The payload is the same bytes around the envelope every time, so build them once.
     private let prefix: [UInt8]
+    /// `ps1.<kid>.`, the envelope's text before the sealed box.
+    private let header: [UInt8]
 
     public init(
         keyring: Keyring, field: String = defaultField, pad: Int = defaultPad,
@@ -43,6 +45,7 @@ public struct PayloadSealer: Sendable {
         JSONWriter.writeString(field, to: &prefix)
         prefix.append(UInt8(ascii: ":"))
         self.prefix = prefix
+        header = Array("\(SealedEnvelope.version).\(kid).".utf8)
     }
 
     /// The field must be a custom key beside `aps`.
@@ -58,8 +61,12 @@ public struct PayloadSealer: Sendable {
         defer { SecureMemory.wipe(&plaintext) }
         let envelope = try SealedEnvelope.seal(plaintext, kid: kid, key: key)
         var payload = prefix
-        JSONWriter.writeString(envelope.text, to: &payload)
-        payload.append(UInt8(ascii: "}"))
+        payload.reserveCapacity(prefix.count + header.count + Base64.encodedCount(envelope.box.combined.count, alphabet: .url) + 3)
+        // The header and base64url need no JSON escaping, so the envelope is written in place.
+        payload.append(UInt8(ascii: "\""))
+        payload.append(contentsOf: header)
+        envelope.box.combined.withUnsafeBytes { Base64.append($0, alphabet: .url, to: &payload) }
+        payload.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: "}")])
         guard payload.count <= Self.byteLimit else {
             throw PayloadError(
                 .tooLarge,

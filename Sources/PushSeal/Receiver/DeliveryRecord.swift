@@ -29,38 +29,38 @@ public struct DeliveryRecord: Sendable {
     /// `category`, `interruption-level`, `userInfo` when they have a value.
     public func json(envelopeField: String) -> JSONObject {
         var object = JSONObject()
-        object["seq"] = .integer(seq)
+        object.append("seq", .integer(seq))
         guard let delivery else {
-            object["apns-id"] = .null
-            object["status"] = .string(DeliveryStatus.malformed.rawValue)
-            object["title"] = .string("")
-            object["subtitle"] = .string("")
-            object["body"] = .string("")
-            object["kid"] = .null
-            object["elapsed_ms"] = .number("0")
-            object["source"] = .string(source)
-            object["reason"] = .string(problem ?? "")
+            object.append("apns-id", .null)
+            object.append("status", .string(DeliveryStatus.malformed.rawValue))
+            object.append("title", .string(""))
+            object.append("subtitle", .string(""))
+            object.append("body", .string(""))
+            object.append("kid", .null)
+            object.append("elapsed_ms", .number("0.000"))
+            object.append("source", .string(source))
+            object.append("reason", .string(problem ?? ""))
             return object
         }
         let content = delivery.content
-        object["apns-id"] = .string(delivery.request.identifier)
-        object["status"] = .string(delivery.status.rawValue)
-        object["title"] = .string(content.title)
-        object["subtitle"] = .string(content.subtitle)
-        object["body"] = .string(content.body)
-        object["kid"] = delivery.note.kid.map(JSONValue.string) ?? .null
-        object["elapsed_ms"] = .number(Self.milliseconds(delivery.elapsed))
-        object["source"] = .string(source)
-        object["reason"] = delivery.note.reason.map(JSONValue.string)
-        object["badge"] = content.badge.map { .integer($0) }
-        object["sound"] = content.sound.map(JSONValue.string)
-        object["thread-id"] = content.threadIdentifier.isEmpty ? nil : .string(content.threadIdentifier)
-        object["category"] = content.categoryIdentifier.isEmpty ? nil : .string(content.categoryIdentifier)
-        object["interruption-level"] = content.interruptionLevel.map { .string($0.rawValue) }
+        object.append("apns-id", .string(delivery.request.identifier))
+        object.append("status", .string(delivery.status.rawValue))
+        object.append("title", .string(content.title))
+        object.append("subtitle", .string(content.subtitle))
+        object.append("body", .string(content.body))
+        object.append("kid", delivery.note.kid.map(JSONValue.string) ?? .null)
+        object.append("elapsed_ms", .number(Self.milliseconds(delivery.elapsed)))
+        object.append("source", .string(source))
+        object.append("reason", delivery.note.reason.map(JSONValue.string))
+        object.append("badge", content.badge.map { .integer($0) })
+        object.append("sound", content.sound.map(JSONValue.string))
+        object.append("thread-id", content.threadIdentifier.isEmpty ? nil : JSONValue.string(content.threadIdentifier))
+        object.append("category", content.categoryIdentifier.isEmpty ? nil : JSONValue.string(content.categoryIdentifier))
+        object.append("interruption-level", content.interruptionLevel.map { .string($0.rawValue) })
         var userInfo = content.userInfo
         userInfo["aps"] = nil
         userInfo[envelopeField] = nil
-        if !userInfo.isEmpty { object["userInfo"] = .object(userInfo) }
+        object.append("userInfo", userInfo.isEmpty ? nil : .object(userInfo))
         return object
     }
 

@@ -54,10 +54,25 @@ public enum ReceivedInput: Sendable {
 
     /// A UUID in APNs' uppercase form, as APNs assigns when the sender gives none.
     static func newIdentifier() -> String {
-        var bytes = (try? SecureRandom.bytes(count: 16)) ?? [UInt8](repeating: 0, count: 16)
-        bytes[6] = bytes[6] & 0x0F | 0x40
-        bytes[8] = bytes[8] & 0x3F | 0x80
-        let hex = Array(Hex.encode(bytes).uppercased())
-        return [hex[0..<8], hex[8..<12], hex[12..<16], hex[16..<20], hex[20..<32]].map { String($0) }.joined(separator: "-")
+        var random = [UInt8](repeating: 0, count: 16)
+        _ = try? random.withUnsafeMutableBytes { try SecureRandom.fillPublic($0) }
+        random[6] = random[6] & 0x0F | 0x40
+        random[8] = random[8] & 0x3F | 0x80
+        let digits: StaticString = "0123456789ABCDEF"
+        return String(unsafeUninitializedCapacity: 36) { text in
+            digits.withUTF8Buffer { digits in
+                var out = 0
+                for (index, byte) in random.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        text[out] = UInt8(ascii: "-")
+                        out += 1
+                    }
+                    text[out] = digits[Int(byte >> 4)]
+                    text[out + 1] = digits[Int(byte & 0x0F)]
+                    out += 2
+                }
+            }
+            return 36
+        }
     }
 }
