@@ -56,6 +56,8 @@ struct EncryptRequest: Equatable {
     var field: String
     var pad: Int
     var batch: Bool
+    /// Worker threads for --batch.
+    var jobs: Int
 }
 
 /// One `--data key=value` (a string) or `--data key:=json` (any JSON value).
@@ -76,6 +78,8 @@ struct ReceiveRequest: Equatable {
     var extensionCommand: String?
     var memoryLimit: Int
     var placeholder: Placeholder
+    /// Worker threads for stdin input.
+    var jobs: Int
 }
 
 struct DecryptRequest: Equatable {
@@ -104,6 +108,15 @@ func parseCommand(_ arguments: [String], environment: [String: String]) throws(U
 
 private func keysFolder(_ parsed: ParsedArguments) -> String {
     parsed.value("keys") ?? "Keys"
+}
+
+/// `--jobs N`: how many cores to use; all of them unless told.
+private func jobs(_ parsed: ParsedArguments, command: CommandSpec.Name) throws(UsageError) -> Int {
+    guard let text = parsed.value("jobs") else { return ParallelLines<Int>.availableCores }
+    guard let count = Int(text), (1...1024).contains(count) else {
+        throw UsageError("--jobs must be a whole number from 1 to 1024", command: command)
+    }
+    return count
 }
 
 private func parseKeys(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
@@ -185,7 +198,8 @@ private func parseEncrypt(_ arguments: [String], environment: [String: String]) 
             body: parsed.value("fallback-body") ?? FallbackAlert.standard.body),
         field: parsed.value("field") ?? PayloadSealer.defaultField,
         pad: PayloadSealer.defaultPad,
-        batch: parsed.has("batch"))
+        batch: parsed.has("batch"),
+        jobs: try jobs(parsed, command: spec.name))
     request.title = parsed.value("title")
     request.subtitle = parsed.value("subtitle")
     request.group = parsed.value("group")
@@ -320,7 +334,8 @@ private func parseReceive(_ arguments: [String], environment: [String: String]) 
         extensionCommand: parsed.value("extension"), memoryLimit: memoryLimit,
         placeholder: Placeholder(
             title: parsed.value("placeholder-title") ?? Placeholder.standard.title,
-            body: parsed.value("placeholder-body") ?? Placeholder.standard.body)))
+            body: parsed.value("placeholder-body") ?? Placeholder.standard.body),
+        jobs: try jobs(parsed, command: spec.name)))
 }
 
 /// `24MB`, `512KB`, `1GB` or plain bytes; units are powers of 1024, as `ps` reports.

@@ -30,10 +30,15 @@ final class Console: Sendable {
         append(bytes)
     }
 
-    private func append(_ bytes: some Collection<UInt8>) {
+    /// Queues bytes for stdout as they are, without adding a newline.
+    func write(_ bytes: [UInt8]) {
+        append(bytes, newline: false)
+    }
+
+    private func append(_ bytes: some Collection<UInt8>, newline: Bool = true) {
         pending.withLock { pending in
             pending.append(contentsOf: bytes)
-            pending.append(UInt8(ascii: "\n"))
+            if newline { pending.append(UInt8(ascii: "\n")) }
             if pending.count >= flushThreshold { drain(&pending) }
         }
     }

@@ -1,4 +1,5 @@
 import PushSeal
+import Synchronization
 
 /// Runs `pushseal encrypt`: one alert from options, or JSON lines with `--batch`.
 /// Returns the exit status (batch mode finishes the stream before reporting bad lines).
@@ -8,7 +9,7 @@ func runEncrypt(_ request: EncryptRequest, console: Console) throws -> ExitStatu
     let sealer = try PayloadSealer(
         keyring: keyring, field: request.field, pad: request.pad, fallback: request.fallback)
     if request.batch {
-        return try runBatch(sealer: sealer, console: console)
+        return try runBatch(sealer: sealer, jobs: request.jobs, console: console)
     }
 
     var alert = AlertRequest()
@@ -36,30 +37,52 @@ func runEncrypt(_ request: EncryptRequest, console: Console) throws -> ExitStatu
     return .ok
 }
 
-/// JSON lines in, one payload per line out, holding one line at a time in memory. A bad
-/// line is reported with its number and skipped, so one typo does not stop a fan-out.
-private func runBatch(sealer: PayloadSealer, console: Console) throws -> ExitStatus {
+/// What one batch of lines became: payload lines, and the lines that could not be sealed.
+private struct SealedLines: Sendable {
+    var payloads: [UInt8] = []
+    var failures: [(line: Int, reason: String)] = []
+}
+
+/// JSON lines in, one payload per line out, in input order, on `jobs` cores; memory holds
+/// a few batches of lines whatever the input size. A bad line is reported with its number
+/// and skipped, so one typo does not stop a fan-out.
+private func runBatch(sealer: PayloadSealer, jobs: Int, console: Console) throws -> ExitStatus {
+    let now = Timestamp.now()
+    let failures = Atomic<Int>(0)
+    let lines = ParallelLines<SealedLines>(jobs: jobs, process: { batch in
+        var sealed = SealedLines()
+        sealed.payloads.reserveCapacity(batch.count * 400)
+        batch.forEach { line, number, _ in
+            guard line.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }) else { return }
+            do {
+                guard case .object(let object) = try JSONParser.parse(line) else {
+                    throw PayloadError(.invalidAlert, "the line is not a JSON object")
+                }
+                sealed.payloads.append(contentsOf: try sealer.payload(for: try AlertRequest(json: object).alert(now: now)))
+                sealed.payloads.append(UInt8(ascii: "\n"))
+            } catch {
+                sealed.failures.append((number, "\(error)"))
+            }
+        }
+        return sealed
+    }, emit: { sealed in
+        console.write(sealed.payloads)
+        for failure in sealed.failures {
+            console.error("line \(failure.line): \(failure.reason)")
+        }
+        failures.add(sealed.failures.count, ordering: .relaxed)
+    })
     var reader = LineReader(descriptor: 0)
     var lineNumber = 0
-    var failures = 0
-    let now = Timestamp.now()
     try reader.forEachLine { line in
         lineNumber += 1
-        guard line.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }) else { return }
-        do {
-            guard case .object(let object) = try JSONParser.parse(line) else {
-                throw PayloadError(.invalidAlert, "the line is not a JSON object")
-            }
-            let alert = try AlertRequest(json: object).alert(now: now)
-            console.output(bytes: try sealer.payload(for: alert))
-        } catch {
-            failures += 1
-            console.error("line \(lineNumber): \(error)")
-        }
+        lines.add(line, number: lineNumber)
     }
+    lines.finish()
     console.flush()
-    if failures > 0 {
-        console.error("\(failures) of \(lineNumber) lines were not encrypted")
+    let failed = failures.load(ordering: .relaxed)
+    if failed > 0 {
+        console.error("\(failed) of \(lineNumber) lines were not encrypted")
         return .dataError
     }
     return .ok

@@ -18,18 +18,16 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     let tally = Mutex<[String: Int]>([:])
     let json = request.json
     let field = request.field
-    let write: @Sendable (DeliveryRecord) -> Void = { record in
+    let render: @Sendable (DeliveryRecord) -> [UInt8] = { record in
         tally.withLock { $0[record.status.rawValue, default: 0] += 1 }
-        if json {
-            console.output(bytes: JSONWriter.bytes(.object(record.json(envelopeField: field))))
-        } else {
-            console.output(record.text + "\n")
-        }
+        var bytes = json ? JSONWriter.bytes(.object(record.json(envelopeField: field))) : Array((record.text + "\n").utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
     }
 
     var status = ExitStatus.ok
     if let folder = request.watch {
-        let spool = SpoolFolder(folder: folder, runner: runner, sink: write, flush: { console.flush() })
+        let spool = SpoolFolder(folder: folder, runner: runner, sink: { console.write(render($0)) }, flush: { console.flush() })
         do {
             try spool.prepare()
         } catch let failure as FileIOFailure {
@@ -37,16 +35,24 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
         }
         spool.run(once: request.once)
     } else {
-        let receiver = OrderedReceiver(runner: runner, sink: write)
+        let receiver = OrderedReceiver(runner: runner, render: render, emit: { console.write($0) })
         for input in request.inputs {
             if input == "-" {
+                // Lines are numbered here, in input order, and delivered on every core.
+                let lines = ParallelLines<Int>(jobs: request.jobs, process: { batch in
+                    batch.forEach { bytes, number, seq in
+                        receiver.deliver(seq, source: "stdin:\(number)", bytes: bytes)
+                    }
+                    return batch.count
+                }, emit: { _ in })
                 var reader = LineReader(descriptor: 0)
                 var line = 0
                 try reader.forEachLine { bytes in
                     line += 1
                     guard bytes.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }) else { return }
-                    receiver.submit(source: "stdin:\(line)", bytes: bytes)
+                    lines.add(bytes, number: line, tag: receiver.reserve())
                 }
+                lines.finish()
             } else {
                 do {
                     let bytes = try InputFiles.read(input)

@@ -10,6 +10,10 @@ enum Specs {
         "grace", value: "duration", environment: "PUSHSEAL_GRACE",
         help: "How long the old primary keeps decrypting (default: 30d, APNs' longest storage).")
 
+    static let jobsOption = OptionSpec(
+        "jobs", short: "j", value: "n", environment: "PUSHSEAL_JOBS",
+        help: "Worker threads for streamed input (default: every core). Output order never changes.")
+
     static let root = CommandSpec(
         name: [], overview: "End-to-end encrypted push notifications for shell scripts and CI.",
         usage: "pushseal <command> [options]", options: [],
@@ -119,6 +123,7 @@ enum Specs {
             fieldOption,
             OptionSpec("pad", value: "bytes", environment: "PUSHSEAL_PAD", help: "Pad the sealed alert to a multiple of this (default: 32)."),
             OptionSpec("batch", help: "Read alerts as JSON lines on stdin; write one payload per line."),
+            jobsOption,
             keysOption,
         ],
         discussion: """
@@ -159,6 +164,7 @@ enum Specs {
             OptionSpec("memory-limit", value: "size", help: "Kill an --extension program above this resident memory (default: 24MB)."),
             OptionSpec("placeholder-title", value: "title", environment: "PUSHSEAL_PLACEHOLDER_TITLE", help: "Shown when a sealed alert cannot be opened (default: Encrypted notification)."),
             OptionSpec("placeholder-body", value: "body", environment: "PUSHSEAL_PLACEHOLDER_BODY", help: "Shown when a sealed alert cannot be opened."),
+            jobsOption,
             fieldOption,
             keysOption,
         ],

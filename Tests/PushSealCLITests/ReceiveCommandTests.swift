@@ -74,6 +74,18 @@ struct ReceiveCommandTests {
         #expect(output.filter { $0["status"] as? String == "malformed" }.count == 4_000)
     }
 
+    @Test func parallelBatchAndReceiveKeepInputOrder() throws {
+        let sender = try KeyringFixture()
+        let alerts = (1...3_000).map { #"{"title":"n\#($0)"}"# }.joined(separator: "\n") + "\n"
+        let sealed = try sender.encrypt(["--batch", "--jobs", "4"], stdin: alerts)
+        #expect(sealed.status == 0)
+        let received = try pushseal(["receive", "--json", "--jobs", "4", "--keys", sender.keys, "-"], stdin: sealed.stdout)
+        let output = records(received.stdout)
+        #expect(output.compactMap { $0["title"] as? String } == (1...3_000).map { "n\($0)" })
+        let serial = try pushseal(["receive", "--json", "--jobs", "1", "--keys", sender.keys, "-"], stdin: sealed.stdout)
+        #expect(records(serial.stdout).compactMap { $0["title"] as? String } == (1...3_000).map { "n\($0)" })
+    }
+
     @Test func sleepingExtensionIsCutAtTheBudgetWhileAFastOneIsNotHeldBack() throws {
         let folder = TemporaryFolder()
         folder.write("extension.sh", answeringExtension)

@@ -290,7 +290,7 @@ struct ReceiverTests {
             ScriptedExtension(answer: .after(.milliseconds(Int64.random(in: 0...60)), shown))
         }
         let seen = Mutex<[Int]>([])
-        let receiver = OrderedReceiver(runner: runner, maximumInFlight: 16) { record in seen.withLock { $0.append(record.seq) } }
+        let receiver = OrderedReceiver(runner: runner, maximumInFlight: 16, render: { $0.seq }, emit: { seq in seen.withLock { $0.append(seq) } })
         let payload = Array(#"{"aps":{"alert":{"title":"F"},"mutable-content":1}}"#.utf8)
         for index in 0..<100 {
             if index % 10 == 3 {

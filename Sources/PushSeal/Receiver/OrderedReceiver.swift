@@ -1,47 +1,48 @@
 import Dispatch
 import Synchronization
 
-/// Feeds inputs to an extension runner and hands records to `sink` in input order,
+/// Feeds inputs to an extension runner and hands records to `emit` in input order,
 /// whatever order the deliveries finish in.
 ///
 /// Deliveries run concurrently: a notification whose extension is slow holds back only the
 /// printing of the records after it, never their delivery (each record's `elapsed_ms`
 /// says when it was delivered). At most `maximumInFlight` records wait at once, which keeps
-/// memory flat on endless input.
-public final class OrderedReceiver: Sendable {
+/// memory flat on endless input. Records are rendered (`render`) on the thread that
+/// delivered them, so only the hand-over to `emit` is serialised.
+public final class OrderedReceiver<Rendered: Sendable>: Sendable {
     private struct Reorder {
         var nextToEmit = 1
-        var finished: [Int: DeliveryRecord] = [:]
+        var finished: [Int: Rendered] = [:]
     }
 
     private let runner: ExtensionRunner
-    private let sink: @Sendable (DeliveryRecord) -> Void
+    private let render: @Sendable (DeliveryRecord) -> Rendered
+    private let emit: @Sendable (Rendered) -> Void
     private let reorder = Mutex(Reorder())
     private let window: DispatchSemaphore
     private let outstanding = DispatchGroup()
-    private let submitted = Atomic<Int>(0)
+    private let reserved = Atomic<Int>(0)
 
-    public init(runner: ExtensionRunner, maximumInFlight: Int = 4_096, sink: @escaping @Sendable (DeliveryRecord) -> Void) {
+    public init(runner: ExtensionRunner, maximumInFlight: Int = 4_096,
+                render: @escaping @Sendable (DeliveryRecord) -> Rendered,
+                emit: @escaping @Sendable (Rendered) -> Void) {
         self.runner = runner
-        self.sink = sink
+        self.render = render
+        self.emit = emit
         window = DispatchSemaphore(value: maximumInFlight)
     }
 
-    /// Takes the next input; waits while `maximumInFlight` records are pending.
-    public func submit(source: String, bytes: UnsafeRawBufferPointer) {
-        submit(source: source, input: ReceivedInput(bytes: bytes))
-    }
-
-    /// Takes an input that could not even be read (a missing file, say).
-    public func submit(source: String, problem: String) {
-        submit(source: source, input: .unreadable(reason: problem))
-    }
-
-    private func submit(source: String, input: ReceivedInput) {
-        let seq = submitted.add(1, ordering: .relaxed).newValue
+    /// Takes the next sequence number, waiting while `maximumInFlight` records are pending.
+    /// Call in input order; `deliver` may then run on any thread.
+    public func reserve() -> Int {
         window.wait()
         outstanding.enter()
-        switch input {
+        return reserved.add(1, ordering: .relaxed).newValue
+    }
+
+    /// Delivers the input reserved as `seq`.
+    public func deliver(_ seq: Int, source: String, bytes: UnsafeRawBufferPointer) {
+        switch ReceivedInput(bytes: bytes) {
         case .unreadable(let reason):
             finish(DeliveryRecord(seq: seq, source: source, problem: reason))
         case .request(let request):
@@ -51,18 +52,30 @@ public final class OrderedReceiver: Sendable {
         }
     }
 
-    /// Waits until every submitted input has its record in the sink.
+    /// Reserves and delivers the next input in one step.
+    public func submit(source: String, bytes: UnsafeRawBufferPointer) {
+        deliver(reserve(), source: source, bytes: bytes)
+    }
+
+    /// Takes an input that could not even be read (a missing file, say).
+    public func submit(source: String, problem: String) {
+        finish(DeliveryRecord(seq: reserve(), source: source, problem: problem))
+    }
+
+    /// Waits until every reserved input has been emitted.
     public func finish() {
         outstanding.wait()
     }
 
     private func finish(_ record: DeliveryRecord) {
-        // The sink runs under the lock so records leave in order and one at a time.
+        let rendered = render(record)
+        let seq = record.seq
+        // emit runs under the lock so records leave in order and one at a time.
         let emitted = reorder.withLock { state -> Int in
-            state.finished[record.seq] = record
+            state.finished[seq] = rendered
             var count = 0
             while let next = state.finished.removeValue(forKey: state.nextToEmit) {
-                sink(next)
+                emit(next)
                 state.nextToEmit += 1
                 count += 1
             }

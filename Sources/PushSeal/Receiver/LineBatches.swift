@@ -1,0 +1,130 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+import Synchronization
+
+/// Lines gathered into one unit of work: one buffer and where each line ends, so a batch
+/// costs two allocations however many lines it holds.
+public struct LineBatch: Sendable {
+    public private(set) var bytes: [UInt8] = []
+    private var ends: [Int] = []
+    private var numbers: [Int] = []
+    private var tags: [Int] = []
+
+    public var count: Int { ends.count }
+    public var isEmpty: Bool { ends.isEmpty }
+
+    mutating func append(_ line: UnsafeRawBufferPointer, number: Int, tag: Int) {
+        bytes.append(contentsOf: line)
+        ends.append(bytes.count)
+        numbers.append(number)
+        tags.append(tag)
+    }
+
+    /// Calls `body` with each line, its line number and the tag it was added with, in order.
+    public func forEach(_ body: (UnsafeRawBufferPointer, _ number: Int, _ tag: Int) throws -> Void) rethrows {
+        try bytes.withUnsafeBytes { all in
+            var start = 0
+            for index in ends.indices {
+                try body(UnsafeRawBufferPointer(rebasing: all[start..<ends[index]]), numbers[index], tags[index])
+                start = ends[index]
+            }
+        }
+    }
+}
+
+/// Spreads lines over worker threads in batches and hands each batch's result back in
+/// input order, so output stays stable however the work is scheduled.
+///
+/// With one job everything runs on the calling thread: no hand-off at all.
+public final class ParallelLines<Result: Sendable>: Sendable {
+    /// The processors this process may run on.
+    public static var availableCores: Int {
+        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+
+    private struct Order {
+        var nextToEmit = 0
+        var finished: [Int: Result] = [:]
+    }
+
+    public let jobs: Int
+    private let batchLines: Int
+    private let process: @Sendable (LineBatch) -> Result
+    private let emit: @Sendable (Result) -> Void
+    private let order = Mutex(Order())
+    private let queue = DispatchQueue(label: "pushseal.lines", attributes: .concurrent)
+    private let inFlight: DispatchSemaphore
+    private let outstanding = DispatchGroup()
+    private let pending = Mutex<(batch: LineBatch, index: Int)>((LineBatch(), 0))
+
+    /// - Parameters:
+    ///   - process: runs on a worker; must be safe to run on several batches at once.
+    ///   - emit: receives results one at a time, in input order.
+    public init(jobs: Int, batchLines: Int = 512, process: @escaping @Sendable (LineBatch) -> Result,
+                emit: @escaping @Sendable (Result) -> Void) {
+        self.jobs = max(1, jobs)
+        self.batchLines = batchLines
+        self.process = process
+        self.emit = emit
+        // Two batches per worker keep every core busy while bounding memory.
+        inFlight = DispatchSemaphore(value: 2 * max(1, jobs))
+    }
+
+    /// Adds a line; dispatches a batch when it is full. `tag` travels with the line (the
+    /// receiver's sequence number, say).
+    public func add(_ line: UnsafeRawBufferPointer, number: Int, tag: Int = 0) {
+        let full: (LineBatch, Int)? = pending.withLock { state in
+            state.batch.append(line, number: number, tag: tag)
+            guard state.batch.count >= batchLines else { return nil }
+            let ready = (state.batch, state.index)
+            state.batch = LineBatch()
+            state.index += 1
+            return ready
+        }
+        if let (batch, index) = full { dispatch(batch, index: index) }
+    }
+
+    /// Dispatches what is left and waits until every result has been emitted.
+    public func finish() {
+        let rest: (LineBatch, Int)? = pending.withLock { state in
+            guard !state.batch.isEmpty else { return nil }
+            let ready = (state.batch, state.index)
+            state.batch = LineBatch()
+            state.index += 1
+            return ready
+        }
+        if let (batch, index) = rest { dispatch(batch, index: index) }
+        outstanding.wait()
+    }
+
+    private func dispatch(_ batch: LineBatch, index: Int) {
+        if jobs == 1 {
+            emit(process(batch))
+            order.withLock { $0.nextToEmit = index + 1 }
+            return
+        }
+        inFlight.wait()
+        outstanding.enter()
+        queue.async { [self] in
+            let result = process(batch)
+            let released = order.withLock { state -> Int in
+                state.finished[index] = result
+                var count = 0
+                while let next = state.finished.removeValue(forKey: state.nextToEmit) {
+                    emit(next)
+                    state.nextToEmit += 1
+                    count += 1
+                }
+                return count
+            }
+            for _ in 0..<released {
+                inFlight.signal()
+                outstanding.leave()
+            }
+        }
+    }
+}
