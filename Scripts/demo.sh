@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 Scripts/setup.sh
-pushseal="$(swift build -c release ${SWIFT_FLAGS:-} --show-bin-path)/pushseal"
+pushseal="$(swift build -c release --static-swift-stdlib -Xswiftc -static-executable ${SWIFT_FLAGS:-} --show-bin-path)/pushseal"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

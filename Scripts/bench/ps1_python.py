@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""The same jobs as pushseal, in Python with the `cryptography` package: the baseline that
+Scripts/bench.sh measures pushseal against. It reads the same keyring and writes the same
+ps1 payloads and delivery records.
+
+    ps1_python.py encrypt KEYS TITLE BODY     one payload, like `pushseal encrypt -t -b`
+    ps1_python.py batch KEYS < alerts.jsonl   one payload per line, like `encrypt --batch`
+    ps1_python.py receive KEYS < payloads     one record per line, like `receive --json -`
+"""
+import base64
+import json
+import os
+import sys
+import time
+import uuid
+
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+FALLBACK = {"title": "New notification", "body": "Open the app to read it"}
+
+
+def load_keyring(folder):
+    with open(os.path.join(folder, "keyring.json")) as handle:
+        keys = json.load(handle)["keys"]
+    ring = {k["id"]: (k["state"], base64.b64decode(k["secret"])) for k in keys if k.get("secret")}
+    primary = next(k["id"] for k in keys if k["state"] == "primary")
+    return ring, primary
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def seal(alert, kid, key, now):
+    alert = dict(alert)
+    alert.setdefault("id", os.urandom(8).hex())
+    alert["sent"] = now
+    plaintext = json.dumps(alert, separators=(",", ":"), ensure_ascii=False).encode()
+    plaintext += b" " * (-len(plaintext) % 32)
+    header = "ps1." + kid
+    nonce = os.urandom(12)
+    box = nonce + AESGCM(key).encrypt(nonce, plaintext, header.encode())
+    payload = {"aps": {"alert": FALLBACK, "mutable-content": 1}, "enc": header + "." + b64url(box)}
+    return json.dumps(payload, separators=(",", ":"))
+
+
+def receive(line, seq, ring):
+    started = time.perf_counter()
+    record = {"seq": seq, "apns-id": str(uuid.uuid4()).upper()}
+    try:
+        payload = json.loads(line)
+        alert = payload["aps"]["alert"]
+        header, sealed = payload["enc"].rsplit(".", 1)
+        kid = header.split(".", 1)[1]
+        box = base64.urlsafe_b64decode(sealed + "=" * (-len(sealed) % 4))
+        opened = json.loads(AESGCM(ring[kid][1]).decrypt(box[:12], box[12:], header.encode()))
+        record.update(status="decrypted", title=opened.get("title", ""), subtitle=opened.get("subtitle", ""),
+                      body=opened.get("body", ""), kid=kid)
+    except Exception as error:  # every input yields a record, as pushseal's do
+        record.update(status="malformed", title="", subtitle="", body="", kid=None, reason=str(error))
+    record["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+
+
+def main():
+    command, folder = sys.argv[1], sys.argv[2]
+    ring, primary = load_keyring(folder)
+    now = int(time.time())
+    out = sys.stdout
+    if command == "encrypt":
+        out.write(seal({"title": sys.argv[3], "body": sys.argv[4]}, primary, ring[primary][1], now) + "\n")
+    elif command == "batch":
+        key = ring[primary][1]
+        for line in sys.stdin:
+            if line.strip():
+                out.write(seal(json.loads(line), primary, key, now) + "\n")
+    elif command == "receive":
+        for seq, line in enumerate((l for l in sys.stdin if l.strip()), start=1):
+            out.write(receive(line, seq, ring) + "\n")
+    else:
+        sys.exit("unknown command " + command)
+
+
+if __name__ == "__main__":
+    main()
