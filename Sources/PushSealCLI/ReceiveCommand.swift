@@ -18,16 +18,21 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     let tally = Mutex<[String: Int]>([:])
     let json = request.json
     let field = request.field
-    let render: @Sendable (DeliveryRecord) -> [UInt8] = { record in
-        tally.withLock { $0[record.status.rawValue, default: 0] += 1 }
+    // Rendering runs on the delivering threads; writing and counting happen one record at
+    // a time, in order, so they need no lock of their own worth contending for.
+    let render: @Sendable (DeliveryRecord) -> (bytes: [UInt8], status: String) = { record in
         var bytes = json ? JSONWriter.bytes(.object(record.json(envelopeField: field))) : Array((record.text + "\n").utf8)
         bytes.append(UInt8(ascii: "\n"))
-        return bytes
+        return (bytes, record.status.rawValue)
+    }
+    let write: @Sendable ((bytes: [UInt8], status: String)) -> Void = { rendered in
+        console.write(rendered.bytes)
+        tally.withLock { $0[rendered.status, default: 0] += 1 }
     }
 
     var status = ExitStatus.ok
     if let folder = request.watch {
-        let spool = SpoolFolder(folder: folder, runner: runner, sink: { console.write(render($0)) }, flush: { console.flush() })
+        let spool = SpoolFolder(folder: folder, runner: runner, sink: { write(render($0)) }, flush: { console.flush() })
         do {
             try spool.prepare()
         } catch let failure as FileIOFailure {
@@ -35,7 +40,7 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
         }
         spool.run(once: request.once)
     } else {
-        let receiver = OrderedReceiver(runner: runner, render: render, emit: { console.write($0) })
+        let receiver = OrderedReceiver(runner: runner, render: render, emit: write)
         for input in request.inputs {
             if input == "-" {
                 // Lines are numbered here, in input order, and delivered on every core.
