@@ -327,3 +327,23 @@ struct ReceiverTests {
         }
     }
 }
+
+@Suite("keyring file source")
+struct KeyringFileSourceTests {
+    @Test func followsRotationsOnDiskFromEveryThread() async throws {
+        let folder = NSTemporaryDirectory() + "pushseal-source-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = KeyringStore(folder: folder)
+        try store.create(try Keyring.generate(now: 0))
+        let source = try KeyringFileSource(store: store)
+        #expect(try source.current().keys.count == 1)
+        let added = try store.update { try $0.add(now: 0) }
+        try await Task.sleep(for: .milliseconds(250))
+        let counts = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<8 { group.addTask { (try? source.current().keys.count) ?? -1 } }
+            return await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(counts == Array(repeating: 2, count: 8))
+        #expect(try source.current().entry(added) != nil)
+    }
+}
