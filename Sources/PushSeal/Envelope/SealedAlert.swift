@@ -130,45 +130,47 @@ public struct SealedAlert: Sendable, Equatable {
         try self.init(json: object)
     }
 
-    /// Reads an alert object as the sender wrote it.
+    /// Reads an alert object as the sender wrote it, in one pass over its members.
     public init(json object: JSONObject) throws {
-        func string(_ key: String) throws -> String? {
-            switch object[key] {
-            case nil, .null?: return nil
-            case .string(let text)?: return text
-            case let other?: throw EnvelopeError(.invalidAlert, "alert field '\(key)' is \(other.kindName), not a string")
+        func string(_ key: String, _ value: JSONValue) throws -> String? {
+            switch value {
+            case .null: return nil
+            case .string(let text): return text
+            default: throw EnvelopeError(.invalidAlert, "alert field '\(key)' is \(value.kindName), not a string")
             }
         }
-        func integer(_ key: String) throws -> Int64? {
-            switch object[key] {
-            case nil, .null?: return nil
-            case let value?:
-                guard let number = value.integerValue else {
-                    throw EnvelopeError(.invalidAlert, "alert field '\(key)' is not a whole number")
+        func integer(_ key: String, _ value: JSONValue) throws -> Int64? {
+            if value == .null { return nil }
+            guard let number = value.integerValue else {
+                throw EnvelopeError(.invalidAlert, "alert field '\(key)' is not a whole number")
+            }
+            return number
+        }
+        self.init(id: "", sent: 0)
+        for (key, value) in object {
+            switch key {
+            case Field.title: title = try string(key, value)
+            case Field.subtitle: subtitle = try string(key, value)
+            case Field.body: body = try string(key, value)
+            case Field.badge: badge = try integer(key, value).flatMap { Int(exactly: $0) }
+            case Field.sound: sound = try string(key, value)
+            case Field.threadID: threadID = try string(key, value)
+            case Field.category: category = try string(key, value)
+            case Field.targetContentID: targetContentID = try string(key, value)
+            case Field.interruptionLevel: interruptionLevel = try string(key, value).flatMap(InterruptionLevel.init)
+            case Field.relevanceScore:
+                if case .number(let text) = value { relevanceScore = text }
+            case Field.data:
+                switch value {
+                case .null: break
+                case .object(let members): data = members
+                default: throw EnvelopeError(.invalidAlert, "alert field 'data' is \(value.kindName), not an object")
                 }
-                return number
+            case Field.id: id = try string(key, value) ?? ""
+            case Field.sent: sent = try integer(key, value) ?? 0
+            case Field.expires: expires = try integer(key, value)
+            default: break  // Later senders may add fields; this reader skips them.
             }
         }
-        title = try string(Field.title)
-        subtitle = try string(Field.subtitle)
-        body = try string(Field.body)
-        badge = try integer(Field.badge).flatMap { Int(exactly: $0) }
-        sound = try string(Field.sound)
-        threadID = try string(Field.threadID)
-        category = try string(Field.category)
-        targetContentID = try string(Field.targetContentID)
-        interruptionLevel = try string(Field.interruptionLevel).flatMap(InterruptionLevel.init)
-        switch object[Field.relevanceScore] {
-        case .number(let text)?: relevanceScore = text
-        default: relevanceScore = nil
-        }
-        switch object[Field.data] {
-        case nil, .null?: data = JSONObject()
-        case .object(let members)?: data = members
-        case let other?: throw EnvelopeError(.invalidAlert, "alert field 'data' is \(other.kindName), not an object")
-        }
-        id = try string(Field.id) ?? ""
-        sent = try integer(Field.sent) ?? 0
-        expires = try integer(Field.expires)
     }
 }

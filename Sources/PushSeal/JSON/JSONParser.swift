@@ -84,7 +84,7 @@ public struct JSONParser {
     private mutating func parseObject(depth: Int) throws -> JSONValue {
         guard depth <= Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth) levels") }
         index += 1
-        var object = JSONObject()
+        var object = JSONObject(reservingCapacity: 8)
         // Small objects check for duplicates by scanning; large ones by hashing, so a hostile
         // object with a million members costs linear time, not quadratic.
         var names: Set<String>?

@@ -56,6 +56,11 @@ public struct JSONObject: Sendable, Equatable, Sequence {
 
     public init() {}
 
+    /// An empty object with room for `capacity` members before it has to grow.
+    public init(reservingCapacity capacity: Int) {
+        members.reserveCapacity(capacity)
+    }
+
     public init(_ members: [(String, JSONValue)]) {
         for (key, value) in members { self[key] = value }
     }
