@@ -127,10 +127,12 @@ public enum Base64 {
         var failure: SealCryptoError?
         let output = [UInt8](unsafeUninitializedCapacity: byteCount) { buffer, initialized in
             alphabet.decodeTable.withUnsafeBufferPointer { table in
+                let table = table.baseAddress!
                 var accumulator: UInt32 = 0
                 var bits: UInt32 = 0
                 var o = 0
                 for index in 0..<length {
+                    // The table has 256 entries, so every byte indexes it safely.
                     let value = table[Int(ascii[index])]
                     guard value != invalid else {
                         failure = malformed("it contains a character outside the alphabet")

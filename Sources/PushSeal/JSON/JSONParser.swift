@@ -173,14 +173,20 @@ public struct JSONParser {
     private mutating func parseString() throws -> String {
         index += 1
         let start = index
-        // Fast path: no escapes, so the bytes between the quotes are the string.
-        while let byte = current, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 {
+        // Fast path: no escapes, so the bytes between the quotes are the string. The scan
+        // also notes whether any byte is non-ASCII, the only case that needs validating.
+        var high: UInt8 = 0
+        let count = bytes.count
+        while index < count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            high |= byte
             index += 1
         }
-        if current == UInt8(ascii: "\"") {
+        if index < count, bytes[index] == UInt8(ascii: "\"") {
             let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
             index += 1
-            return try validatedString(raw, at: start)
+            return high < 0x80 ? String(decoding: raw, as: UTF8.self) : try validatedString(raw, at: start)
         }
         var scratch = [UInt8](UnsafeRawBufferPointer(rebasing: bytes[start..<index]))
         while true {
