@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 internal import COpenSSL
 
 /// One OpenSSL cipher context: created in init, freed in deinit. Every C return code is
@@ -32,14 +27,11 @@ final class CipherContext {
         EVP_CIPHER_CTX_free(context)
     }
 
+    private static let perThread = PerThread { try CipherContext() }
+
     /// This thread's context.
     static func current() throws -> CipherContext {
-        if let stored = pthread_getspecific(threadContextKey) {
-            return Unmanaged<CipherContext>.fromOpaque(stored).takeUnretainedValue()
-        }
-        let context = try CipherContext()
-        pthread_setspecific(threadContextKey, Unmanaged.passRetained(context).toOpaque())
-        return context
+        try perThread.get()
     }
 
     private func prepare(_ key: SymmetricKey, encrypting: Bool) throws {
@@ -112,15 +104,6 @@ final class CipherContext {
         }
     }
 }
-
-private let threadContextKey: pthread_key_t = {
-    var key = pthread_key_t()
-    pthread_key_create(&key) { stored in
-        guard let stored else { return }
-        Unmanaged<CipherContext>.fromOpaque(stored).release()
-    }
-    return key
-}()
 
 // GCM accepts empty buffers, whose base address may be nil; OpenSSL wants a valid pointer
 // even for zero-length input, so a static byte stands in.

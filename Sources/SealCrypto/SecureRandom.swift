@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 internal import COpenSSL
 
 /// Random bytes from OpenSSL's CSPRNG (`RAND_bytes`), suitable for keys and nonces.
@@ -40,13 +35,10 @@ final class RandomPool {
     private var bytes = [UInt8](repeating: 0, count: RandomPool.size)
     private var used = RandomPool.size
 
+    private static let perThread = PerThread { RandomPool() }
+
     static func current() throws -> RandomPool {
-        if let stored = pthread_getspecific(randomPoolKey) {
-            return Unmanaged<RandomPool>.fromOpaque(stored).takeUnretainedValue()
-        }
-        let pool = RandomPool()
-        pthread_setspecific(randomPoolKey, Unmanaged.passRetained(pool).toOpaque())
-        return pool
+        try perThread.get()
     }
 
     func fill(_ buffer: UnsafeMutableRawBufferPointer) throws {
@@ -67,12 +59,3 @@ final class RandomPool {
         }
     }
 }
-
-private let randomPoolKey: pthread_key_t = {
-    var key = pthread_key_t()
-    pthread_key_create(&key) { stored in
-        guard let stored else { return }
-        Unmanaged<RandomPool>.fromOpaque(stored).release()
-    }
-    return key
-}()

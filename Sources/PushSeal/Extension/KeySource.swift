@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SealCrypto
 import Synchronization
 
 /// Where a decrypting extension gets its keys. A source that has them at hand answers
@@ -120,24 +121,13 @@ public final class KeyringFileSource: KeySource {
 private final class ThreadKeyringCache {
     var entries: [Int: (generation: Int, snapshot: KeyringFileSource.Snapshot)] = [:]
 
+    private static let perThread = PerThread { ThreadKeyringCache() }
+
     static func current() -> ThreadKeyringCache {
-        if let stored = pthread_getspecific(threadKeyringCacheKey) {
-            return Unmanaged<ThreadKeyringCache>.fromOpaque(stored).takeUnretainedValue()
-        }
-        let cache = ThreadKeyringCache()
-        pthread_setspecific(threadKeyringCacheKey, Unmanaged.passRetained(cache).toOpaque())
-        return cache
+        // Making a cache cannot fail.
+        try! perThread.get()
     }
 }
-
-private let threadKeyringCacheKey: pthread_key_t = {
-    var key = pthread_key_t()
-    pthread_key_create(&key) { stored in
-        guard let stored else { return }
-        Unmanaged<ThreadKeyringCache>.fromOpaque(stored).release()
-    }
-    return key
-}()
 
 private func monotonicNanoseconds() -> Int64 {
     var spec = timespec()

@@ -46,16 +46,11 @@ public final class ParallelLines<Result: Sendable>: Sendable {
         max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
 
-    private struct Order {
-        var nextToEmit = 0
-        var finished: [Int: Result] = [:]
-    }
-
     public let jobs: Int
     private let batchLines: Int
     private let process: @Sendable (LineBatch) -> Result
     private let emit: @Sendable (Result) -> Void
-    private let order = Mutex(Order())
+    private let order = Mutex(InOrder<Result>(first: 0))
     private let queue = DispatchQueue(label: "pushseal.lines", attributes: .concurrent)
     private let inFlight: DispatchSemaphore
     private let outstanding = DispatchGroup()
@@ -104,23 +99,14 @@ public final class ParallelLines<Result: Sendable>: Sendable {
     private func dispatch(_ batch: LineBatch, index: Int) {
         if jobs == 1 {
             emit(process(batch))
-            order.withLock { $0.nextToEmit = index + 1 }
             return
         }
         inFlight.wait()
         outstanding.enter()
         queue.async { [self] in
             let result = process(batch)
-            let released = order.withLock { state -> Int in
-                state.finished[index] = result
-                var count = 0
-                while let next = state.finished.removeValue(forKey: state.nextToEmit) {
-                    emit(next)
-                    state.nextToEmit += 1
-                    count += 1
-                }
-                return count
-            }
+            // emit runs under the lock: results leave in order and one at a time.
+            let released = order.withLock { $0.finish(index, result, release: emit) }
             for _ in 0..<released {
                 inFlight.signal()
                 outstanding.leave()

@@ -10,15 +10,10 @@ import Synchronization
 /// memory flat on endless input. Records are rendered (`render`) on the thread that
 /// delivered them, so only the hand-over to `emit` is serialised.
 public final class OrderedReceiver<Rendered: Sendable>: Sendable {
-    private struct Reorder {
-        var nextToEmit = 1
-        var finished: [Int: Rendered] = [:]
-    }
-
     private let runner: ExtensionRunner
     private let render: @Sendable (DeliveryRecord) -> Rendered
     private let emit: @Sendable (Rendered) -> Void
-    private let reorder = Mutex(Reorder())
+    private let reorder = Mutex(InOrder<Rendered>(first: 1))
     private let window: DispatchSemaphore
     private let outstanding = DispatchGroup()
     private let reserved = Atomic<Int>(0)
@@ -69,18 +64,8 @@ public final class OrderedReceiver<Rendered: Sendable>: Sendable {
 
     private func finish(_ record: DeliveryRecord) {
         let rendered = render(record)
-        let seq = record.seq
         // emit runs under the lock so records leave in order and one at a time.
-        let emitted = reorder.withLock { state -> Int in
-            state.finished[seq] = rendered
-            var count = 0
-            while let next = state.finished.removeValue(forKey: state.nextToEmit) {
-                emit(next)
-                state.nextToEmit += 1
-                count += 1
-            }
-            return count
-        }
+        let emitted = reorder.withLock { $0.finish(record.seq, rendered, release: emit) }
         for _ in 0..<emitted {
             window.signal()
             outstanding.leave()

@@ -1,0 +1,22 @@
+/// Results that finish in any order, handed on in the order they were started.
+struct InOrder<Value> {
+    private var next: Int
+    private var waiting: [Int: Value] = [:]
+
+    init(first: Int) {
+        next = first
+    }
+
+    /// Stores result number `index`, then passes every result now due to `release`, in
+    /// order; returns how many it passed.
+    mutating func finish(_ index: Int, _ value: Value, release: (Value) -> Void) -> Int {
+        waiting[index] = value
+        var released = 0
+        while let due = waiting.removeValue(forKey: next) {
+            release(due)
+            next += 1
+            released += 1
+        }
+        return released
+    }
+}

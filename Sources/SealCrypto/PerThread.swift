@@ -1,0 +1,33 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One instance of a class per thread, made on first use and released when the thread
+/// ends: the way hot paths keep state (a cipher context, a random pool, a cache) that
+/// would cost a lock, or cache-line traffic between cores, if it were shared.
+public final class PerThread<Value: AnyObject>: @unchecked Sendable {
+    // Written once in init; pthread keys are safe to use from any thread.
+    private var key = pthread_key_t()
+    private let make: @Sendable () throws -> Value
+
+    public init(_ make: @escaping @Sendable () throws -> Value) {
+        self.make = make
+        pthread_key_create(&key) { stored in
+            // Releasing needs no static type, so one C destructor serves every Value.
+            guard let stored else { return }
+            Unmanaged<AnyObject>.fromOpaque(stored).release()
+        }
+    }
+
+    /// This thread's instance.
+    public func get() throws -> Value {
+        if let stored = pthread_getspecific(key) {
+            return Unmanaged<Value>.fromOpaque(stored).takeUnretainedValue()
+        }
+        let value = try make()
+        pthread_setspecific(key, Unmanaged.passRetained(value).toOpaque())
+        return value
+    }
+}
