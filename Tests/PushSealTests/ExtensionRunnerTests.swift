@@ -102,10 +102,25 @@ struct ExtensionRunnerTests {
         #expect(delivery.content == eligible.content)
     }
 
-    @Test func expiryRunsOnAnotherThreadAndItsAnswerIsShown() async {
+    @Test func expiryRunsOnAnotherThreadAndItsAnswerIsShown() throws {
         let instance = ScriptedExtension(answer: .never, answersAtExpiry: NotificationContent(title: "Best effort"))
         let runner = ExtensionRunner(timing: shortTiming) { instance }
-        let delivery = await runner.deliver(eligible)
+        // didReceive runs on a thread of our own that then waits, so the expiry call can
+        // only have come from somewhere else.
+        let result = Mutex<Delivery?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        let caller = Thread {
+            let delivered = DispatchSemaphore(value: 0)
+            runner.deliver(eligible) { delivery in
+                result.withLock { $0 = delivery }
+                delivered.signal()
+            }
+            delivered.wait()
+            finished.signal()
+        }
+        caller.start()
+        finished.wait()
+        let delivery = try #require(result.withLock { $0 })
         #expect(delivery.status == .deadline)
         #expect(delivery.content.title == "Best effort")
         #expect(delivery.elapsed >= shortTiming.budget)
@@ -123,11 +138,11 @@ struct ExtensionRunnerTests {
 
     @Test func aLateAnswerAfterTheFallbackIsIgnoredAndCounted() async throws {
         let runner = ExtensionRunner(timing: ExtensionRunner.Timing(budget: .milliseconds(50), expiryGrace: .milliseconds(20))) {
-            ScriptedExtension(answer: .after(.milliseconds(150), shown))
+            ScriptedExtension(answer: .after(.milliseconds(400), shown))
         }
         let delivery = await runner.deliver(eligible)
         #expect(delivery.status == .original)
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(for: .milliseconds(700))
         #expect(runner.ignoredContentHandlerCalls == 1)
     }
 
@@ -264,7 +279,7 @@ struct DecryptingExtensionTests {
         #expect(delivery.status == .deadline)
         #expect(delivery.content.title == "Locked")
         #expect(delivery.elapsed >= timing.budget)
-        let inTime = await deliver(try seal(), keys: SlowKeySource(keyring: keyring, delay: .milliseconds(20)), timing: timing)
+        let inTime = await deliver(try seal(), keys: SlowKeySource(keyring: keyring, delay: .milliseconds(5)), timing: timing)
         #expect(inTime.status == .decrypted)
     }
 }
