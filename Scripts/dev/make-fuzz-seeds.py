@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora under Tests/Fuzz/Corpus/ (run from the project root).
+
+Envelopes are sealed under the fuzz targets' fixed test key (32 bytes of 0x42, kid
+fuzzkey1) so that mutations reach authentication and the alert parser.
+"""
+import base64
+import json
+import os
+from pathlib import Path
+
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+KEY = bytes([0x42]) * 32
+KID = "fuzzkey1"
+root = Path("Tests/Fuzz/Corpus")
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def envelope(alert, nonce):
+    header = "ps1." + KID
+    plaintext = json.dumps(alert, separators=(",", ":")).encode()
+    plaintext += b" " * (-len(plaintext) % 32)
+    return header + "." + b64url(nonce + AESGCM(KEY).encrypt(nonce, plaintext, header.encode()))
+
+
+def write(target, name, data):
+    folder = root / target
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(data if isinstance(data, bytes) else data.encode())
+
+
+alerts = [
+    {"title": "T", "body": "B", "id": "1", "sent": 0},
+    {"title": "Disk", "subtitle": "db-3", "body": "91% used", "badge": 2, "sound": "default",
+     "thread-id": "ops", "category": "C", "interruption-level": "time-sensitive",
+     "relevance-score": 0.5, "data": {"url": "https://example.com/a", "n": 1}, "id": "2", "sent": 0, "exp": 60},
+    {"body": "é ✅ \u0000 \\\" /", "id": "3", "sent": 0},
+]
+envelopes = [envelope(alert, bytes([index]) * 12) for index, alert in enumerate(alerts)]
+for index, text in enumerate(envelopes):
+    write("envelope", f"valid-{index}", text)
+write("envelope", "short-box", "ps1.fuzzkey1.AAAA")
+write("envelope", "other-version", "ps2.fuzzkey1." + envelopes[0].split(".")[2])
+
+aps = {"alert": {"title": "New notification", "body": "Open the app to read it"}, "mutable-content": 1}
+for index, text in enumerate(envelopes):
+    write("receive", f"sealed-{index}", json.dumps({"aps": aps, "enc": text}))
+write("receive", "plain", json.dumps({"aps": {"alert": "hello"}}))
+write("receive", "simctl", json.dumps({"Simulator Target Bundle": "com.example.app", "aps": aps, "enc": envelopes[1]}))
+write("receive", "wrapped", json.dumps({"apns-id": "ID", "headers": {"apns-push-type": "alert"}, "payload": {"aps": aps, "enc": envelopes[0]}}))
+write("receive", "not-json", "garbage {")
+
+secret = base64.b64encode(KEY).decode()
+keyring = {"format": "pushseal-keyring/1", "keys": [
+    {"id": "3f9a0c1e", "secret": secret, "state": "enabled", "created": "2026-12-02T09:00:00Z", "expires": "2027-01-01T09:00:00Z"},
+    {"id": "fuzzkey1", "secret": secret, "state": "primary", "created": "2026-12-02T09:00:00Z", "expires": None},
+    {"id": "gone", "secret": None, "state": "destroyed", "created": "2026-12-02T09:00:00Z", "expires": None},
+    {"id": "off", "secret": secret, "state": "disabled", "created": "2026-12-02T09:00:00Z", "expires": None},
+]}
+write("keyring", "four-keys", json.dumps(keyring))
+write("keyring", "empty", json.dumps({"format": "pushseal-keyring/1", "keys": []}))
+
+for name, arguments in {
+    "encrypt": ["encrypt", "-t", "T", "--body=B", "-g", "g", "-l", "timeSensitive", "--data", "a=b", "--data", "n:=3", "--ttl", "1h"],
+    "batch": ["encrypt", "--batch", "--jobs", "2", "--pad", "64"],
+    "keys-rotate": ["keys", "rotate", "--grace", "30d", "--keys", "K"],
+    "keys-import": ["keys", "import", "-"],
+    "receive": ["receive", "--json", "--budget", "250ms", "--extension", "cmd", "--memory-limit", "24MB", "-"],
+    "watch": ["receive", "--watch", "spool", "--once"],
+    "help": ["help", "keys", "rotate"],
+    "decrypt": ["decrypt", "--field", "x", "-"],
+}.items():
+    write("arguments", name, b"\0".join(argument.encode() for argument in arguments))
+print("seeds written under", root)
