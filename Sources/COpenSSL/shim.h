@@ -5,6 +5,7 @@
 #include <openssl/rand.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <sys/prctl.h>
 
 // Swift cannot import function-like macros or the EVP_CTRL_* constants as typed values,
 // so the few that SealCrypto needs are wrapped here.
@@ -24,6 +25,16 @@ static inline int pushseal_gcm_set_tag(EVP_CIPHER_CTX *ctx, const unsigned char 
 
 static inline void pushseal_cleanse(void *pointer, size_t length) {
     OPENSSL_cleanse(pointer, length);
+}
+
+// prctl is variadic, which Swift cannot call. SealCrypto uses it to keep key material out
+// of core dumps and away from ptrace by other users while the process holds keys.
+static inline int pushseal_set_not_dumpable(void) {
+    return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
+static inline int pushseal_is_dumpable(void) {
+    return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 }
 
 #endif

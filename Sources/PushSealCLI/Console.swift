@@ -4,12 +4,11 @@ import Glibc
 import Darwin
 #endif
 import PushSeal
-import Synchronization
 
 /// The process's standard streams, with stdout buffered so that `--batch` makes one write
 /// per 64 KiB instead of one per payload. Safe to use from the receiver's threads.
 final class Console: Sendable {
-    private let pending = Mutex<[UInt8]>([])
+    private let pending = Locked<[UInt8]>([])
     private let flushThreshold = 64 * 1024
 
     init() {

@@ -1,5 +1,4 @@
 import PushSeal
-import Synchronization
 
 /// Runs `pushseal receive`: every input becomes exactly one record on stdout.
 func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatus {
@@ -15,7 +14,7 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
         makeExtension = { DecryptingExtension(keys: keys, settings: settings) }
     }
     let runner = ExtensionRunner(timing: request.timing, makeExtension: makeExtension)
-    let tally = Mutex<[String: Int]>([:])
+    let tally = Locked<[String: Int]>([:])
     let json = request.json
     let field = request.field
     // Rendering runs on the delivering threads; writing and counting happen one record at

@@ -11,6 +11,17 @@ public enum SecureMemory {
     public static func wipe(_ buffer: UnsafeMutableRawBufferPointer) {
         pushseal_cleanse(buffer.baseAddress, buffer.count)
     }
+
+    /// Marks the process non-dumpable, once: no core file, and no ptrace or /proc/PID/mem
+    /// by other users, can then expose a key. Called when the first key is made or loaded.
+    static func protectProcess() {
+        _ = processProtected
+    }
+
+    private static let processProtected: Bool = pushseal_set_not_dumpable() == 0
+
+    /// Whether the process could currently be dumped (false once a key was held).
+    public static var isProcessDumpable: Bool { pushseal_is_dumpable() != 0 }
 }
 
 /// Comparisons whose running time does not depend on where the inputs differ.

@@ -17,6 +17,7 @@ public final class SymmetricKey: @unchecked Sendable {
         guard bytes.count == Self.byteCount else {
             throw SealCryptoError(.invalidKeySize, "an AES-256 key is 32 bytes, not \(bytes.count)")
         }
+        SecureMemory.protectProcess()
         storage = .allocate(byteCount: Self.byteCount, alignment: 16)
         storage.copyBytes(from: bytes)
     }

@@ -145,7 +145,17 @@ struct KeysCommandTests {
             try keyring.decrypt(payload: payload), try keyring.decrypt(payload: "{}"),
             try keyring.keysCommand(["import", "-"], stdin: share), try keyring.keysCommand(["import", "-"], stdin: "psk1.x.y"),
         ]
-        runs.append(try keyring.keysCommand(["rotate"]))
+        let spare = try keyring.keysCommand(["add"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        runs += [
+            try keyring.keysCommand(["disable", spare]), try keyring.keysCommand(["enable", spare]),
+            try keyring.keysCommand(["promote", spare]), try keyring.keysCommand(["destroy", spare]),
+            try pushseal(["receive", "--json", "--keys", keyring.keys, "-"], stdin: payload + "garbage\n"),
+            try pushseal(["receive", "--keys", keyring.keys, "-"], stdin: payload),
+            try pushseal(["receive", "--json", "--extension", "cat", "-"], stdin: payload),
+            try pushseal(["encrypt", "--keys", keyring.keys, "-b", String(repeating: "x", count: 5_000)]),
+            try pushseal(["--help"]), try pushseal(["keys", "export", "--help"]),
+            try keyring.keysCommand(["rotate"]),
+        ]
         for run in runs {
             for secret in [secretURL, secretStandard, String(secretStandard.dropLast())] {
                 #expect(!run.stdout.contains(secret) && !run.stderr.contains(secret))

@@ -63,6 +63,17 @@ struct AESGCMTests {
         #expect(throws: SealCryptoError(.invalidKeySize, "")) { try SymmetricKey(bytes: [UInt8](repeating: 1, count: 16)) }
     }
 
+    @Test func holdingAKeyMakesTheProcessNonDumpable() throws {
+        _ = try SymmetricKey.generate()
+        #expect(SecureMemory.isProcessDumpable == false)
+    }
+
+    @Test func wipeZeroesEveryByte() {
+        var bytes: [UInt8] = Array(1...64)
+        SecureMemory.wipe(&bytes)
+        #expect(bytes == [UInt8](repeating: 0, count: 64))
+    }
+
     @Test func keyComparisonIsByBytes() throws {
         let same = try SymmetricKey(bytes: [UInt8](repeating: 7, count: 32))
         #expect(key.hasSameBytes(as: same))

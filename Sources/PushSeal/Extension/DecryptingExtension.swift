@@ -1,5 +1,4 @@
 import SealCrypto
-import Synchronization
 
 /// The text shown when a sealed alert cannot be shown; the receiver's words, never secret.
 public struct Placeholder: Sendable, Equatable {
@@ -35,7 +34,7 @@ public final class DecryptingExtension: NotificationServiceExtension {
     private let keys: any KeySource
     private let settings: Settings
     // Set in didReceive, read by serviceExtensionTimeWillExpire on another thread.
-    private let pending = Mutex<(request: NotificationRequest, handler: ContentHandler, kid: String?)?>(nil)
+    private let pending = Locked<(request: NotificationRequest, handler: ContentHandler, kid: String?)?>(nil)
 
     public init(keys: any KeySource, settings: Settings = Settings()) {
         self.keys = keys

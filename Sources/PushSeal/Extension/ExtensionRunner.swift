@@ -106,7 +106,7 @@ private final class DeliverySlot: Sendable {
         nonisolated(unsafe) var timer: (any DispatchSourceTimer)?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let request: NotificationRequest
     private let start: ContinuousClock.Instant
     private let runner: ExtensionRunner

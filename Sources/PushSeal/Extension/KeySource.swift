@@ -65,7 +65,7 @@ public final class KeyringFileSource: KeySource {
     public let store: KeyringStore
     /// Tells this source's entries in the per-thread caches apart from any other source's.
     private let instance: Int
-    private let shared: Mutex<Snapshot>
+    private let shared: Locked<Snapshot>
     private let generation = Atomic<Int>(0)
     private let nextCheck: Atomic<Int64>
 
@@ -73,7 +73,7 @@ public final class KeyringFileSource: KeySource {
     public init(store: KeyringStore) throws {
         self.store = store
         instance = Self.instances.add(1, ordering: .relaxed).newValue
-        shared = Mutex(try Self.read(store))
+        shared = Locked(try Self.read(store))
         nextCheck = Atomic(monotonicNanoseconds() + Self.recheckInterval.nanoseconds)
     }
 

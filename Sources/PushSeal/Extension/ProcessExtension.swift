@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import Dispatch
-import Synchronization
 
 /// Runs a user's own extension program for each notification.
 ///
@@ -42,8 +41,8 @@ public final class ProcessExtension: NotificationServiceExtension {
     }
 
     private let settings: Settings
-    private let state = Mutex(State())
-    private static let spawnLock = Mutex(())
+    private let state = Locked(State())
+    private static let spawnLock = Locked(())
     private static let queue = DispatchQueue(label: "pushseal.process-extension", attributes: .concurrent)
     private static let ignoreBrokenPipes: Void = {
         // A child that exits without reading its request must not take the receiver down

@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import Dispatch
-import Synchronization
 
 /// Lines gathered into one unit of work: one buffer and where each line ends, so a batch
 /// costs two allocations however many lines it holds.
@@ -50,11 +49,11 @@ public final class ParallelLines<Result: Sendable>: Sendable {
     private let batchLines: Int
     private let process: @Sendable (LineBatch) -> Result
     private let emit: @Sendable (Result) -> Void
-    private let order = Mutex(InOrder<Result>(first: 0))
+    private let order = Locked(InOrder<Result>(first: 0))
     private let queue = DispatchQueue(label: "pushseal.lines", attributes: .concurrent)
     private let inFlight: DispatchSemaphore
     private let outstanding = DispatchGroup()
-    private let pending = Mutex<(batch: LineBatch, index: Int)>((LineBatch(), 0))
+    private let pending = Locked<(batch: LineBatch, index: Int)>((LineBatch(), 0))
 
     /// - Parameters:
     ///   - process: runs on a worker; must be safe to run on several batches at once.

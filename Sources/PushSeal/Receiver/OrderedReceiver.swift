@@ -13,7 +13,7 @@ public final class OrderedReceiver<Rendered: Sendable>: Sendable {
     private let runner: ExtensionRunner
     private let render: @Sendable (DeliveryRecord) -> Rendered
     private let emit: @Sendable (Rendered) -> Void
-    private let reorder = Mutex(InOrder<Rendered>(first: 1))
+    private let reorder = Locked(InOrder<Rendered>(first: 1))
     private let window: DispatchSemaphore
     private let outstanding = DispatchGroup()
     private let reserved = Atomic<Int>(0)

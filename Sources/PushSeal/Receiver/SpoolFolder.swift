@@ -23,8 +23,8 @@ public final class SpoolFolder: Sendable {
     private let runner: ExtensionRunner
     private let sink: @Sendable (DeliveryRecord) -> Void
     private let flush: @Sendable () -> Void
-    private let inFlight = Mutex(Set<String>())
-    private let output = Mutex(())
+    private let inFlight = Locked(Set<String>())
+    private let output = Locked(())
     private let outstanding = DispatchGroup()
     private let submitted = Atomic<Int>(0)
 
