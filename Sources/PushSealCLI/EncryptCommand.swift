@@ -53,7 +53,7 @@ private func runBatch(sealer: PayloadSealer, jobs: Int, console: Console) throws
         var sealed = SealedLines()
         sealed.payloads.reserveCapacity(batch.count * 400)
         batch.forEach { line, number, _ in
-            guard line.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }) else { return }
+            guard !line.isBlankLine else { return }
             do {
                 guard case .object(let object) = try JSONParser.parse(line) else {
                     throw PayloadError(.invalidAlert, "the line is not a JSON object")

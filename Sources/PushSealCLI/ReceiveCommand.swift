@@ -53,7 +53,7 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
                 var line = 0
                 try reader.forEachLine { bytes in
                     line += 1
-                    guard bytes.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }) else { return }
+                    guard !bytes.isBlankLine else { return }
                     lines.add(bytes, number: line, tag: receiver.reserve())
                 }
                 lines.finish()

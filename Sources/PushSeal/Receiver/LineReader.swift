@@ -45,3 +45,10 @@ public struct LineReader {
         }
     }
 }
+
+extension UnsafeRawBufferPointer {
+    /// True when the line holds nothing but spaces and tabs: streams skip such lines.
+    public var isBlankLine: Bool {
+        !contains { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
+    }
+}
