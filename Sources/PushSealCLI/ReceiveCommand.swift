@@ -20,7 +20,14 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     // Rendering runs on the delivering threads; writing and counting happen one record at
     // a time, in order, so they need no lock of their own worth contending for.
     let render: @Sendable (DeliveryRecord) -> (bytes: [UInt8], status: String) = { record in
-        var bytes = json ? JSONWriter.bytes(.object(record.json(envelopeField: field))) : Array((record.text + "\n").utf8)
+        var bytes: [UInt8]
+        if json {
+            bytes = []
+            bytes.reserveCapacity(512)
+            record.writeJSON(to: &bytes, envelopeField: field)
+        } else {
+            bytes = Array((record.text + "\n").utf8)
+        }
         bytes.append(UInt8(ascii: "\n"))
         return (bytes, record.status.rawValue)
     }

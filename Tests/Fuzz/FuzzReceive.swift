@@ -16,7 +16,9 @@ let fuzzRunner = ExtensionRunner(timing: ExtensionRunner.Timing(budget: .seconds
 public func fuzzReceive(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let records = Mutex<[Int]>([])
     let receiver = OrderedReceiver(runner: fuzzRunner, maximumInFlight: 4, render: { record -> Int in
-        _ = JSONWriter.bytes(.object(record.json(envelopeField: "enc")))
+        var line: [UInt8] = []
+        record.writeJSON(to: &line, envelopeField: "enc")
+        precondition((try? JSONParser.parse(line)) != nil, "a record is not valid JSON")
         _ = record.text
         return record.seq
     }, emit: { seq in records.withLock { $0.append(seq) } })

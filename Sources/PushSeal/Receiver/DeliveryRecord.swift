@@ -26,42 +26,70 @@ public struct DeliveryRecord: Sendable {
 
     /// The JSON line: `seq`, `apns-id`, `status`, `title`, `subtitle`, `body`, `kid`,
     /// `elapsed_ms` first, then `source`, and `reason`, `badge`, `sound`, `thread-id`,
-    /// `category`, `interruption-level`, `userInfo` when they have a value.
-    public func json(envelopeField: String) -> JSONObject {
-        var object = JSONObject()
-        object.append("seq", .integer(seq))
+    /// `category`, `interruption-level`, `userInfo` when they have a value. Written
+    /// straight to bytes: it is the receiver's per-notification output.
+    public func writeJSON(to output: inout [UInt8], envelopeField: String) {
+        var first = true
+        func member(_ name: StaticString, _ write: (inout [UInt8]) -> Void) {
+            output.append(first ? UInt8(ascii: "{") : UInt8(ascii: ","))
+            first = false
+            output.append(UInt8(ascii: "\""))
+            name.withUTF8Buffer { output.append(contentsOf: $0) }
+            output.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+            write(&output)
+        }
+        func string(_ name: StaticString, _ value: String?) {
+            member(name) { out in
+                if let value { JSONWriter.writeString(value, to: &out) } else { out.append(contentsOf: "null".utf8) }
+            }
+        }
+        func raw(_ name: StaticString, _ text: String) {
+            member(name) { $0.append(contentsOf: text.utf8) }
+        }
+        raw("seq", String(seq))
         guard let delivery else {
-            object.append("apns-id", .null)
-            object.append("status", .string(DeliveryStatus.malformed.rawValue))
-            object.append("title", .string(""))
-            object.append("subtitle", .string(""))
-            object.append("body", .string(""))
-            object.append("kid", .null)
-            object.append("elapsed_ms", .number("0.000"))
-            object.append("source", .string(source))
-            object.append("reason", .string(problem ?? ""))
-            return object
+            raw("apns-id", "null")
+            string("status", DeliveryStatus.malformed.rawValue)
+            string("title", "")
+            string("subtitle", "")
+            string("body", "")
+            raw("kid", "null")
+            raw("elapsed_ms", "0.000")
+            string("source", source)
+            string("reason", problem ?? "")
+            output.append(UInt8(ascii: "}"))
+            return
         }
         let content = delivery.content
-        object.append("apns-id", .string(delivery.request.identifier))
-        object.append("status", .string(delivery.status.rawValue))
-        object.append("title", .string(content.title))
-        object.append("subtitle", .string(content.subtitle))
-        object.append("body", .string(content.body))
-        object.append("kid", delivery.note.kid.map(JSONValue.string) ?? .null)
-        object.append("elapsed_ms", .number(Self.milliseconds(delivery.elapsed)))
-        object.append("source", .string(source))
-        object.append("reason", delivery.note.reason.map(JSONValue.string))
-        object.append("badge", content.badge.map { .integer($0) })
-        object.append("sound", content.sound.map(JSONValue.string))
-        object.append("thread-id", content.threadIdentifier.isEmpty ? nil : JSONValue.string(content.threadIdentifier))
-        object.append("category", content.categoryIdentifier.isEmpty ? nil : JSONValue.string(content.categoryIdentifier))
-        object.append("interruption-level", content.interruptionLevel.map { .string($0.rawValue) })
-        var userInfo = content.userInfo
-        userInfo["aps"] = nil
-        userInfo[envelopeField] = nil
-        object.append("userInfo", userInfo.isEmpty ? nil : .object(userInfo))
-        return object
+        string("apns-id", delivery.request.identifier)
+        string("status", delivery.status.rawValue)
+        string("title", content.title)
+        string("subtitle", content.subtitle)
+        string("body", content.body)
+        string("kid", delivery.note.kid)
+        raw("elapsed_ms", Self.milliseconds(delivery.elapsed))
+        string("source", source)
+        if let reason = delivery.note.reason { string("reason", reason) }
+        if let badge = content.badge { raw("badge", String(badge)) }
+        if let sound = content.sound { string("sound", sound) }
+        if !content.threadIdentifier.isEmpty { string("thread-id", content.threadIdentifier) }
+        if !content.categoryIdentifier.isEmpty { string("category", content.categoryIdentifier) }
+        if let level = content.interruptionLevel { string("interruption-level", level.rawValue) }
+        // userInfo without what the record already shows: the aps dictionary and the envelope.
+        var wroteUserInfo = false
+        for (key, value) in content.userInfo where key != "aps" && key != envelopeField {
+            if wroteUserInfo {
+                output.append(UInt8(ascii: ","))
+            } else {
+                member("userInfo") { $0.append(UInt8(ascii: "{")) }
+                wroteUserInfo = true
+            }
+            JSONWriter.writeString(key, to: &output)
+            output.append(UInt8(ascii: ":"))
+            JSONWriter.write(value, to: &output)
+        }
+        if wroteUserInfo { output.append(UInt8(ascii: "}")) }
+        output.append(UInt8(ascii: "}"))
     }
 
     /// A few lines for a person at a terminal.
