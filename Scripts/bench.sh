@@ -2,13 +2,13 @@
 # Side-by-side figures for pushseal, measured in one run on this machine: a C tool (jose),
 # the same work in Python (Scripts/bench/ps1_python.py) and OpenSSL's own AES-GCM ceiling.
 # Prints one table of medians. A benchmark, not a test: it never fails on a number.
-#   Scripts/bench.sh            (BENCH_LINES=100000 BENCH_FILES=10000 BENCH_RUNS=3 by default)
+#   Scripts/bench.sh            (BENCH_LINES=100000 BENCH_FILES=10000 BENCH_RUNS=5 by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 lines=${BENCH_LINES:-100000}
 files=${BENCH_FILES:-10000}
-runs=${BENCH_RUNS:-3}
+runs=${BENCH_RUNS:-5}
 
 need=()
 command -v jose >/dev/null 2>&1 || need+=(jose)
