@@ -5,7 +5,6 @@ import Synchronization
 /// Returns the exit status (batch mode finishes the stream before reporting bad lines).
 func runEncrypt(_ request: EncryptRequest, console: Console) throws -> ExitStatus {
     let keyring = try KeyringStore(folder: request.keysFolder).load()
-    try PayloadSealer.validate(field: request.field)
     let sealer = try PayloadSealer(
         keyring: keyring, field: request.field, pad: request.pad, fallback: request.fallback)
     if request.batch {

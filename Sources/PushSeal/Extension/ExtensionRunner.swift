@@ -62,7 +62,7 @@ public final class ExtensionRunner: Sendable {
         guard !slot.isDone else { return }
         let deadline = DispatchTime.now() + (timing.budget - (ContinuousClock.now - start)).dispatchInterval
         let grace = timing.expiryGrace
-        slot.arm(deadlineTimer(at: deadline) { [timerQueue] in
+        slot.arm(Self.makeTimer(on: timerQueue, at: deadline) { [timerQueue] in
             guard slot.beginExpiry() else { return }
             // iOS calls this on a different thread from didReceive.
             serviceExtension.serviceExtensionTimeWillExpire()
@@ -82,10 +82,6 @@ public final class ExtensionRunner: Sendable {
 
     fileprivate func countIgnoredCall() {
         ignoredCalls.add(1, ordering: .relaxed)
-    }
-
-    private func deadlineTimer(at deadline: DispatchTime, _ handler: @escaping @Sendable () -> Void) -> any DispatchSourceTimer {
-        Self.makeTimer(on: timerQueue, at: deadline, handler)
     }
 
     private static func makeTimer(on queue: DispatchQueue, at deadline: DispatchTime, _ handler: @escaping @Sendable () -> Void) -> any DispatchSourceTimer {
