@@ -17,7 +17,9 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         .target(name: "SealCrypto", dependencies: ["COpenSSL"]),
-        .target(name: "PushSeal", dependencies: ["SealCrypto"]),
+        // Linux calls that Swift's Glibc module does not import (pipe2, renameat2).
+        .target(name: "CSystem"),
+        .target(name: "PushSeal", dependencies: ["SealCrypto", "CSystem"]),
         .executableTarget(name: "PushSealCLI", dependencies: ["PushSeal"]),
         .executableTarget(name: "PushSealBench", dependencies: ["PushSeal"]),
         .testTarget(

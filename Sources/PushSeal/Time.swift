@@ -6,19 +6,33 @@ import Darwin
 
 /// Durations as people type them: `250ms`, `45s`, `90m`, `12h`, `30d`, `2w`.
 public enum DurationText {
-    /// Parses a positive duration with one unit, or returns nil.
+    private static let units: [(suffix: String, milliseconds: Int64)] = [
+        ("w", 604_800_000), ("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1),
+    ]
+
+    /// Parses a duration of whole units (`0s` included), or returns nil; never traps,
+    /// however many digits come.
     public static func parse(_ text: String) -> Duration? {
         let digits = text.prefix { $0.isASCII && $0.isNumber }
-        guard !digits.isEmpty, digits.count <= 12, let amount = Int64(digits) else { return nil }
-        switch text.dropFirst(digits.count) {
-        case "ms": return .milliseconds(amount)
-        case "s": return .seconds(amount)
-        case "m": return .seconds(amount * 60)
-        case "h": return .seconds(amount * 3_600)
-        case "d": return .seconds(amount * 86_400)
-        case "w": return .seconds(amount * 604_800)
-        default: return nil
-        }
+        guard !digits.isEmpty, digits.count <= 15, let amount = Int64(digits) else { return nil }
+        let unit = text.dropFirst(digits.count)
+        guard let scale = units.first(where: { $0.suffix == unit })?.milliseconds else { return nil }
+        let (milliseconds, overflow) = amount.multipliedReportingOverflow(by: scale)
+        return overflow ? nil : .milliseconds(milliseconds)
+    }
+
+    /// Parses a duration and accepts it only within `range`.
+    public static func parse(_ text: String, in range: ClosedRange<Duration>) -> Duration? {
+        parse(text).flatMap { range.contains($0) ? $0 : nil }
+    }
+
+    /// The duration in its largest whole unit: `30d`, `90m`, `250ms`.
+    public static func format(_ duration: Duration) -> String {
+        let milliseconds = duration.components.seconds.multipliedReportingOverflow(by: 1_000).partialValue
+            + duration.components.attoseconds / 1_000_000_000_000_000
+        guard milliseconds != 0 else { return "0s" }
+        let unit = units.first { milliseconds % $0.milliseconds == 0 } ?? units[units.count - 1]
+        return "\(milliseconds / unit.milliseconds)\(unit.suffix)"
     }
 
     /// Whole seconds in `duration`, rounded down.

@@ -11,7 +11,7 @@ import Synchronization
 /// A key source that never answers, so the decrypting extension can only be saved by
 /// serviceExtensionTimeWillExpire.
 struct SilentKeySource: KeySource {
-    func keyring(_ completion: @escaping @Sendable (Result<Keyring, any Error>) -> Void) {}
+    func keyring(for kid: String, _ completion: @escaping @Sendable (Result<Keyring, any Error>) -> Void) {}
 }
 
 /// An extension that answers nothing, not even at expiry: iOS then shows the original.

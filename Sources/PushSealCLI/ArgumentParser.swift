@@ -53,6 +53,12 @@ struct ParsedArguments: Equatable {
     var flags: Set<String> = []
     var positionals: [String] = []
     var helpRequested = false
+    /// Options whose value came from the environment, with the variable's name.
+    var fromEnvironment: [String: String] = [:]
+
+    /// How the user gave `long`: `--long`, or the variable that supplied it, so an error
+    /// names what they actually typed.
+    func origin(_ long: String) -> String { fromEnvironment[long] ?? "--\(long)" }
 
     /// The last value given for `long`, which lets a later flag override an earlier one.
     func value(_ long: String) -> String? { values[long]?.last }
@@ -133,6 +139,7 @@ func parseArguments(
         guard let variable = option.environment, let value = environment[variable], !value.isEmpty else { continue }
         if option.takesValue, parsed.values[option.long] == nil {
             parsed.values[option.long] = [value]
+            parsed.fromEnvironment[option.long] = variable
         } else if !option.takesValue, !parsed.flags.contains(option.long), ["1", "true", "yes"].contains(value) {
             parsed.flags.insert(option.long)
         }

@@ -4,7 +4,7 @@ import PushSeal
 enum Command: Equatable {
     case help(CommandSpec.Name)
     case version
-    case keys(folder: String, action: KeysAction)
+    case keys(folder: String, lockTimeout: Duration, action: KeysAction)
     case encrypt(EncryptRequest)
     case decrypt(DecryptRequest)
     case receive(ReceiveRequest)
@@ -49,6 +49,8 @@ struct EncryptRequest: Equatable {
     var sound: String?
     var badge: Int?
     var category: String?
+    var targetContentID: String?
+    var relevanceScore: String?
     var url: String?
     var data: [DataItem] = []
     var timeToLive: Duration?
@@ -80,6 +82,13 @@ struct ReceiveRequest: Equatable {
     var placeholder: Placeholder
     /// Worker threads for stdin input.
     var jobs: Int
+    /// At most this many --extension programs run at once.
+    var maximumExtensions: Int
+}
+
+extension ReceiveRequest {
+    /// The documented cap on extension programs running at once.
+    static let defaultMaximumExtensions = 64
 }
 
 struct DecryptRequest: Equatable {
@@ -106,6 +115,32 @@ func parseCommand(_ arguments: [String], environment: [String: String]) throws(U
     }
 }
 
+/// Every duration option's accepted range, in one place: the help and the checks use it.
+enum DurationRange {
+    static let grace = Duration.zero...Duration.seconds(3_650 * 86_400)
+    static let budget = Duration.milliseconds(1)...Duration.seconds(86_400)
+    static let expiryGrace = Duration.milliseconds(1)...Duration.seconds(3_600)
+    static let timeToLive = AlertRequest.timeToLiveRange
+    static let lockTimeout = Duration.zero...Duration.seconds(3_600)
+
+    static func text(_ range: ClosedRange<Duration>) -> String {
+        "from \(DurationText.format(range.lowerBound)) to \(DurationText.format(range.upperBound))"
+    }
+}
+
+/// A duration option's value, or nil when absent; outside its range is a usage error that
+/// names the flag or variable the user gave.
+private func duration(
+    _ parsed: ParsedArguments, _ option: String, in range: ClosedRange<Duration>, example: String,
+    command: CommandSpec.Name
+) throws(UsageError) -> Duration? {
+    guard let text = parsed.value(option) else { return nil }
+    guard let duration = DurationText.parse(text, in: range) else {
+        throw UsageError("\(parsed.origin(option)) must be a duration \(DurationText.format(range.lowerBound)) to \(DurationText.format(range.upperBound)), such as \(example) (got '\(text.prefix(40))')", command: command)
+    }
+    return duration
+}
+
 private func keysFolder(_ parsed: ParsedArguments) -> String {
     parsed.value("keys") ?? "Keys"
 }
@@ -114,7 +149,7 @@ private func keysFolder(_ parsed: ParsedArguments) -> String {
 private func jobs(_ parsed: ParsedArguments, command: CommandSpec.Name) throws(UsageError) -> Int {
     guard let text = parsed.value("jobs") else { return ParallelLines<Int>.availableCores }
     guard let count = Int(text), (1...1024).contains(count) else {
-        throw UsageError("--jobs must be a whole number from 1 to 1024", command: command)
+        throw UsageError("\(parsed.origin("jobs")) must be a whole number from 1 to 1024", command: command)
     }
     return count
 }
@@ -150,12 +185,10 @@ private func parseKeys(_ arguments: [String], environment: [String: String]) thr
         }
     }
     func grace() throws(UsageError) -> Duration {
-        guard let text = parsed.value("grace") else { return Keyring.defaultGrace }
-        guard let duration = DurationText.parse(text) else {
-            throw UsageError("--grace must be a duration such as 30d, 12h or 0s", command: spec.name)
-        }
-        return duration
+        try duration(parsed, "grace", in: DurationRange.grace, example: "30d, 12h or 0s", command: spec.name) ?? Keyring.defaultGrace
     }
+    let lockTimeout = try duration(parsed, "lock-timeout", in: DurationRange.lockTimeout, example: "30s", command: spec.name)
+        ?? KeyringStore.defaultLockTimeout
 
     let action: KeysAction
     switch name {
@@ -182,7 +215,7 @@ private func parseKeys(_ arguments: [String], environment: [String: String]) thr
     case "prune": try noArguments(); action = .prune
     default: throw UsageError("unknown keys subcommand '\(name)'", command: ["keys"])
     }
-    return .keys(folder: folder, action: action)
+    return .keys(folder: folder, lockTimeout: lockTimeout, action: action)
 }
 
 private func parseEncrypt(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
@@ -191,12 +224,18 @@ private func parseEncrypt(_ arguments: [String], environment: [String: String]) 
     if parsed.helpRequested { return .help(spec.name) }
     func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
 
+    let field = parsed.value("field") ?? PayloadSealer.defaultField
+    do {
+        try PayloadSealer.validate(field: field)
+    } catch {
+        throw fail("\(parsed.origin("field")) must be a name of 1 to 64 bytes other than 'aps'")
+    }
     var request = EncryptRequest(
         keysFolder: keysFolder(parsed),
         fallback: FallbackAlert(
             title: parsed.value("fallback-title") ?? FallbackAlert.standard.title,
             body: parsed.value("fallback-body") ?? FallbackAlert.standard.body),
-        field: parsed.value("field") ?? PayloadSealer.defaultField,
+        field: field,
         pad: PayloadSealer.defaultPad,
         batch: parsed.has("batch"),
         jobs: try jobs(parsed, command: spec.name))
@@ -206,22 +245,24 @@ private func parseEncrypt(_ arguments: [String], environment: [String: String]) 
     request.level = parsed.value("level")
     request.sound = parsed.value("sound")
     request.category = parsed.value("category")
+    request.targetContentID = parsed.value("target-content-id")
     request.url = parsed.value("url")
 
     if let text = parsed.value("pad") {
-        guard let pad = Int(text), (1...4096).contains(pad) else { throw fail("--pad must be a whole number from 1 to 4096") }
+        guard let pad = Int(text), (1...4096).contains(pad) else { throw fail("\(parsed.origin("pad")) must be a whole number from 1 to 4096") }
         request.pad = pad
+    }
+    if let text = parsed.value("relevance-score") {
+        guard let score = Double(text), (0...1).contains(score), case .number? = try? JSONParser.parse(text) else {
+            throw fail("--relevance-score must be a number from 0 to 1")
+        }
+        request.relevanceScore = text
     }
     if let text = parsed.value("badge") {
         guard let badge = Int(text), badge >= 0 else { throw fail("--badge must be a whole number, 0 or more") }
         request.badge = badge
     }
-    if let text = parsed.value("ttl") {
-        guard let ttl = DurationText.parse(text), ttl > .zero else {
-            throw fail("--ttl must be a duration such as 3600s, 90m, 12h or 7d")
-        }
-        request.timeToLive = ttl
-    }
+    request.timeToLive = try duration(parsed, "ttl", in: DurationRange.timeToLive, example: "3600s, 90m, 12h or 7d", command: spec.name)
     if let level = request.level, InterruptionLevel(level) == nil {
         throw fail("--level must be passive, active, time-sensitive (or timeSensitive) or critical")
     }
@@ -245,7 +286,7 @@ private func parseEncrypt(_ arguments: [String], environment: [String: String]) 
 
     if request.batch {
         let single = [request.title, request.subtitle, request.group, request.level, request.sound,
-                      request.category, request.url].contains { $0 != nil }
+                      request.category, request.targetContentID, request.relevanceScore, request.url].contains { $0 != nil }
         guard !single, request.body == .none, request.badge == nil, request.data.isEmpty, request.timeToLive == nil else {
             throw fail("--batch reads every alert from stdin as JSON lines; alert options cannot be combined with it")
         }
@@ -292,20 +333,22 @@ private func parseReceive(_ arguments: [String], environment: [String: String]) 
     let parsed = try parseArguments(arguments, spec: spec, environment: environment)
     if parsed.helpRequested { return .help(spec.name) }
     func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
-    func duration(_ option: String, default value: Duration) throws(UsageError) -> Duration {
-        guard let text = parsed.value(option) else { return value }
-        guard let duration = DurationText.parse(text), duration > .zero else {
-            throw fail("--\(option) must be a duration such as 250ms, 2s or 30s")
-        }
-        return duration
-    }
     let timing = ExtensionRunner.Timing(
-        budget: try duration("budget", default: ExtensionRunner.Timing.standard.budget),
-        expiryGrace: try duration("expiry-grace", default: ExtensionRunner.Timing.standard.expiryGrace))
+        budget: try duration(parsed, "budget", in: DurationRange.budget, example: "250ms, 2s or 30s", command: spec.name)
+            ?? ExtensionRunner.Timing.standard.budget,
+        expiryGrace: try duration(parsed, "expiry-grace", in: DurationRange.expiryGrace, example: "200ms or 1s", command: spec.name)
+            ?? ExtensionRunner.Timing.standard.expiryGrace)
+    var maximumExtensions = ReceiveRequest.defaultMaximumExtensions
+    if let text = parsed.value("max-extensions") {
+        guard let count = Int(text), (1...1024).contains(count) else {
+            throw fail("\(parsed.origin("max-extensions")) must be a whole number from 1 to 1024")
+        }
+        maximumExtensions = count
+    }
     var memoryLimit = ProcessExtension.defaultMemoryLimit
     if let text = parsed.value("memory-limit") {
-        guard let bytes = parseByteCount(text), bytes > 0 else {
-            throw fail("--memory-limit must be a size such as 24MB, 512KB or 1GB")
+        guard let bytes = parseByteCount(text), (4096...(1 << 40)).contains(bytes) else {
+            throw fail("--memory-limit must be a size from 4KB to 1024GB, such as 24MB, 512KB or 1GB")
         }
         memoryLimit = bytes
     }
@@ -326,7 +369,7 @@ private func parseReceive(_ arguments: [String], environment: [String: String]) 
     do {
         try PayloadSealer.validate(field: field)
     } catch {
-        throw fail("--field must be a name of 1 to 64 bytes other than 'aps'")
+        throw fail("\(parsed.origin("field")) must be a name of 1 to 64 bytes other than 'aps'")
     }
     return .receive(ReceiveRequest(
         keysFolder: keysFolder(parsed), field: field, inputs: parsed.positionals, watch: watch,
@@ -335,7 +378,7 @@ private func parseReceive(_ arguments: [String], environment: [String: String]) 
         placeholder: Placeholder(
             title: parsed.value("placeholder-title") ?? Placeholder.standard.title,
             body: parsed.value("placeholder-body") ?? Placeholder.standard.body),
-        jobs: try jobs(parsed, command: spec.name)))
+        jobs: try jobs(parsed, command: spec.name), maximumExtensions: maximumExtensions))
 }
 
 /// `24MB`, `512KB`, `1GB` or plain bytes; units are powers of 1024, as `ps` reports.

@@ -4,20 +4,33 @@ import Glibc
 import Darwin
 #endif
 import PushSeal
+import SealCrypto
 
 /// The process's standard streams, with stdout buffered so that `--batch` makes one write
 /// per 64 KiB instead of one per payload. Safe to use from the receiver's threads.
+///
+/// A write to stdout that fails (a full disk, a closed pipe) is remembered, and everything
+/// after it is dropped: `finish()` then reports it, so no command exits 0 with its result
+/// lost.
 final class Console: Sendable {
-    private let pending = Locked<[UInt8]>([])
+    private struct State: Sendable {
+        var pending: [UInt8] = []
+        var failure: String?
+    }
+
+    private let state = Locked(State())
     private let flushThreshold = 64 * 1024
 
     init() {
-        pending.withLock { $0.reserveCapacity(flushThreshold + 8192) }
+        state.withLock { $0.pending.reserveCapacity(flushThreshold + 8192) }
     }
 
     /// True when stderr is a terminal: friendly notes go there only for people, not for
     /// scripts that parse stderr.
     var stderrIsTerminal: Bool { isatty(2) == 1 }
+
+    /// Why stdout could not be written, once that has happened.
+    var failure: String? { state.withLock { $0.failure } }
 
     /// Queues a result line for stdout.
     func output(_ line: String) {
@@ -29,28 +42,49 @@ final class Console: Sendable {
         append(bytes)
     }
 
-    /// Queues bytes for stdout as they are, without adding a newline.
-    func write(_ bytes: [UInt8]) {
+    /// Queues bytes for stdout as they are, without adding a newline; false once stdout
+    /// has failed.
+    @discardableResult
+    func write(_ bytes: [UInt8]) -> Bool {
         append(bytes, newline: false)
     }
 
-    private func append(_ bytes: some Collection<UInt8>, newline: Bool = true) {
-        pending.withLock { pending in
-            pending.append(contentsOf: bytes)
-            if newline { pending.append(UInt8(ascii: "\n")) }
-            if pending.count >= flushThreshold { drain(&pending) }
+    @discardableResult
+    private func append(_ bytes: some Collection<UInt8>, newline: Bool = true) -> Bool {
+        state.withLock { state in
+            guard state.failure == nil else { return false }
+            state.pending.append(contentsOf: bytes)
+            if newline { state.pending.append(UInt8(ascii: "\n")) }
+            if state.pending.count >= flushThreshold { drain(&state) }
+            return state.failure == nil
         }
     }
 
-    /// Writes everything queued for stdout.
-    func flush() {
-        pending.withLock { drain(&$0) }
+    /// Writes everything queued for stdout; false once stdout has failed.
+    @discardableResult
+    func flush() -> Bool {
+        state.withLock { state in
+            drain(&state)
+            return state.failure == nil
+        }
     }
 
-    private func drain(_ pending: inout [UInt8]) {
-        guard !pending.isEmpty else { return }
-        writeAll(1, pending)
-        pending.removeAll(keepingCapacity: true)
+    /// Flushes stdout and throws if anything meant for it was lost. `done` says what
+    /// happened all the same (a changed keyring, say), for the error line.
+    func finish(done: String? = nil) throws(CLIFailure) {
+        guard flush() == false, let failure else { return }
+        throw CLIFailure(.ioError, "cannot write to stdout: \(failure)" + (done.map { "; \($0)" } ?? ""))
+    }
+
+    private func drain(_ state: inout State) {
+        guard !state.pending.isEmpty else { return }
+        defer { state.pending.removeAll(keepingCapacity: true) }
+        guard state.failure == nil else { return }
+        do {
+            try FileIO.writeAll(1, state.pending)
+        } catch {
+            state.failure = error.code == EPIPE ? "the reader closed the pipe" : error.message
+        }
     }
 
     /// Writes `error: message` to stderr at once.
@@ -65,12 +99,8 @@ final class Console: Sendable {
     /// A line on stderr, unbuffered so it lands beside whatever stdout already printed.
     func diagnostic(_ line: String) {
         flush()
-        writeAll(2, Array((line + "\n").utf8))
-    }
-
-    private func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) {
-        // A closed stdout or stderr has nowhere left to report to; the exit status still tells.
-        try? FileIO.writeAll(descriptor, bytes)
+        // A closed stderr has nowhere left to report to; the exit status still tells.
+        try? FileIO.writeAll(2, Array((line + "\n").utf8))
     }
 }
 
@@ -87,6 +117,24 @@ enum InputFiles {
         }
         defer { close(descriptor) }
         return try readAll(descriptor, name: source)
+    }
+
+    /// Reads stdin, but no more than `limit` bytes: a caller that cannot use more learns
+    /// that there was more without holding it all.
+    static func read(_ source: String, atMost limit: Int) throws -> [UInt8] {
+        precondition(source == "-", "only stdin is read with a limit")
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < limit {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, min($0.count, limit - bytes.count)) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw CLIFailure(.ioError, "cannot read stdin: \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { break }
+            bytes.append(contentsOf: chunk[..<count])
+        }
+        return bytes
     }
 
     static func readAll(_ descriptor: Int32, name: String) throws -> [UInt8] {

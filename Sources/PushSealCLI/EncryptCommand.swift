@@ -18,9 +18,17 @@ func runEncrypt(_ request: EncryptRequest, console: Console) throws -> ExitStatu
     case .none: break
     case .text(let text): alert.body = text
     case .standardInput:
-        var text = String(decoding: try InputFiles.read("-"), as: UTF8.self)
+        // Reading stops as soon as the body could no longer fit a payload, so a runaway
+        // producer costs 4 KiB of memory, not all of its output.
+        var bytes = try InputFiles.read("-", atMost: PayloadSealer.byteLimit + 1)
         // `df -h | pushseal encrypt -` ends with the tool's newline, which is not content.
-        while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
+        while let last = bytes.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { bytes.removeLast() }
+        guard bytes.count <= PayloadSealer.byteLimit else {
+            throw CLIFailure(.dataError, "the body read from stdin is over \(PayloadSealer.byteLimit) bytes, more than an APNs payload can carry")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw CLIFailure(.dataError, "the body read from stdin is not valid UTF-8")
+        }
         guard !text.isEmpty else { throw CLIFailure(.dataError, "the body read from stdin is empty") }
         alert.body = text
     }
@@ -29,6 +37,8 @@ func runEncrypt(_ request: EncryptRequest, console: Console) throws -> ExitStatu
     alert.sound = request.sound
     alert.badge = request.badge
     alert.category = request.category
+    alert.targetContentID = request.targetContentID
+    alert.relevanceScore = request.relevanceScore
     alert.url = request.url
     for item in request.data { alert.data[item.key] = item.value }
     alert.timeToLive = request.timeToLive

@@ -8,7 +8,8 @@ enum ExitStatus: Int32 {
     case noInput = 66
     case cannotCreate = 73
     case ioError = 74
-    case deadline = 75
+    /// Try again later: another process held the keyring lock too long.
+    case temporaryFailure = 75
     case noPermission = 77
     case configuration = 78
 }
@@ -38,6 +39,7 @@ func exitStatus(for error: any Error) -> ExitStatus {
         case .insecurePermissions: return .noPermission
         case .corrupt: return .configuration
         case .io: return .ioError
+        case .lockTimeout: return .temporaryFailure
         case .notAllowed, .invalidShare, .conflict: return .dataError
         }
     case is EnvelopeError, is PayloadError:
@@ -45,4 +47,30 @@ func exitStatus(for error: any Error) -> ExitStatus {
     default:
         return .ioError
     }
+}
+
+/// The error line for a failure: the library's fact, then (for the failures a command can
+/// fix) what to run. Only the CLI knows its commands and options, so hints live here.
+func message(for error: any Error) -> String {
+    let hint: String?
+    switch error {
+    case let error as KeyringError:
+        switch error.code {
+        case .keyringMissing: hint = "create one with 'pushseal keys init', or name another folder with --keys (PUSHSEAL_KEYS)"
+        case .keyringExists: hint = "'pushseal keys rotate' makes a new primary key in it"
+        case .noPrimary: hint = "make one with 'pushseal keys add' and 'pushseal keys promote KID'"
+        case .unknownKey: hint = "'pushseal keys list' shows the keys; 'pushseal keys import' adds a shared one"
+        case .keyDisabled: hint = "'pushseal keys enable KID' lets it decrypt again"
+        case .invalidShare: hint = "'pushseal keys export' prints a share on the sending side"
+        case .lockTimeout: hint = "try again later, or wait longer with --lock-timeout"
+        default: hint = nil
+        }
+    case let error as EnvelopeError where error.code == .missingEnvelope:
+        hint = "if the sender chose another field name, give it with --field"
+    case let error as PayloadError where error.code == .tooLarge:
+        hint = "shorten the alert, or lower --pad"
+    default:
+        hint = nil
+    }
+    return hint.map { "\(error); \($0)" } ?? "\(error)"
 }

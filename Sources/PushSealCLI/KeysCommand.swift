@@ -2,8 +2,10 @@ import PushSeal
 
 /// Runs `pushseal keys …`. Results (kids, the table, a share) go to stdout; notes for
 /// people go to stderr only when it is a terminal.
-func runKeys(folder: String, action: KeysAction, console: Console) throws {
-    let store = KeyringStore(folder: folder)
+func runKeys(folder: String, lockTimeout: Duration, action: KeysAction, console: Console) throws {
+    let store = KeyringStore(folder: folder, lockTimeout: lockTimeout) { [console] in
+        console.diagnostic("waiting for another pushseal command to release the keyring lock (giving up after \(DurationText.format(lockTimeout)))")
+    }
     let now = Timestamp.now()
     switch action {
     case .initialize:
@@ -11,11 +13,13 @@ func runKeys(folder: String, action: KeysAction, console: Console) throws {
         try store.create(keyring)
         let kid = keyring.primary!.id
         console.output(kid)
+        try console.finish(done: "the keyring was created all the same, with primary key \(kid)")
         note(console, "created \(store.path) with primary key \(kid)")
 
     case .add:
         let kid = try store.update { try $0.add(now: now) }
         console.output(kid)
+        try console.finish(done: "key \(kid) was added all the same")
         note(console, "added key \(kid); share it with 'pushseal keys export \(kid)', then 'pushseal keys promote \(kid)'")
 
     case .promote(let kid, let grace):
@@ -35,6 +39,7 @@ func runKeys(folder: String, action: KeysAction, console: Console) throws {
             return (try keyring.rotate(grace: grace, now: now), previous)
         }
         console.output(kid)
+        try console.finish(done: "the keyring was rotated all the same: the new primary key is \(kid)")
         if let previous {
             note(console, "new primary \(kid); \(previous) decrypts until \(Timestamp.format(now + DurationText.seconds(grace)))")
         }
@@ -89,7 +94,7 @@ func runKeys(folder: String, action: KeysAction, console: Console) throws {
         console.output(kid)
 
     case .enable(let kid):
-        try store.update { try $0.enable(kid) }
+        try store.update { try $0.enable(kid, now: now) }
         console.output(kid)
 
     case .destroy(let kid):
@@ -99,6 +104,7 @@ func runKeys(folder: String, action: KeysAction, console: Console) throws {
     case .prune:
         let pruned = try store.update { $0.prune(now: now) }
         for kid in pruned { console.output(kid) }
+        try console.finish(done: pruned.isEmpty ? nil : "the keyring was pruned all the same: destroyed \(pruned.joined(separator: ", "))")
         note(console, pruned.isEmpty ? "no expired keys" : "destroyed \(pruned.count) expired key(s)")
     }
 }

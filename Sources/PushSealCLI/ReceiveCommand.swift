@@ -1,10 +1,24 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
 import PushSeal
+import SealCrypto
 
 /// Runs `pushseal receive`: every input becomes exactly one record on stdout.
+///
+/// A first SIGINT or SIGTERM, or stdout failing, stops taking input and expires every
+/// delivery in flight, so each still gets its record; a second signal exits at once.
 func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatus {
+    let processes = ExtensionProcesses(limit: request.maximumExtensions)
     let makeExtension: @Sendable () -> any NotificationServiceExtension
     if let command = request.extensionCommand {
-        let settings = ProcessExtension.Settings(command: command, memoryLimit: request.memoryLimit, timing: request.timing)
+        // A typo in the command is a setup error, not a thousand 'original' deliveries.
+        try checkExtensionCommand(command)
+        let settings = ProcessExtension.Settings(
+            command: command, memoryLimit: request.memoryLimit, timing: request.timing, processes: processes)
         makeExtension = { ProcessExtension(settings: settings) }
     } else {
         // Read the keyring up front: a missing or unsafe one is a setup error, not a
@@ -14,6 +28,18 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
         makeExtension = { DecryptingExtension(keys: keys, settings: settings) }
     }
     let runner = ExtensionRunner(timing: request.timing, makeExtension: makeExtension)
+    let stop = try StopRequest()
+    let stopNow: @Sendable () -> Void = {
+        stop.request()
+        runner.expireAll()
+    }
+    let signals = StopSignals(first: stopNow, second: { signal in
+        processes.killAll()
+        console.flush()
+        exit(128 + signal)
+    })
+    defer { signals.restore() }
+
     let tally = Locked<[String: Int]>([:])
     let json = request.json
     let field = request.field
@@ -32,31 +58,51 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
         return (bytes, record.status.rawValue)
     }
     let write: @Sendable ((bytes: [UInt8], status: String)) -> Void = { rendered in
-        console.write(rendered.bytes)
+        // Output that cannot be written stops the work: nobody would see the rest.
+        guard console.write(rendered.bytes) else { return stopNow() }
         tally.withLock { $0[rendered.status, default: 0] += 1 }
     }
+    // Records reach a pipe within a tenth of a second even when they trickle in, and a
+    // reader that went away is noticed as promptly.
+    let flusher = DispatchSource.makeTimerSource(queue: .global())
+    flusher.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
+    flusher.setEventHandler { if !console.flush() { stopNow() } }
+    flusher.resume()
+    defer { flusher.cancel() }
 
     var status = ExitStatus.ok
     if let folder = request.watch {
-        let spool = SpoolFolder(folder: folder, runner: runner, sink: { write(render($0)) }, flush: { console.flush() })
+        let spool = SpoolFolder(folder: folder, runner: runner, stop: stop) { record in
+            let rendered = render(record)
+            guard console.write(rendered.bytes), console.flush() else {
+                throw CLIFailure(.ioError, console.failure ?? "stdout failed")
+            }
+            tally.withLock { $0[rendered.status, default: 0] += 1 }
+        }
         do {
             try spool.prepare()
-        } catch let failure as FileIOFailure {
-            throw CLIFailure(.noInput, "cannot watch \(folder): \(failure.message)")
+        } catch {
+            throw CLIFailure(.noInput, "cannot watch \(folder): \(error.message)")
         }
-        spool.run(once: request.once)
+        do {
+            try spool.run(once: request.once)
+        } catch {
+            processes.waitUntilAllReaped()
+            throw CLIFailure(.ioError, error.message)
+        }
     } else {
         let receiver = OrderedReceiver(runner: runner, render: render, emit: write)
         for input in request.inputs {
+            guard !stop.isRequested else { break }
             if input == "-" {
-                // Lines are numbered here, in input order, and delivered on every core.
-                let lines = ParallelLines<Int>(jobs: request.jobs, process: { batch in
+                // Lines are numbered here, in input order, and delivered on every core;
+                // the receiver puts the records back in order.
+                let lines = ParallelLines<Void>(jobs: request.jobs, process: { batch in
                     batch.forEach { bytes, number, seq in
                         receiver.deliver(seq, source: "stdin:\(number)", bytes: bytes)
                     }
-                    return batch.count
-                }, emit: { _ in })
-                var reader = LineReader(descriptor: 0)
+                })
+                var reader = LineReader(descriptor: 0, stop: stop)
                 var line = 0
                 try reader.forEachLine { bytes in
                     line += 1
@@ -77,7 +123,9 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
         }
         receiver.finish()
     }
-    console.flush()
+    // No extension program outlives the receiver.
+    processes.waitUntilAllReaped()
+    try console.finish()
 
     if runner.ignoredContentHandlerCalls > 0 {
         console.diagnostic("note: \(runner.ignoredContentHandlerCalls) content-handler call(s) after delivery were ignored, as on iOS")
@@ -87,4 +135,46 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
         console.diagnostic("received \(counts.isEmpty ? "nothing" : counts.joined(separator: ", "))")
     }
     return status
+}
+
+/// Refuses an `--extension` whose program cannot run: a path that is missing or not
+/// executable, or a bare name the shell cannot find (builtins and PATH lookups count).
+func checkExtensionCommand(_ command: String) throws {
+    guard let program = command.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init) else {
+        throw UsageError("--extension needs a command", command: ["receive"])
+    }
+    // A compound command (quotes, variables, redirections) is the shell's to judge.
+    guard program.allSatisfy({ !"'\"$`\\;|&<>(){}=*?~".contains($0) }) else { return }
+    if program.contains("/") {
+        guard access(program, F_OK) == 0 else {
+            throw CLIFailure(.noInput, "the extension program \(program) does not exist")
+        }
+        var info = stat()
+        guard stat(program, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(program, X_OK) == 0 else {
+            throw CLIFailure(.noPermission, "the extension program \(program) is not an executable file (chmod +x \(program)?)")
+        }
+        return
+    }
+    let shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh"
+    let found = runQuietly(shell, ["-c", "command -v -- \"$1\" >/dev/null", "pushseal", program])
+    guard found else {
+        throw CLIFailure(.noInput, "the extension program '\(program)' is not found on PATH")
+    }
+}
+
+/// Runs a short helper with no input or output; true when it exits 0.
+private func runQuietly(_ path: String, _ arguments: [String]) -> Bool {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    var argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    guard posix_spawn(&pid, path, &actions, nil, &argv, environ) == 0 else { return false }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    return status == 0
 }

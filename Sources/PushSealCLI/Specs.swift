@@ -8,7 +8,11 @@ enum Specs {
         help: "Payload field that carries the envelope (default: enc).")
     static let graceOption = OptionSpec(
         "grace", value: "duration", environment: "PUSHSEAL_GRACE",
-        help: "How long the old primary keeps decrypting (default: 30d, APNs' longest storage).")
+        help: "How long the old primary keeps decrypting (default: 30d, APNs' longest storage; 0s to 3650d).")
+
+    static let lockTimeoutOption = OptionSpec(
+        "lock-timeout", value: "duration", environment: "PUSHSEAL_LOCK_TIMEOUT",
+        help: "Give up (exit 75) when another command holds the keyring longer (default: 30s; 0s to 1h).")
 
     static let jobsOption = OptionSpec(
         "jobs", short: "j", value: "n", environment: "PUSHSEAL_JOBS",
@@ -58,47 +62,47 @@ enum Specs {
     static let keys: [CommandSpec] = [
         CommandSpec(
             name: ["keys", "init"], overview: "Create a keyring with one primary key.",
-            usage: "pushseal keys init [--keys DIR]", options: [keysOption],
+            usage: "pushseal keys init [--keys DIR]", options: [keysOption, lockTimeoutOption],
             discussion: "Creates DIR (mode 0700) and DIR/keyring.json (mode 0600); prints the new key id.\nRefuses to overwrite an existing keyring."),
         CommandSpec(
             name: ["keys", "add"], overview: "Add a key that decrypts but does not encrypt yet.",
-            usage: "pushseal keys add [--keys DIR]", options: [keysOption],
+            usage: "pushseal keys add [--keys DIR]", options: [keysOption, lockTimeoutOption],
             discussion: "Step one of a two-step roll-out: export the new key to receivers, then 'keys promote' it.\nPrints the new key id."),
         CommandSpec(
             name: ["keys", "promote"], overview: "Make a key the primary.",
-            usage: "pushseal keys promote KID [--grace 30d] [--keys DIR]", options: [keysOption, graceOption],
+            usage: "pushseal keys promote KID [--grace 30d] [--keys DIR]", options: [keysOption, graceOption, lockTimeoutOption],
             discussion: "The previous primary keeps decrypting until the grace period passes."),
         CommandSpec(
             name: ["keys", "rotate"], overview: "Make a new primary key.",
-            usage: "pushseal keys rotate [--grace 30d] [--keys DIR]", options: [keysOption, graceOption],
+            usage: "pushseal keys rotate [--grace 30d] [--keys DIR]", options: [keysOption, graceOption, lockTimeoutOption],
             discussion: "Prints the new key id. Payloads sealed under the old primary still open until the grace\nperiod passes; then 'keys prune' destroys it."),
         CommandSpec(
             name: ["keys", "list"], overview: "Show the keys, never their secrets.",
             usage: "pushseal keys list [--json] [--keys DIR]",
-            options: [keysOption, OptionSpec("json", help: "Print a JSON array instead of a table.")],
+            options: [keysOption, lockTimeoutOption, OptionSpec("json", help: "Print a JSON array instead of a table.")],
             discussion: ""),
         CommandSpec(
             name: ["keys", "export"], overview: "Print a key as a one-line share for a receiver.",
-            usage: "pushseal keys export [KID] [--keys DIR]", options: [keysOption],
+            usage: "pushseal keys export [KID] [--keys DIR]", options: [keysOption, lockTimeoutOption],
             discussion: "Prints psk1.<kid>.<secret> for the primary key, or for KID. This is the only command that\nshows a secret: send it over a channel you trust, e.g. 'pushseal keys export | ssh host pushseal keys import -'."),
         CommandSpec(
             name: ["keys", "import"], overview: "Add a shared key to this keyring.",
-            usage: "pushseal keys import SHARE|FILE|- [--keys DIR]", options: [keysOption],
+            usage: "pushseal keys import SHARE|FILE|- [--keys DIR]", options: [keysOption, lockTimeoutOption],
             discussion: "Reads the share from stdin ('-') or a FILE; creates the keyring if there is none. The key\ndecrypts but does not encrypt. A share typed as an argument works but shows in 'ps' and\nshell history, so it earns a warning."),
         CommandSpec(
             name: ["keys", "disable"], overview: "Stop a key from decrypting.",
-            usage: "pushseal keys disable KID [--keys DIR]", options: [keysOption],
+            usage: "pushseal keys disable KID [--keys DIR]", options: [keysOption, lockTimeoutOption],
             discussion: "Reversible with 'pushseal keys enable KID'. The primary cannot be disabled."),
         CommandSpec(
             name: ["keys", "enable"], overview: "Let a disabled key decrypt again.",
-            usage: "pushseal keys enable KID [--keys DIR]", options: [keysOption], discussion: ""),
+            usage: "pushseal keys enable KID [--keys DIR]", options: [keysOption, lockTimeoutOption], discussion: ""),
         CommandSpec(
             name: ["keys", "destroy"], overview: "Wipe a key's secret for good.",
-            usage: "pushseal keys destroy KID [--keys DIR]", options: [keysOption],
+            usage: "pushseal keys destroy KID [--keys DIR]", options: [keysOption, lockTimeoutOption],
             discussion: "The id stays in the keyring so receivers can say why a message cannot be read.\nThe primary cannot be destroyed."),
         CommandSpec(
             name: ["keys", "prune"], overview: "Destroy keys whose grace period has passed.",
-            usage: "pushseal keys prune [--keys DIR]", options: [keysOption],
+            usage: "pushseal keys prune [--keys DIR]", options: [keysOption, lockTimeoutOption],
             discussion: "Prints the ids it destroyed, one per line."),
     ]
 
@@ -115,9 +119,11 @@ enum Specs {
             OptionSpec("sound", short: "s", value: "name", help: "Sound to play ('default' for the system sound)."),
             OptionSpec("badge", value: "n", help: "App icon badge number."),
             OptionSpec("category", value: "id", help: "Notification category (actions)."),
+            OptionSpec("target-content-id", value: "id", help: "Which window or content the notification brings forward."),
+            OptionSpec("relevance-score", value: "0-1", help: "How the notification ranks in its summary (a number from 0 to 1)."),
             OptionSpec("url", value: "url", help: "URL for the app to open, sealed as data.url."),
             OptionSpec("data", value: "key=value", repeatable: true, help: "Custom data merged into userInfo; key:=JSON for non-strings."),
-            OptionSpec("ttl", value: "duration", environment: "PUSHSEAL_TTL", help: "Receivers show a placeholder after this long (e.g. 1h)."),
+            OptionSpec("ttl", value: "duration", environment: "PUSHSEAL_TTL", help: "Receivers show a placeholder after this long (e.g. 1h; 1s to 365d)."),
             OptionSpec("fallback-title", value: "title", environment: "PUSHSEAL_FALLBACK_TITLE", help: "Visible title when nothing decrypts (default: New notification)."),
             OptionSpec("fallback-body", value: "body", environment: "PUSHSEAL_FALLBACK_BODY", help: "Visible body when nothing decrypts (default: Open the app to read it)."),
             fieldOption,
@@ -131,9 +137,14 @@ enum Specs {
           BODY...   The body as words, or '-' to read it from stdin. stdin is read only when
                     '-' says so, so pushseal never hangs under cron or CI.
 
-        BATCH LINES (--batch): one JSON object per line with title, subtitle, body, badge, sound,
-          thread-id, category, level, url, data, ttl, id. A bad line is reported on stderr with
-          its line number and skipped; the exit status is then 65.
+        BATCH LINES (--batch): one JSON object per line with title, subtitle, body (or message),
+          badge, sound, thread-id (or group), category, target-content-id, interruption-level
+          (or level), relevance-score, url, data, ttl, id. The same rules as the options apply.
+          A bad line is reported on stderr with its line number and skipped; the exit status
+          is then 65.
+
+        INPUT: text must be valid UTF-8 (exit 65 otherwise). A body read from stdin may be at
+          most 4096 bytes: reading stops there, since no larger alert fits a payload.
 
         EXAMPLES:
           pushseal encrypt -t "Disk on db-3" -b "91% used"
@@ -158,9 +169,10 @@ enum Specs {
             OptionSpec("json", help: "Write one JSON record per line instead of text."),
             OptionSpec("watch", value: "dir", help: "Deliver *.json and *.apns files dropped into DIR, then move them to DIR/processed/."),
             OptionSpec("once", help: "With --watch: deliver the files there now, then exit."),
-            OptionSpec("budget", value: "duration", environment: "PUSHSEAL_BUDGET", help: "Time the extension has per notification (default: 30s, Apple's)."),
-            OptionSpec("expiry-grace", value: "duration", help: "Wait after serviceExtensionTimeWillExpire before showing the original (default: 1s)."),
+            OptionSpec("budget", value: "duration", environment: "PUSHSEAL_BUDGET", help: "Time the extension has per notification, from the moment it is taken (default: 30s, Apple's; 1ms to 24h)."),
+            OptionSpec("expiry-grace", value: "duration", help: "Wait after serviceExtensionTimeWillExpire before showing the original (default: 1s; 1ms to 1h)."),
             OptionSpec("extension", value: "command", help: "Run your own extension program instead of the decrypting one."),
+            OptionSpec("max-extensions", value: "n", help: "At most this many extension programs run at once; others wait, their clock running (default: 64)."),
             OptionSpec("memory-limit", value: "size", help: "Kill an --extension program above this resident memory (default: 24MB)."),
             OptionSpec("placeholder-title", value: "title", environment: "PUSHSEAL_PLACEHOLDER_TITLE", help: "Shown when a sealed alert cannot be opened (default: Encrypted notification)."),
             OptionSpec("placeholder-body", value: "body", environment: "PUSHSEAL_PLACEHOLDER_BODY", help: "Shown when a sealed alert cannot be opened."),
@@ -178,6 +190,15 @@ enum Specs {
         STATUSES: decrypted, passthrough, key-missing, key-disabled, key-expired, auth-failed,
           malformed, expired, deadline, original, modified (an --extension's own content).
           Every input gets exactly one record, in input order (with --watch: as delivered).
+          Payloads over APNs' 4096 bytes (5120 for voip) are malformed, as APNs would refuse them.
+
+        STOPPING: SIGINT or SIGTERM stops taking input, ends running extension programs
+          (SIGTERM, then SIGKILL after --expiry-grace), writes every record still due and
+          exits 0. A second signal stops at once (exit 130 or 143).
+
+        EXIT STATUS: 0 every input got its record (whatever its status); 64 usage; 66 a FILE
+          or the keyring is missing; 74 records could not be written (full disk, closed pipe)
+          or a --watch file could not be moved; 77 permission; 78 the keyring is damaged.
 
         EXAMPLES:
           pushseal encrypt -t Hi -b there | pushseal receive -

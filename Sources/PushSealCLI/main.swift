@@ -4,11 +4,17 @@ import Glibc
 import Darwin
 #endif
 import PushSeal
+import SealCrypto
 
-// Wiring only: parse, run, map errors to a message and an exit code.
+// Wiring only: process-wide settings, parse, run, map errors to a message and an exit code.
+
+// A closed stdout is an error each command reports (exit 74), not a silent death by SIGPIPE;
+// the same goes for an extension program that exits without reading its request.
+signal(SIGPIPE, SIG_IGN)
+// No core file or ptrace by other users can expose a key this process reads.
+SecureMemory.protectProcess()
 
 let console = Console()
-let arguments = Array(CommandLine.arguments.dropFirst())
 var environment: [String: String] = [:]
 if let pointers = environ as UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
     var index = 0
@@ -24,6 +30,7 @@ if let pointers = environ as UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 let version = "0.1.0"
 var status = ExitStatus.ok
 do {
+    let arguments = try commandLineArguments()
     switch try parseCommand(arguments, environment: environment) {
     case .help(let name):
         guard let spec = Specs.spec(named: name) else {
@@ -32,8 +39,8 @@ do {
         console.output(helpText(for: spec).dropLast().description)
     case .version:
         console.output("pushseal \(version)")
-    case .keys(let folder, let action):
-        try runKeys(folder: folder, action: action, console: console)
+    case .keys(let folder, let lockTimeout, let action):
+        try runKeys(folder: folder, lockTimeout: lockTimeout, action: action, console: console)
     case .encrypt(let request):
         status = try runEncrypt(request, console: console)
     case .decrypt(let request):
@@ -41,6 +48,7 @@ do {
     case .receive(let request):
         status = try runReceive(request, console: console)
     }
+    try console.finish()
 } catch let error as UsageError {
     console.error(error.message)
     let spec = Specs.spec(named: error.command) ?? Specs.root
@@ -48,8 +56,23 @@ do {
     console.diagnostic("See '\(spec.displayName) --help'.")
     status = .usage
 } catch {
-    console.error("\(error)")
+    console.error(message(for: error))
     status = exitStatus(for: error)
 }
 console.flush()
 exit(status.rawValue)
+
+/// The arguments after the program name, refusing any that is not valid UTF-8: Swift's own
+/// `CommandLine.arguments` would quietly replace such bytes, sealing text nobody typed.
+func commandLineArguments() throws(CLIFailure) -> [String] {
+    var arguments: [String] = []
+    for index in 1..<Int(CommandLine.argc) {
+        guard let pointer = CommandLine.unsafeArgv[index] else { continue }
+        let bytes = UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw CLIFailure(.dataError, "argument \(index) is not valid UTF-8")
+        }
+        arguments.append(text)
+    }
+    return arguments
+}

@@ -1,58 +1,53 @@
 internal import COpenSSL
 
-/// One OpenSSL cipher context: created in init, freed in deinit. Every C return code is
-/// checked; OpenSSL reports success as 1.
+/// One OpenSSL cipher context holding one key's schedule for one direction: created in
+/// init, freed (and so wiped by OpenSSL) in deinit. Every C return code is checked; OpenSSL
+/// reports success as 1.
 ///
-/// Each thread keeps one context (`CipherContext.current()`) and the key schedule of the
-/// last key it used, so a stream of messages under one key pays for the cipher lookup and
-/// key expansion once: each message then only sets its nonce.
-final class CipherContext {
+/// Contexts belong to their `SymmetricKey`, which lends them out one caller at a time, so a
+/// stream of messages under one key pays for the cipher lookup and key expansion once, and
+/// the schedule is gone as soon as the key is: after `keys destroy`, no thread keeps it.
+final class CipherContext: @unchecked Sendable {
+    // Only ever used by the one caller that took it from its key's pool.
     private let context: OpaquePointer
-    // Held strongly: the identity check below must never match a different key that was
-    // allocated where a released one used to be.
-    private var preparedKey: SymmetricKey?
-    private var preparedForEncryption = false
+    // GCM accepts empty buffers, whose base address may be nil; OpenSSL wants a valid
+    // pointer even for zero-length input and never touches a byte through it.
+    private let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
 
     // OpenSSL returns a static, read-only description of the cipher: safe to share.
     nonisolated(unsafe) private static let cipher: OpaquePointer? = EVP_aes_256_gcm()
 
-    init() throws {
+    init(key: UnsafeRawBufferPointer, encrypting: Bool) throws {
         guard let context = EVP_CIPHER_CTX_new() else {
             throw SealCryptoError(.libraryFailure, "OpenSSL could not allocate a cipher context")
         }
         self.context = context
+        scratch.initialize(to: 0)
+        let mode: Int32 = encrypting ? 1 : 0
+        try check(EVP_CipherInit_ex(context, Self.cipher, nil, nil, nil, mode), "initialise AES-256-GCM")
+        try check(pushseal_gcm_set_iv_length(context, Int32(AESGCM.nonceByteCount)), "set the nonce length")
+        try check(EVP_CipherInit_ex(context, nil, nil, key.baseAddress?.assumingMemoryBound(to: UInt8.self), nil, mode), "set the key")
     }
 
     deinit {
         EVP_CIPHER_CTX_free(context)
+        scratch.deallocate()
     }
 
-    private static let perThread = PerThread { try CipherContext() }
-
-    /// This thread's context.
-    static func current() throws -> CipherContext {
-        try perThread.get()
+    private func bytes(_ buffer: UnsafeRawBufferPointer) -> UnsafePointer<UInt8> {
+        guard let base = buffer.baseAddress else { return UnsafePointer(scratch) }
+        return base.assumingMemoryBound(to: UInt8.self)
     }
 
-    private func prepare(_ key: SymmetricKey, encrypting: Bool) throws {
-        if preparedKey === key, preparedForEncryption == encrypting { return }
-        preparedKey = nil
-        let mode: Int32 = encrypting ? 1 : 0
-        try check(EVP_CipherInit_ex(context, Self.cipher, nil, nil, nil, mode), "initialise AES-256-GCM")
-        try check(pushseal_gcm_set_iv_length(context, Int32(AESGCM.nonceByteCount)), "set the nonce length")
-        try key.withUnsafeBytes { keyBytes in
-            try check(EVP_CipherInit_ex(context, nil, nil, bytes(keyBytes), nil, mode), "set the key")
-        }
-        preparedKey = key
-        preparedForEncryption = encrypting
+    private func mutableBytes(_ buffer: UnsafeMutableRawBufferPointer) -> UnsafeMutablePointer<UInt8> {
+        buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? scratch
     }
 
     func seal(
-        key: SymmetricKey, nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
+        nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
         plaintext: UnsafeRawBufferPointer, ciphertext: UnsafeMutableRawBufferPointer,
         tag: UnsafeMutableRawBufferPointer
     ) throws {
-        try prepare(key, encrypting: true)
         try check(EVP_EncryptInit_ex(context, nil, nil, nil, bytes(nonce)), "set the nonce")
         var written: Int32 = 0
         if aad.count > 0 {
@@ -70,11 +65,10 @@ final class CipherContext {
     }
 
     func open(
-        key: SymmetricKey, nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
+        nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
         ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
         plaintext: UnsafeMutableRawBufferPointer
     ) throws {
-        try prepare(key, encrypting: false)
         try check(EVP_DecryptInit_ex(context, nil, nil, nil, bytes(nonce)), "set the nonce")
         var written: Int32 = 0
         if aad.count > 0 {
@@ -98,23 +92,7 @@ final class CipherContext {
     private func check(_ rc: Int32, _ step: String) throws {
         guard rc == 1 else {
             ERR_clear_error()
-            // A context left half-initialised must not be trusted for the next message.
-            preparedKey = nil
             throw SealCryptoError(.libraryFailure, "OpenSSL failed to \(step)")
         }
     }
-}
-
-// GCM accepts empty buffers, whose base address may be nil; OpenSSL wants a valid pointer
-// even for zero-length input, so a static byte stands in.
-private nonisolated(unsafe) var emptyByte: UInt8 = 0
-
-private func bytes(_ buffer: UnsafeRawBufferPointer) -> UnsafePointer<UInt8> {
-    guard let base = buffer.baseAddress else { return withUnsafePointer(to: &emptyByte) { $0 } }
-    return base.assumingMemoryBound(to: UInt8.self)
-}
-
-private func mutableBytes(_ buffer: UnsafeMutableRawBufferPointer) -> UnsafeMutablePointer<UInt8> {
-    guard let base = buffer.baseAddress else { return withUnsafeMutablePointer(to: &emptyByte) { $0 } }
-    return base.assumingMemoryBound(to: UInt8.self)
 }

@@ -32,9 +32,10 @@ public enum AESGCM {
             let tag = UnsafeMutableRawBufferPointer(rebasing: output[(nonceByteCount + plaintext.count)...])
             try plaintext.withUnsafeBytes { input in
                 try authenticatedData.withUnsafeBytes { aad in
-                    try CipherContext.current().seal(
-                        key: key, nonce: UnsafeRawBufferPointer(rebasing: output[..<nonceByteCount]),
+                    try key.withCipherContext(encrypting: true) {
+                        try $0.seal(nonce: UnsafeRawBufferPointer(rebasing: output[..<nonceByteCount]),
                         aad: aad, plaintext: input, ciphertext: ciphertext, tag: tag)
+                    }
                 }
             }
         }
@@ -59,9 +60,9 @@ public enum AESGCM {
                         rebasing: combined[nonceByteCount..<(combined.count - tagByteCount)])
                     let tag = UnsafeRawBufferPointer(rebasing: combined[(combined.count - tagByteCount)...])
                     try authenticatedData.withUnsafeBytes { aad in
-                        try CipherContext.current().open(
-                            key: key, nonce: nonce, aad: aad,
-                            ciphertext: ciphertext, tag: tag, plaintext: output)
+                        try key.withCipherContext(encrypting: false) {
+                            try $0.open(nonce: nonce, aad: aad, ciphertext: ciphertext, tag: tag, plaintext: output)
+                        }
                     }
                 }
             }

@@ -12,13 +12,13 @@ public enum SecureMemory {
         pushseal_cleanse(buffer.baseAddress, buffer.count)
     }
 
-    /// Marks the process non-dumpable, once: no core file, and no ptrace or /proc/PID/mem
-    /// by other users, can then expose a key. Called when the first key is made or loaded.
-    static func protectProcess() {
-        _ = processProtected
+    /// Marks the process non-dumpable: no core file, and no ptrace or /proc/PID/mem by
+    /// other users, can then expose a key. A process-wide setting, so only an executable's
+    /// start-up calls it; returns whether the kernel agreed.
+    @discardableResult
+    public static func protectProcess() -> Bool {
+        pushseal_set_not_dumpable() == 0
     }
-
-    private static let processProtected: Bool = pushseal_set_not_dumpable() == 0
 
     /// Whether the process could currently be dumped (false once a key was held).
     public static var isProcessDumpable: Bool { pushseal_is_dumpable() != 0 }

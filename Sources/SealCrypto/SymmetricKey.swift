@@ -11,13 +11,16 @@ public final class SymmetricKey: @unchecked Sendable {
     // Written once in init and wiped in deinit; never mutated in between, which is what
     // makes sharing across threads safe.
     private let storage: UnsafeMutableRawBufferPointer
+    /// Idle cipher contexts already holding this key's schedule, per direction; they are
+    /// freed with the key, so its schedule never outlives it.
+    private let sealing = Locked<[CipherContext]>([])
+    private let opening = Locked<[CipherContext]>([])
 
     /// Copies `bytes` into wiped-on-release storage; they must be exactly 32.
     public init<Bytes: Collection>(bytes: Bytes) throws where Bytes.Element == UInt8 {
         guard bytes.count == Self.byteCount else {
             throw SealCryptoError(.invalidKeySize, "an AES-256 key is 32 bytes, not \(bytes.count)")
         }
-        SecureMemory.protectProcess()
         storage = .allocate(byteCount: Self.byteCount, alignment: 16)
         storage.copyBytes(from: bytes)
     }
@@ -39,6 +42,17 @@ public final class SymmetricKey: @unchecked Sendable {
         _ body: (UnsafeRawBufferPointer) throws -> Result
     ) rethrows -> Result {
         try body(UnsafeRawBufferPointer(storage))
+    }
+
+    /// Lends a cipher context set up with this key to `body`, one caller at a time.
+    func withCipherContext<Result>(encrypting: Bool, _ body: (CipherContext) throws -> Result) throws -> Result {
+        let pool = encrypting ? sealing : opening
+        let context = try pool.withLock { $0.popLast() }
+            ?? withUnsafeBytes { try CipherContext(key: $0, encrypting: encrypting) }
+        let result = try body(context)
+        // A context whose call failed is dropped rather than trusted with the next message.
+        pool.withLock { $0.append(context) }
+        return result
     }
 
     /// Compares two keys without leaking, through timing, where they differ.

@@ -83,13 +83,13 @@ struct ArgumentParsingTests {
     }
 
     @Test func importDistinguishesStdinFileAndTypedShare() throws {
-        #expect(try parse(["keys", "import", "-"]) == .keys(folder: "Keys", action: .importShare(source: .standardInput)))
-        #expect(try parse(["keys", "import", "share.txt"]) == .keys(folder: "Keys", action: .importShare(source: .file("share.txt"))))
-        #expect(try parse(["keys", "import", "psk1.a.b"]) == .keys(folder: "Keys", action: .importShare(source: .argument("psk1.a.b"))))
+        #expect(try parse(["keys", "import", "-"]) == .keys(folder: "Keys", lockTimeout: .seconds(30), action: .importShare(source: .standardInput)))
+        #expect(try parse(["keys", "import", "share.txt"]) == .keys(folder: "Keys", lockTimeout: .seconds(30), action: .importShare(source: .file("share.txt"))))
+        #expect(try parse(["keys", "import", "psk1.a.b"]) == .keys(folder: "Keys", lockTimeout: .seconds(30), action: .importShare(source: .argument("psk1.a.b"))))
     }
 
     @Test func graceDefaultsToThirtyDays() throws {
-        #expect(try parse(["keys", "rotate"]) == .keys(folder: "Keys", action: .rotate(grace: .seconds(30 * 86_400))))
-        #expect(try parse(["keys", "rotate", "--grace", "0s"]) == .keys(folder: "Keys", action: .rotate(grace: .zero)))
+        #expect(try parse(["keys", "rotate"]) == .keys(folder: "Keys", lockTimeout: .seconds(30), action: .rotate(grace: .seconds(30 * 86_400))))
+        #expect(try parse(["keys", "rotate", "--grace", "0s"]) == .keys(folder: "Keys", lockTimeout: .seconds(30), action: .rotate(grace: .zero)))
     }
 }

@@ -57,7 +57,9 @@ let hostilePayloads: [HostileCase] = [
     HostileCase(name: "nesting 100,000 deep", input: text(String(repeating: #"{"a":"#, count: 100_000)), status: "malformed"),
     HostileCase(name: "duplicate aps keys", input: text(#"{"aps":{"alert":"a"},"aps":{"alert":"b"}}"#), status: "malformed"),
     HostileCase(name: "huge number for the badge", input: text(#"{"aps":{"alert":"x","badge":1e400}}"#), status: "passthrough"),
-    HostileCase(name: "a 10 MB alert", input: { _ in Array((#"{"aps":{"alert":""# + String(repeating: "x", count: 10_000_000) + #""}}"#).utf8) }, status: "passthrough"),
+    HostileCase(name: "an eligible alert over 4096 bytes", input: { _ in Array((#"{"aps":{"alert":{"title":"T"},"mutable-content":1},"x":""# + String(repeating: "x", count: 300_000) + #""}"#).utf8) }, status: "malformed"),
+    HostileCase(name: "a voip payload of 5000 bytes", input: { _ in Array((#"{"headers":{"apns-push-type":"voip"},"payload":{"aps":{"alert":"V"},"x":""# + String(repeating: "x", count: 4_950) + #""}}"#).utf8) }, status: "passthrough"),
+    HostileCase(name: "a 10 MB alert", input: { _ in Array((#"{"aps":{"alert":""# + String(repeating: "x", count: 10_000_000) + #""}}"#).utf8) }, status: "malformed"),
     HostileCase(name: "mutable-content as a string", input: { s in Array(#"{"aps":{"alert":"x","mutable-content":"1"},"enc":"\#(try s.alert())"}"#.utf8) }, status: "passthrough"),
     HostileCase(name: "enc is a number", input: { s in s.payload(enc: "17") }, status: "malformed"),
     HostileCase(name: "enc is null", input: { s in s.payload(enc: "null") }, status: "malformed"),
@@ -143,7 +145,7 @@ struct HostileInputTests {
         #expect(!run.stdout.contains(Sealer.secretText) && !run.stderr.contains(Sealer.secretText))
     }
 
-    @Test(arguments: hostilePayloads.filter { ["auth-failed", "malformed", "key-missing"].contains($0.status) && $0.name != "a 10 MB alert" })
+    @Test(arguments: hostilePayloads.filter { ["auth-failed", "malformed", "key-missing"].contains($0.status) && $0.name != "a 10 MB alert" && $0.name != "an eligible alert over 4096 bytes" })
     func decryptRefusesWithoutPlaintext(_ hostile: HostileCase) throws {
         let keyring = try KeyringFixture()
         let share = try KeyShare(parsing: try keyring.export())

@@ -185,7 +185,7 @@ struct SlowKeySource: KeySource {
     let keyring: Keyring
     let delay: Duration
 
-    func keyring(_ completion: @escaping @Sendable (Result<Keyring, any Error>) -> Void) {
+    func keyring(for kid: String, _ completion: @escaping @Sendable (Result<Keyring, any Error>) -> Void) {
         let keyring = keyring
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delay.milliseconds))) {
             completion(.success(keyring))

@@ -63,9 +63,18 @@ struct AESGCMTests {
         #expect(throws: SealCryptoError(.invalidKeySize, "")) { try SymmetricKey(bytes: [UInt8](repeating: 1, count: 16)) }
     }
 
-    @Test func holdingAKeyMakesTheProcessNonDumpable() throws {
-        _ = try SymmetricKey.generate()
+    @Test func protectingTheProcessMakesItNonDumpable() throws {
+        #expect(SecureMemory.protectProcess())
         #expect(SecureMemory.isProcessDumpable == false)
+    }
+
+    @Test func aKeyIsUsableFromManyThreadsAtOnce() async throws {
+        let box = try AESGCM.seal(Array("shared".utf8), using: key)
+        let key = key
+        try await withThrowingTaskGroup(of: [UInt8].self) { group in
+            for _ in 0..<32 { group.addTask { try AESGCM.open(box, using: key) } }
+            for try await opened in group { #expect(opened == Array("shared".utf8)) }
+        }
     }
 
     @Test func wipeZeroesEveryByte() {

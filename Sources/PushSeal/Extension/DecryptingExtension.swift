@@ -61,7 +61,7 @@ public final class DecryptingExtension: NotificationServiceExtension {
         }
         pending.withLock { $0?.kid = envelope.kid }
         let settings = settings
-        keys.keyring { [self] result in
+        keys.keyring(for: envelope.kid) { [self] result in
             let outcome = Self.open(envelope, with: result, request: request, settings: settings)
             switch outcome {
             case .success(let content):

@@ -1,4 +1,5 @@
 import Dispatch
+import SealCrypto
 import Synchronization
 
 /// Runs a Notification Service Extension the way iOS does.
@@ -6,13 +7,15 @@ import Synchronization
 /// - Only notifications with `mutable-content: 1` and visible alert text reach the
 ///   extension; the rest are delivered unchanged (`passthrough`).
 /// - Each notification gets a fresh extension instance.
+/// - The clock starts when the runner takes the notification: the deadline and the grace
+///   after it are both armed before `didReceive` is called, so an extension that blocks,
+///   however long, cannot hold its delivery back.
 /// - When the budget runs out, `serviceExtensionTimeWillExpire` is called on another
 ///   thread; if no usable content arrives within the grace after that, the original content
 ///   is delivered (`original`).
 /// - The content handler takes effect once; later calls are ignored and counted.
 /// - Content without alert text is ignored and the original delivered.
-/// - Notifications never wait for each other: each has its own timers, and an extension
-///   that answers inside `didReceive` costs no timer at all.
+/// - Notifications never wait for each other: each has its own timers.
 public final class ExtensionRunner: Sendable {
     /// How long the extension has, and how long after `serviceExtensionTimeWillExpire`
     /// iOS still waits before falling back to the original.
@@ -33,6 +36,10 @@ public final class ExtensionRunner: Sendable {
     private let makeExtension: @Sendable () -> any NotificationServiceExtension
     private let ignoredCalls = Atomic<Int>(0)
     private let timerQueue = DispatchQueue(label: "pushseal.extension-deadlines", qos: .userInitiated, attributes: .concurrent)
+    /// Deliveries still waiting for their extension, so `expireAll` can reach them.
+    private let waiting = Locked<[Int: DeliverySlot]>([:])
+    private let nextSlot = Atomic<Int>(0)
+    private let stopping = Atomic<Bool>(false)
 
     /// - Parameter makeExtension: called once per eligible notification.
     public init(timing: Timing = .standard, makeExtension: @escaping @Sendable () -> any NotificationServiceExtension) {
@@ -46,6 +53,7 @@ public final class ExtensionRunner: Sendable {
     /// Delivers `request` and reports the outcome to `completion` exactly once.
     public func deliver(_ request: NotificationRequest, completion: @escaping @Sendable (Delivery) -> Void) {
         let start = ContinuousClock.now
+        let startTime = DispatchTime.now()
         guard request.invokesServiceExtension else {
             completion(Delivery(
                 request: request, content: request.content,
@@ -54,23 +62,21 @@ public final class ExtensionRunner: Sendable {
             return
         }
         let serviceExtension = makeExtension()
-        let slot = DeliverySlot(request: request, start: start, runner: self, completion: completion)
+        let slot = DeliverySlot(
+            id: nextSlot.add(1, ordering: .relaxed).newValue, request: request, start: start,
+            serviceExtension: serviceExtension, runner: self, completion: completion)
+        let graceEnds = startTime + (timing.budget + timing.expiryGrace).dispatchInterval
+        slot.arm(makeTimer(at: startTime + timing.budget.dispatchInterval) { [self] in
+            expire(slot, graceEnds: graceEnds)
+        })
         serviceExtension.didReceive(request, contentHandler: ContentHandler { content, note in
             slot.offer(content, note: note)
         })
-        // Most extensions answer inside didReceive; only the others need a deadline.
-        guard !slot.isDone else { return }
-        let deadline = DispatchTime.now() + (timing.budget - (ContinuousClock.now - start)).dispatchInterval
-        let grace = timing.expiryGrace
-        slot.arm(Self.makeTimer(on: timerQueue, at: deadline) { [timerQueue] in
-            guard slot.beginExpiry() else { return }
-            // iOS calls this on a different thread from didReceive.
-            serviceExtension.serviceExtensionTimeWillExpire()
-            guard !slot.isDone else { return }
-            slot.arm(Self.makeTimer(on: timerQueue, at: DispatchTime.now() + grace.dispatchInterval) {
-                slot.fallBackToOriginal()
-            })
-        })
+        guard slot.markWaiting() else { return }
+        waiting.withLock { $0[slot.id] = slot }
+        // A delivery that finished meanwhile has already looked for itself in `waiting`.
+        if slot.isDone { waiting.withLock { _ = $0.removeValue(forKey: slot.id) } }
+        if stopping.load(ordering: .acquiring) { expire(slot, graceEnds: DispatchTime.now() + timing.expiryGrace.dispatchInterval) }
     }
 
     /// Delivers `request` and returns the outcome.
@@ -80,12 +86,35 @@ public final class ExtensionRunner: Sendable {
         }
     }
 
+    /// Ends every delivery still in progress as if its deadline had come now, and every
+    /// later one as soon as its extension is called: for a clean stop. Each still gets its
+    /// one record: the extension's answer to `serviceExtensionTimeWillExpire`, or after the
+    /// grace the original.
+    public func expireAll() {
+        stopping.store(true, ordering: .releasing)
+        let slots = waiting.withLock { Array($0.values) }
+        let graceEnds = DispatchTime.now() + timing.expiryGrace.dispatchInterval
+        for slot in slots { expire(slot, graceEnds: graceEnds) }
+    }
+
+    private func expire(_ slot: DeliverySlot, graceEnds: DispatchTime) {
+        guard slot.beginExpiry() else { return }
+        // Armed before the extension is told, so an answer that blocks cannot hold it back.
+        slot.arm(makeTimer(at: graceEnds) { slot.fallBackToOriginal() })
+        // iOS calls this on a different thread from didReceive.
+        slot.serviceExtension.serviceExtensionTimeWillExpire()
+    }
+
+    fileprivate func finished(_ slot: DeliverySlot) {
+        waiting.withLock { _ = $0.removeValue(forKey: slot.id) }
+    }
+
     fileprivate func countIgnoredCall() {
         ignoredCalls.add(1, ordering: .relaxed)
     }
 
-    private static func makeTimer(on queue: DispatchQueue, at deadline: DispatchTime, _ handler: @escaping @Sendable () -> Void) -> any DispatchSourceTimer {
-        let timer = DispatchSource.makeTimerSource(flags: .strict, queue: queue)
+    private func makeTimer(at deadline: DispatchTime, _ handler: @escaping @Sendable () -> Void) -> any DispatchSourceTimer {
+        let timer = DispatchSource.makeTimerSource(flags: .strict, queue: timerQueue)
         // No leeway: lateness past the deadline is what this runner is judged on.
         timer.schedule(deadline: deadline, leeway: .nanoseconds(0))
         timer.setEventHandler(handler: handler)
@@ -96,42 +125,58 @@ public final class ExtensionRunner: Sendable {
 
 /// One notification's once-only delivery state.
 private final class DeliverySlot: Sendable {
-    private struct State {
+    private struct State: Sendable {
         var done = false
         var expiring = false
+        var waiting = false
         nonisolated(unsafe) var timer: (any DispatchSourceTimer)?
     }
 
+    let id: Int
+    let serviceExtension: any NotificationServiceExtension
     private let state = Locked(State())
     private let request: NotificationRequest
     private let start: ContinuousClock.Instant
     private let runner: ExtensionRunner
     private let completion: @Sendable (Delivery) -> Void
 
-    init(request: NotificationRequest, start: ContinuousClock.Instant, runner: ExtensionRunner, completion: @escaping @Sendable (Delivery) -> Void) {
+    init(id: Int, request: NotificationRequest, start: ContinuousClock.Instant,
+         serviceExtension: any NotificationServiceExtension, runner: ExtensionRunner,
+         completion: @escaping @Sendable (Delivery) -> Void) {
+        self.id = id
         self.request = request
         self.start = start
+        self.serviceExtension = serviceExtension
         self.runner = runner
         self.completion = completion
     }
 
     var isDone: Bool { state.withLock { $0.done } }
 
-    /// Keeps the pending timer so delivery can cancel it; a timer armed after delivery is
-    /// cancelled at once.
-    func arm(_ timer: any DispatchSourceTimer) {
-        let cancelNow = state.withLock { state -> Bool in
-            if state.done { return true }
-            state.timer = timer
-            return false
-        }
-        if cancelNow { timer.cancel() }
-    }
-
-    /// Marks the deadline; false when the notification was already delivered.
-    func beginExpiry() -> Bool {
+    /// Notes that the delivery outlived `didReceive`; false when it is already done.
+    func markWaiting() -> Bool {
         state.withLock { state in
             guard !state.done else { return false }
+            state.waiting = true
+            return true
+        }
+    }
+
+    /// Keeps the pending timer (cancelling the one it replaces) so delivery can cancel it;
+    /// a timer armed after delivery is cancelled at once.
+    func arm(_ timer: any DispatchSourceTimer) {
+        let cancel = state.withLock { state -> (any DispatchSourceTimer)? in
+            if state.done { return timer }
+            defer { state.timer = timer }
+            return state.timer
+        }
+        cancel?.cancel()
+    }
+
+    /// Marks the deadline; false when the notification was already delivered or expiring.
+    func beginExpiry() -> Bool {
+        state.withLock { state in
+            guard !state.done, !state.expiring else { return false }
             state.expiring = true
             return true
         }
@@ -167,24 +212,33 @@ private final class DeliverySlot: Sendable {
 
     /// Takes the delivery; returns whether the deadline had passed, or nil if already taken.
     private func claim() -> Bool? {
-        let (claimed, expiring, timer) = state.withLock { state -> (Bool, Bool, (any DispatchSourceTimer)?) in
-            guard !state.done else { return (false, state.expiring, nil) }
+        let (claimed, expiring, waiting, timer) = state.withLock { state -> (Bool, Bool, Bool, (any DispatchSourceTimer)?) in
+            guard !state.done else { return (false, state.expiring, false, nil) }
             state.done = true
             let timer = state.timer
             state.timer = nil
-            return (true, state.expiring, timer)
+            return (true, state.expiring, state.waiting, timer)
         }
+        guard claimed else { return nil }
         timer?.cancel()
-        return claimed ? expiring : nil
+        if waiting { runner.finished(self) }
+        return expiring
     }
 }
 
 extension Duration {
-    /// The duration as a Dispatch interval, never negative.
+    /// The duration as a Dispatch interval, never negative; saturates instead of trapping.
     var dispatchInterval: DispatchTimeInterval {
+        .nanoseconds(Int(clamping: max(0, nanoseconds)))
+    }
+
+    /// Whole nanoseconds, saturating at Int64's bounds instead of trapping.
+    var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
-        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-        return .nanoseconds(Int(max(0, min(nanoseconds, Int64(Int.max)))))
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        let (sum, overflowAgain) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return overflowAgain ? (seconds < 0 ? .min : .max) : sum
     }
 
     /// Milliseconds as a fraction, for records.

@@ -9,8 +9,11 @@ import Synchronization
 /// Where a decrypting extension gets its keys. A source that has them at hand answers
 /// inside the call; a slow one (a network fetch, a locked keychain) answers later from
 /// another thread, and the runner's deadline covers the wait.
+///
+/// `kid` is the key the envelope names: a source that caches may use it to look again
+/// before answering that it has no such key.
 public protocol KeySource: Sendable {
-    func keyring(_ completion: @escaping @Sendable (Result<Keyring, any Error>) -> Void)
+    func keyring(for kid: String, _ completion: @escaping @Sendable (Result<Keyring, any Error>) -> Void)
 }
 
 /// A keyring already in memory.
@@ -21,19 +24,22 @@ public struct FixedKeySource: KeySource {
         self.keyring = keyring
     }
 
-    public func keyring(_ completion: @escaping @Sendable (Result<Keyring, any Error>) -> Void) {
+    public func keyring(for kid: String, _ completion: @escaping @Sendable (Result<Keyring, any Error>) -> Void) {
         completion(.success(keyring))
     }
 }
 
-/// A keyring folder, read once and read again only when `keyring.json` changes on disk, so
-/// a long-running receiver follows `keys rotate` and `keys import` without a restart.
+/// A keyring folder, read once and read again when `keyring.json` changes on disk, so a
+/// long-running receiver follows `keys rotate`, `keys import` and `keys destroy` without a
+/// restart.
 ///
-/// Many threads ask for the keyring once per notification, so the common path takes no
-/// lock: each thread keeps the snapshot it last saw with its generation number, and only a
-/// new generation (after a reload) sends it to the shared copy.
+/// The file is looked at again at most every 100 ms, and at once whenever an envelope names
+/// a kid the keyring in memory does not know: a payload sealed right after a rotation is
+/// never judged by the keyring from before it. Only the current snapshot is kept, so when
+/// the file changes the old keys (and the cipher contexts holding their schedules) are
+/// released as soon as the deliveries using them finish.
 public final class KeyringFileSource: KeySource {
-    fileprivate final class Snapshot: Sendable {
+    private final class Snapshot: Sendable {
         let keyring: Keyring
         let device: UInt64
         let inode: UInt64
@@ -57,54 +63,50 @@ public final class KeyringFileSource: KeySource {
         }
     }
 
-    /// How often the file is looked at again: often enough that a rotation shows within a
-    /// blink, rarely enough that a stream of notifications does not stat once each.
-    static let recheckInterval: Duration = .milliseconds(100)
-    private static let instances = Atomic<Int>(0)
+    /// How often the file is looked at when nothing asks for a key it lacks: often enough
+    /// that a `keys disable` shows within a blink, rarely enough that a stream of
+    /// notifications does not stat once each.
+    static let recheckInterval: Int64 = 100_000_000
 
     public let store: KeyringStore
-    /// Tells this source's entries in the per-thread caches apart from any other source's.
-    private let instance: Int
     private let shared: Locked<Snapshot>
-    private let generation = Atomic<Int>(0)
+    // Serialises reloads, so a burst of unknown kids makes one read, not one each.
+    private let reloading = Locked(())
     private let nextCheck: Atomic<Int64>
 
     /// Loads the keyring now, so a missing or unsafe one is reported before any delivery.
     public init(store: KeyringStore) throws {
         self.store = store
-        instance = Self.instances.add(1, ordering: .relaxed).newValue
         shared = Locked(try Self.read(store))
-        nextCheck = Atomic(monotonicNanoseconds() + Self.recheckInterval.nanoseconds)
+        nextCheck = Atomic(monotonicNanoseconds() + Self.recheckInterval)
     }
 
-    public func keyring(_ completion: @escaping @Sendable (Result<Keyring, any Error>) -> Void) {
-        completion(Result { try current() })
+    public func keyring(for kid: String, _ completion: @escaping @Sendable (Result<Keyring, any Error>) -> Void) {
+        completion(Result { try current(knowing: kid) })
     }
 
-    /// The keyring as it is on disk now; a stat now and then, a parse only after a change.
-    public func current() throws -> Keyring {
+    /// The keyring as it is on disk now: a stat now and then (and at once when `kid` is
+    /// unknown), a parse only after a change.
+    public func current(knowing kid: String? = nil) throws -> Keyring {
         let now = monotonicNanoseconds()
         let due = nextCheck.load(ordering: .relaxed)
-        if now >= due, nextCheck.compareExchange(expected: due, desired: now + Self.recheckInterval.nanoseconds, ordering: .relaxed).exchanged {
+        if now >= due, nextCheck.compareExchange(expected: due, desired: now + Self.recheckInterval, ordering: .relaxed).exchanged {
             try reloadIfChanged()
         }
-        let current = generation.load(ordering: .acquiring)
-        let cache = ThreadKeyringCache.current()
-        if let entry = cache.entries[instance], entry.generation == current {
-            return entry.snapshot.keyring
-        }
-        let snapshot = shared.withLock { $0 }
-        cache.entries[instance] = (current, snapshot)
-        return snapshot.keyring
+        let keyring = shared.withLock { $0.keyring }
+        guard let kid, keyring.entry(kid) == nil else { return keyring }
+        try reloadIfChanged()
+        return shared.withLock { $0.keyring }
     }
 
     private func reloadIfChanged() throws {
-        var info = stat()
-        let unchanged = lstat(store.path, &info) == 0 && shared.withLock { $0.matches(info) }
-        guard !unchanged else { return }
-        let fresh = try Self.read(store)
-        shared.withLock { $0 = fresh }
-        generation.add(1, ordering: .releasing)
+        try reloading.withLock { _ in
+            var info = stat()
+            let unchanged = lstat(store.path, &info) == 0 && shared.withLock { $0.matches(info) }
+            guard !unchanged else { return }
+            let fresh = try Self.read(store)
+            shared.withLock { $0 = fresh }
+        }
     }
 
     private static func read(_ store: KeyringStore) throws -> Snapshot {
@@ -117,27 +119,8 @@ public final class KeyringFileSource: KeySource {
     }
 }
 
-/// Each thread's last-seen keyring snapshots, by source.
-private final class ThreadKeyringCache {
-    var entries: [Int: (generation: Int, snapshot: KeyringFileSource.Snapshot)] = [:]
-
-    private static let perThread = PerThread { ThreadKeyringCache() }
-
-    static func current() -> ThreadKeyringCache {
-        // Making a cache cannot fail.
-        try! perThread.get()
-    }
-}
-
 private func monotonicNanoseconds() -> Int64 {
     var spec = timespec()
     clock_gettime(CLOCK_MONOTONIC, &spec)
     return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
-}
-
-extension Duration {
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
 }

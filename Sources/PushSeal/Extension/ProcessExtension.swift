@@ -3,19 +3,26 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CSystem
 import Dispatch
+import SealCrypto
 
 /// Runs a user's own extension program for each notification.
 ///
 /// The protocol: the command runs under `/bin/sh -c` in its own process group and gets one
 /// JSON request on stdin, `{"identifier":…,"headers":{…},"content":{…},"budget_ms":…}`,
-/// whose `content` has `title`, `subtitle`, `body`, `badge`, `sound`, `thread-id`,
-/// `category` and `userInfo` (the whole payload). It answers with one JSON object on stdout
-/// in the same shape as `content` (members left out keep their value) and exits 0.
+/// whose `content` has every alert field (`title`, `subtitle`, `body`, `badge`, `sound`,
+/// `thread-id`, `category`, `target-content-id`, `interruption-level`, `relevance-score`)
+/// and `userInfo` (the whole payload). It answers with one JSON object on stdout in the same
+/// shape as `content` (members left out keep their value) and exits 0.
 /// At the deadline it gets SIGTERM, its `serviceExtensionTimeWillExpire`: it may still
 /// print content and exit 0. After the grace it gets SIGKILL. It is also killed when its
 /// resident memory passes the limit (24 MB, Apple's cap for a service extension). A crash,
 /// a kill, a non-zero exit or output that is not a content object delivers the original.
+///
+/// Nothing here blocks the caller: the request is written without blocking, the process is
+/// reaped by polling, and at most `ExtensionProcesses.limit` programs run at once (the
+/// others wait for a slot, with their clock already running).
 public final class ProcessExtension: NotificationServiceExtension {
     /// Apple's memory cap for a Notification Service Extension.
     public static let defaultMemoryLimit = 24 * 1024 * 1024
@@ -24,71 +31,172 @@ public final class ProcessExtension: NotificationServiceExtension {
         public var command: String
         public var memoryLimit: Int
         public var timing: ExtensionRunner.Timing
+        public var processes: ExtensionProcesses
 
-        public init(command: String, memoryLimit: Int = ProcessExtension.defaultMemoryLimit, timing: ExtensionRunner.Timing = .standard) {
+        public init(command: String, memoryLimit: Int = ProcessExtension.defaultMemoryLimit,
+                    timing: ExtensionRunner.Timing = .standard, processes: ExtensionProcesses) {
             self.command = command
             self.memoryLimit = memoryLimit
             self.timing = timing
+            self.processes = processes
         }
     }
 
-    private struct State {
-        var pid: pid_t = 0
+    private enum Phase: Sendable {
+        /// Waiting for a process slot.
+        case waiting
+        /// Spawning; the deadline, if it comes now, is passed on once the pid is known.
+        case starting(expired: Bool)
+        case running(pid_t)
+        /// The deadline came before a slot did; the original was delivered.
+        case cancelled
+        case finished
+    }
+
+    private struct State: Sendable {
+        var phase = Phase.waiting
+        var waitingDelivery: (original: NotificationContent, handler: ContentHandler)?
         var killReason: String?
         nonisolated(unsafe) var timers: [any DispatchSourceTimer] = []
-        nonisolated(unsafe) var reader: (any DispatchSourceRead)?
+        nonisolated(unsafe) var sources: [any DispatchSourceProtocol] = []
         var output: [UInt8] = []
     }
 
     private let settings: Settings
     private let state = Locked(State())
-    private static let spawnLock = Locked(())
     private static let queue = DispatchQueue(label: "pushseal.process-extension", attributes: .concurrent)
-    private static let ignoreBrokenPipes: Void = {
-        // A child that exits without reading its request must not take the receiver down
-        // with SIGPIPE; the write then fails with EPIPE, which is handled.
-        signal(SIGPIPE, SIG_IGN)
-    }()
 
     public init(settings: Settings) {
-        _ = Self.ignoreBrokenPipes
         self.settings = settings
     }
 
     public func didReceive(_ request: NotificationRequest, contentHandler: ContentHandler) {
+        state.withLock { $0.waitingDelivery = (request.content, contentHandler) }
+        settings.processes.whenFree { [self] in start(request, contentHandler) }
+    }
+
+    public func serviceExtensionTimeWillExpire() {
+        enum Action { case none, cancel(NotificationContent, ContentHandler), terminate(pid_t) }
+        let action = state.withLock { state -> Action in
+            switch state.phase {
+            case .waiting:
+                state.phase = .cancelled
+                guard let (original, handler) = state.waitingDelivery else { return .none }
+                return .cancel(original, handler)
+            case .starting:
+                state.phase = .starting(expired: true)
+                return .none
+            case .running(let pid):
+                return .terminate(pid)
+            case .cancelled, .finished:
+                return .none
+            }
+        }
+        switch action {
+        case .none:
+            return
+        case .cancel(let original, let handler):
+            handler(original, note: DeliveryNote(
+                status: .original,
+                reason: "the deadline passed while \(settings.processes.limit) other extension processes were running"))
+        case .terminate(let pid):
+            kill(-pid, SIGTERM)
+            let killer = DispatchSource.makeTimerSource(queue: Self.queue)
+            killer.schedule(deadline: .now() + settings.timing.expiryGrace.dispatchInterval, leeway: .milliseconds(1))
+            killer.setEventHandler { [self] in
+                let alive = state.withLock { state -> Bool in
+                    guard case .running = state.phase else { return false }
+                    if state.killReason == nil { state.killReason = "killed after ignoring the deadline" }
+                    return true
+                }
+                if alive { kill(-pid, SIGKILL) }
+            }
+            state.withLock { $0.timers.append(killer) }
+            killer.resume()
+        }
+    }
+
+    /// Runs once a process slot is free.
+    private func start(_ request: NotificationRequest, _ contentHandler: ContentHandler) {
         let original = request.content
         func fail(_ reason: String) {
+            settings.processes.release()
             contentHandler(original, note: DeliveryNote(status: .original, reason: reason))
         }
+        let cancelled = state.withLock { state -> Bool in
+            state.waitingDelivery = nil
+            if case .cancelled = state.phase { return true }
+            state.phase = .starting(expired: false)
+            return false
+        }
+        // The original was delivered when the deadline came; only the slot is left to free.
+        guard !cancelled else { return settings.processes.release() }
         var input: [Int32] = [-1, -1]
         var output: [Int32] = [-1, -1]
-        let started: Result<pid_t, FileIOFailure> = Self.spawnLock.withLock { _ in
-            // Pipes and spawns happen under one lock: a pipe made while another thread
-            // spawns could leak into that child before it is marked close-on-exec, and then
-            // this child would never see the end of its input.
-            guard Self.makePipe(&input), Self.makePipe(&output) else {
-                return .failure(FileIOFailure(message: FileIO.lastError()))
-            }
-            return Result { try spawn(settings.command, stdin: input[0], stdout: output[1]) }
-                .mapError { $0 as? FileIOFailure ?? FileIOFailure(message: "\($0)") }
+        // Close-on-exec from birth: a child another thread spawns never inherits these.
+        guard pushseal_pipe_cloexec(&input) == 0 else { return fail("cannot start the extension: \(FileIO.lastError())") }
+        guard pushseal_pipe_cloexec(&output) == 0 else {
+            let reason = FileIO.lastError()
+            close(input[0]); close(input[1])
+            return fail("cannot start the extension: \(reason)")
         }
         let pid: pid_t
-        switch started {
-        case .success(let spawned):
-            pid = spawned
-        case .failure(let error):
-            [input[0], input[1], output[0], output[1]].filter { $0 >= 0 }.forEach { close($0) }
-            return fail("cannot start the extension: \(error.message)")
+        do {
+            pid = try spawn(settings.command, stdin: input[0], stdout: output[1])
+        } catch {
+            input.forEach { close($0) }
+            output.forEach { close($0) }
+            return fail("cannot start the extension: \(error)")
         }
         close(input[0])
         close(output[1])
-        state.withLock { $0.pid = pid }
+        settings.processes.started(pid)
+        // The deadline may have come while the process started; it must still hear it.
+        let expiredMeanwhile = state.withLock { state -> Bool in
+            defer { state.phase = .running(pid) }
+            if case .starting(expired: true) = state.phase { return true }
+            return false
+        }
 
-        let requestBytes = JSONWriter.bytes(.object(Self.requestJSON(request, budget: settings.timing.budget)))
-        _ = try? FileIO.writeAll(input[1], requestBytes)
-        close(input[1])
+        writeRequest(JSONWriter.bytes(.object(Self.requestJSON(request, budget: settings.timing.budget))), to: input[1])
+        readAnswer(from: output[0], pid: pid, original: original, handler: contentHandler)
+        let monitor = DispatchSource.makeTimerSource(queue: Self.queue)
+        monitor.schedule(deadline: .now() + .milliseconds(5), repeating: .milliseconds(10), leeway: .milliseconds(2))
+        monitor.setEventHandler { [self] in checkMemory(pid: pid) }
+        state.withLock { $0.timers.append(monitor) }
+        monitor.resume()
+        if expiredMeanwhile { serviceExtensionTimeWillExpire() }
+    }
 
-        let descriptor = output[0]
+    /// Writes the request without ever blocking: what the pipe does not take now is written
+    /// when it has room; a program that exits without reading it just closes the pipe.
+    private func writeRequest(_ bytes: [UInt8], to descriptor: Int32) {
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        let written = Locked(0)
+        func writeSome() -> Bool {
+            written.withLock { offset in
+                while offset < bytes.count {
+                    let count = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+                    if count > 0 { offset += count; continue }
+                    if count < 0 && errno == EINTR { continue }
+                    // EAGAIN waits for room; anything else (EPIPE) ends the request.
+                    return count < 0 && errno == EAGAIN
+                }
+                return false
+            }
+        }
+        guard writeSome() else {
+            close(descriptor)
+            return
+        }
+        let writer = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: Self.queue)
+        writer.setEventHandler { if !writeSome() { writer.cancel() } }
+        writer.setCancelHandler { close(descriptor) }
+        state.withLock { $0.sources.append(writer) }
+        writer.resume()
+    }
+
+    private func readAnswer(from descriptor: Int32, pid: pid_t, original: NotificationContent, handler: ContentHandler) {
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         let reader = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: Self.queue)
         reader.setEventHandler { [self] in
@@ -107,57 +215,35 @@ public final class ProcessExtension: NotificationServiceExtension {
         }
         reader.setCancelHandler { [self] in
             close(descriptor)
-            Self.queue.async { self.finish(pid: pid, original: original, handler: contentHandler) }
+            reap(pid: pid, original: original, handler: handler)
         }
-        let monitor = DispatchSource.makeTimerSource(queue: Self.queue)
-        monitor.schedule(deadline: .now() + .milliseconds(5), repeating: .milliseconds(10), leeway: .milliseconds(2))
-        monitor.setEventHandler { [self] in checkMemory(pid: pid) }
-        state.withLock {
-            $0.reader = reader
-            $0.timers.append(monitor)
-        }
+        state.withLock { $0.sources.append(reader) }
         reader.resume()
-        monitor.resume()
     }
 
-    public func serviceExtensionTimeWillExpire() {
-        let pid = state.withLock { $0.pid }
-        guard pid > 0 else { return }
-        kill(-pid, SIGTERM)
-        let killer = DispatchSource.makeTimerSource(queue: Self.queue)
-        killer.schedule(deadline: .now() + settings.timing.expiryGrace.dispatchInterval, leeway: .milliseconds(1))
-        killer.setEventHandler { [self] in
-            state.withLock { if $0.killReason == nil { $0.killReason = "killed after ignoring the deadline" } }
-            kill(-pid, SIGKILL)
-        }
-        state.withLock { $0.timers.append(killer) }
-        killer.resume()
-    }
-
-    private func checkMemory(pid: pid_t) {
-        guard let resident = Self.residentBytes(of: pid), resident > settings.memoryLimit else { return }
-        state.withLock {
-            if $0.killReason == nil {
-                $0.killReason = "killed: resident memory \(resident / 1_048_576) MB passed the \(settings.memoryLimit / 1_048_576) MB limit"
-            }
-        }
-        kill(-pid, SIGKILL)
-    }
-
-    private func finish(pid: pid_t, original: NotificationContent, handler: ContentHandler) {
-        // stdout closed: the child is exiting (or closed it early; then wait for the kill).
+    /// stdout closed: the child is exiting (or closed it early, and then the kill after the
+    /// grace ends it). Polled, so no thread ever sits in waitpid.
+    private func reap(pid: pid_t, original: NotificationContent, handler: ContentHandler) {
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let (output, killReason, timers) = state.withLock { state in
-            let result = (state.output, state.killReason, state.timers)
+        let reaped = waitpid(pid, &status, WNOHANG)
+        guard reaped == pid || (reaped < 0 && errno == ECHILD) else {
+            Self.queue.asyncAfter(deadline: .now() + .milliseconds(2)) { [self] in
+                reap(pid: pid, original: original, handler: handler)
+            }
+            return
+        }
+        // Anything the command left behind in its group goes with it.
+        kill(-pid, SIGKILL)
+        let (output, killReason, timers, sources) = state.withLock { state in
+            let result = (state.output, state.killReason, state.timers, state.sources)
             state.timers = []
-            state.reader = nil
-            state.pid = 0
+            state.sources = []
+            state.phase = .finished
             return result
         }
         timers.forEach { $0.cancel() }
-        // Reap anything the command left behind in its group.
-        kill(-pid, SIGKILL)
+        sources.forEach { $0.cancel() }
+        settings.processes.finished(pid)
 
         let exited = status & 0x7F == 0
         let code = (status >> 8) & 0xFF
@@ -171,6 +257,16 @@ public final class ProcessExtension: NotificationServiceExtension {
             return
         }
         handler(Self.content(answer, over: original))
+    }
+
+    private func checkMemory(pid: pid_t) {
+        guard let resident = Self.residentBytes(of: pid), resident > settings.memoryLimit else { return }
+        state.withLock {
+            if $0.killReason == nil {
+                $0.killReason = "killed: resident memory \(resident / 1_048_576) MB passed the \(settings.memoryLimit / 1_048_576) MB limit"
+            }
+        }
+        kill(-pid, SIGKILL)
     }
 
     // MARK: The JSON protocol
@@ -226,8 +322,11 @@ public final class ProcessExtension: NotificationServiceExtension {
         // signal handling, since the receiver ignores SIGPIPE.
         var defaults = sigset_t()
         sigemptyset(&defaults)
+        // The receiver ignores SIGPIPE, SIGINT and SIGTERM itself; ignored signals would
+        // otherwise stay ignored across exec.
         sigaddset(&defaults, SIGPIPE)
         sigaddset(&defaults, SIGTERM)
+        sigaddset(&defaults, SIGINT)
         var empty = sigset_t()
         sigemptyset(&empty)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
@@ -245,12 +344,6 @@ public final class ProcessExtension: NotificationServiceExtension {
         let rc = posix_spawn(&pid, shell, &actions, &attributes, &argv, environ)
         guard rc == 0 else { throw FileIOFailure(message: String(cString: strerror(rc))) }
         return pid
-    }
-
-    private static func makePipe(_ ends: inout [Int32]) -> Bool {
-        guard pipe(&ends) == 0 else { return false }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        return true
     }
 
     /// Resident memory of a process and everything it started, from /proc: a compound

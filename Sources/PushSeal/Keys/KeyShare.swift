@@ -21,7 +21,7 @@ public struct KeyShare: Sendable {
     public init(parsing input: String) throws {
         let trimmed = input.trimmingASCIIWhitespace()
         guard trimmed.hasPrefix(Self.prefix) else {
-            throw KeyringError(.invalidShare, "not a key share: expected psk1.<kid>.<secret>, as printed by 'pushseal keys export'")
+            throw KeyringError(.invalidShare, "not a key share: expected psk1.<kid>.<secret>")
         }
         let rest = trimmed.dropFirst(Self.prefix.count)
         guard let dot = rest.lastIndex(of: "."), KeyID.isValid(rest[..<dot]) else {

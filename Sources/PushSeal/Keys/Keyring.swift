@@ -32,7 +32,7 @@ public struct Keyring: Sendable {
     /// The key that seals new messages, or why there is none.
     public func encryptionKey() throws -> (kid: String, key: SymmetricKey) {
         guard let primary, let secret = primary.secret else {
-            throw KeyringError(.noPrimary, "the keyring has no primary key; make one with 'pushseal keys add' and 'pushseal keys promote KID'")
+            throw KeyringError(.noPrimary, "the keyring has no primary key")
         }
         return (primary.id, secret)
     }
@@ -41,11 +41,11 @@ public struct Keyring: Sendable {
     /// for each reason it cannot.
     public func decryptionKey(for kid: String, now: Int64) throws -> SymmetricKey {
         guard let entry = entry(kid) else {
-            throw KeyringError(.unknownKey, "no key \(kid) in the keyring; import it with 'pushseal keys import'")
+            throw KeyringError(.unknownKey, "no key \(kid) in the keyring")
         }
         switch entry.state {
         case .disabled:
-            throw KeyringError(.keyDisabled, "key \(kid) is disabled; 'pushseal keys enable \(kid)' makes it decrypt again")
+            throw KeyringError(.keyDisabled, "key \(kid) is disabled")
         case .destroyed:
             throw KeyringError(.keyDestroyed, "key \(kid) was destroyed; messages sealed under it can no longer be read")
         case .enabled where entry.isExpired(at: now):
@@ -100,9 +100,13 @@ public struct Keyring: Sendable {
         }
     }
 
-    /// Lets a disabled key decrypt again.
-    public mutating func enable(_ kid: String) throws {
+    /// Lets a disabled key decrypt again. A key whose grace period has passed stays expired:
+    /// enabling it would report a success that changes nothing.
+    public mutating func enable(_ kid: String, now: Int64) throws {
         let index = try index(of: kid)
+        if keys[index].state != .destroyed, let expires = keys[index].expires, expires <= now {
+            throw KeyringError(.notAllowed, "key \(kid) expired at \(Timestamp.format(expires)) when its grace period ended; an expired key cannot be enabled")
+        }
         switch keys[index].state {
         case .destroyed:
             throw KeyringError(.notAllowed, "key \(kid) was destroyed and cannot be enabled")
@@ -159,13 +163,14 @@ public struct Keyring: Sendable {
     private mutating func retirePrimary(grace: Duration, now: Int64) {
         for index in keys.indices where keys[index].state == .primary {
             keys[index].state = .enabled
-            keys[index].expires = now + DurationText.seconds(grace)
+            // Saturates rather than traps; the store refuses a time it could not read back.
+            keys[index].expires = now.addingReportingOverflow(DurationText.seconds(grace)).overflow ? .max : now + DurationText.seconds(grace)
         }
     }
 
     private func index(of kid: String) throws -> Int {
         guard let index = keys.firstIndex(where: { $0.id == kid }) else {
-            throw KeyringError(.unknownKey, "no key \(kid) in the keyring; 'pushseal keys list' shows the kids")
+            throw KeyringError(.unknownKey, "no key \(kid) in the keyring")
         }
         return index
     }
@@ -174,7 +179,7 @@ public struct Keyring: Sendable {
         let index = try index(of: kid)
         switch keys[index].state {
         case .destroyed: throw KeyringError(.notAllowed, "key \(kid) was destroyed and cannot be used to \(action)")
-        case .disabled: throw KeyringError(.notAllowed, "key \(kid) is disabled; enable it first with 'pushseal keys enable \(kid)'")
+        case .disabled: throw KeyringError(.notAllowed, "key \(kid) is disabled")
         case .primary, .enabled: return index
         }
     }

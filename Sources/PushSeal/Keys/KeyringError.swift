@@ -29,6 +29,8 @@ public struct KeyringError: PushSealFailure, Equatable, Sendable {
         case io
         /// The keyring could not be created.
         case cannotCreate
+        /// Another process held the keyring's lock for longer than the caller would wait.
+        case lockTimeout
     }
 
     public let code: Code

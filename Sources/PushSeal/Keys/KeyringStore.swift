@@ -17,9 +17,18 @@ public struct KeyringStore: Sendable {
     static let lockName = ".keyring.lock"
 
     public let folder: String
+    /// How long a change waits for another process's lock before giving up.
+    public var lockTimeout: Duration
+    /// Called once when a change has waited a second for the lock, so a person can be told.
+    public var waitingForLock: (@Sendable () -> Void)?
 
-    public init(folder: String) {
+    public static let defaultLockTimeout: Duration = .seconds(30)
+
+    public init(folder: String, lockTimeout: Duration = KeyringStore.defaultLockTimeout,
+                waitingForLock: (@Sendable () -> Void)? = nil) {
         self.folder = folder
+        self.lockTimeout = lockTimeout
+        self.waitingForLock = waitingForLock
     }
 
     public var path: String { folder + "/" + Self.fileName }
@@ -37,7 +46,7 @@ public struct KeyringStore: Sendable {
         guard descriptor >= 0 else {
             switch errno {
             case ENOENT:
-                throw KeyringError(.keyringMissing, "no keyring at \(path); create one with 'pushseal keys init --keys \(folder)'")
+                throw KeyringError(.keyringMissing, "no keyring at \(path)")
             case ELOOP:
                 throw KeyringError(.insecurePermissions, "\(path) is a symbolic link; pushseal only reads a regular keyring file")
             case EACCES:
@@ -69,21 +78,29 @@ public struct KeyringStore: Sendable {
 
     /// Writes a brand-new keyring; refuses to replace one that exists.
     public func create(_ keyring: Keyring) throws {
+        try prepareFolder()
         try withLock {
             guard !exists else {
-                throw KeyringError(.keyringExists, "a keyring already exists at \(path); use 'pushseal keys rotate' to change keys")
+                throw KeyringError(.keyringExists, "a keyring already exists at \(path)")
             }
             try replace(with: keyring)
         }
     }
 
     /// Applies `change` to the current keyring under the lock and saves the result. With
-    /// `creatingIfMissing`, a missing keyring starts empty (a receiver's first import).
+    /// `creatingIfMissing`, a missing keyring starts empty (a receiver's first import);
+    /// without it, a missing keyring is reported before anything (folder, lock file) is made.
     public func update<Result>(
         creatingIfMissing: Bool = false,
         _ change: (inout Keyring) throws -> Result
     ) throws -> Result {
-        try withLock {
+        if creatingIfMissing {
+            try prepareFolder()
+        } else {
+            guard exists else { throw KeyringError(.keyringMissing, "no keyring at \(path)") }
+            try prepareFolder()
+        }
+        return try withLock {
             var keyring = creatingIfMissing && !exists ? Keyring() : try load()
             let result = try change(&keyring)
             try replace(with: keyring)
@@ -94,19 +111,39 @@ public struct KeyringStore: Sendable {
     // MARK: Locking and atomic replacement
 
     private func withLock<Result>(_ body: () throws -> Result) throws -> Result {
-        try prepareFolder()
         let lockPath = folder + "/" + Self.lockName
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
             throw KeyringError(.cannotCreate, "cannot open the lock file \(lockPath): \(FileIO.lastError())")
         }
         defer { close(descriptor) }
-        while flock(descriptor, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw KeyringError(.io, "cannot lock \(lockPath): \(FileIO.lastError())") }
-        }
+        try lock(descriptor, path: lockPath)
         defer { flock(descriptor, LOCK_UN) }
         removeAbandonedTemporaryFiles()
         return try body()
+    }
+
+    /// Takes the lock, polling so that a wait can be reported after a second and given up
+    /// after `lockTimeout`.
+    private func lock(_ descriptor: Int32, path lockPath: String) throws {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var told = false
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                throw KeyringError(.io, "cannot lock \(lockPath): \(FileIO.lastError())")
+            }
+            let waited = clock.now - start
+            if waited >= lockTimeout {
+                throw KeyringError(.lockTimeout, "another process has held the keyring lock \(lockPath) for over \(DurationText.format(lockTimeout))")
+            }
+            if !told, waited >= .seconds(1) {
+                told = true
+                waitingForLock?()
+            }
+            var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
+            nanosleep(&pause, nil)
+        }
     }
 
     /// A writer killed before its rename leaves `keyring.json.tmp-<pid>` behind. Only the
@@ -131,6 +168,17 @@ public struct KeyringStore: Sendable {
         }
         var text = KeyringFile.encode(keyring)
         defer { SecureMemory.wipe(&text) }
+        // No input may make the keyring unreadable: what is about to replace it must read
+        // back as itself (a timestamp past year 9999 would not, for one).
+        do {
+            var again = KeyringFile.encode(try KeyringFile.decode(text, path: path))
+            defer { SecureMemory.wipe(&again) }
+            guard again == text else { throw KeyringError(.corrupt, "it reads back differently") }
+        } catch {
+            close(descriptor)
+            unlink(temporary)
+            throw KeyringError(.notAllowed, "the change would leave a keyring that cannot be read back (\(error)); nothing was changed")
+        }
         do throws(FileIOFailure) {
             try FileIO.writeAll(descriptor, text)
             guard fsync(descriptor) == 0 else { throw FileIOFailure(message: FileIO.lastError()) }
@@ -173,7 +221,7 @@ public struct KeyringStore: Sendable {
         var info = stat()
         guard stat(folder, &info) == 0 else {
             if errno == ENOENT {
-                throw KeyringError(.keyringMissing, "no keyring at \(path); create one with 'pushseal keys init --keys \(folder)'")
+                throw KeyringError(.keyringMissing, "no keyring at \(path)")
             }
             throw KeyringError(.io, "cannot open the keyring folder \(folder): \(FileIO.lastError())")
         }

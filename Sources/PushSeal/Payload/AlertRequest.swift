@@ -20,6 +20,9 @@ public struct AlertRequest: Sendable {
 
     public init() {}
 
+    /// The `ttl` a sender may ask for: a second to a year.
+    public static let timeToLiveRange = Duration.seconds(1)...Duration.seconds(365 * 86_400)
+
     /// Names a batch line may use: the sealed field names, plus the option names
     /// (`message`, `group`, `level`, `url`, `ttl`) so a line reads like the command.
     static let batchKeys: [String] = [
@@ -74,13 +77,13 @@ public struct AlertRequest: Sendable {
                 switch value {
                 case .null: timeToLive = nil
                 case .string(let text):
-                    guard let duration = DurationText.parse(text) else {
-                        throw PayloadError(.invalidAlert, "'ttl' must be a duration such as 3600s, 90m, 12h or 7d")
+                    guard let duration = DurationText.parse(text, in: Self.timeToLiveRange) else {
+                        throw PayloadError(.invalidAlert, "'ttl' must be a duration from 1s to 365d, such as 3600s, 90m, 12h or 7d")
                     }
                     timeToLive = duration
                 case .number:
-                    guard let seconds = value.integerValue, seconds > 0 else {
-                        throw PayloadError(.invalidAlert, "'ttl' must be a positive number of seconds")
+                    guard let seconds = value.integerValue, Self.timeToLiveRange.contains(.seconds(seconds)) else {
+                        throw PayloadError(.invalidAlert, "'ttl' must be a number of seconds from 1 to 31536000")
                     }
                     timeToLive = .seconds(seconds)
                 default: throw PayloadError(.invalidAlert, "'ttl' must be a duration such as 3600s, 90m, 12h or 7d")
@@ -88,6 +91,12 @@ public struct AlertRequest: Sendable {
             default:
                 throw PayloadError(.invalidAlert, "unknown alert field '\(key.prefix(64))' (known: \(Self.batchKeys.sorted().joined(separator: ", ")))")
             }
+        }
+        // The short names are the options' spellings of the same fields: one of each pair.
+        for (long, short, longName, shortName) in [(body, message, "body", "message"), (threadID, group, "thread-id", "group"),
+                                                   (level, shortLevel, "interruption-level", "level")]
+        where long != nil && short != nil {
+            throw PayloadError(.invalidAlert, "give '\(longName)' or '\(shortName)', not both: they are the same field")
         }
         body = body ?? message
         threadID = threadID ?? group
@@ -110,6 +119,9 @@ public struct AlertRequest: Sendable {
             guard let score = Double(relevanceScore), (0...1).contains(score) else {
                 throw PayloadError(.invalidAlert, "'relevance-score' must be a number from 0 to 1")
             }
+        }
+        if let id, id.isEmpty || id.utf8.count > 64 {
+            throw PayloadError(.invalidAlert, "'id' must be 1 to 64 bytes")
         }
         if let badge, badge < 0 {
             throw PayloadError(.invalidAlert, "'badge' must be 0 or more")

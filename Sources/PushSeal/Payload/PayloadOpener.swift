@@ -23,7 +23,7 @@ public struct PayloadOpener: Sendable {
         }
         switch payload[field] {
         case nil:
-            throw EnvelopeError(.missingEnvelope, "the payload has no '\(field)' field (use --field if the sender chose another name)")
+            throw EnvelopeError(.missingEnvelope, "the payload has no '\(field)' field")
         case .string(let text)?:
             return try SealedEnvelope(parsing: text)
         case let other?:

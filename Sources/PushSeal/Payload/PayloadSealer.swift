@@ -24,7 +24,7 @@ public struct PayloadSealer: Sendable {
     ) throws {
         try Self.validate(field: field)
         guard (1...4096).contains(pad) else {
-            throw PayloadError(.invalidAlert, "--pad must be from 1 to 4096 bytes")
+            throw PayloadError(.invalidAlert, "the padding must be from 1 to 4096 bytes")
         }
         guard !fallback.title.isEmpty || !fallback.body.isEmpty else {
             throw PayloadError(.invalidAlert, "the fallback alert needs a title or a body, or iOS will not run the extension")
@@ -51,7 +51,7 @@ public struct PayloadSealer: Sendable {
     /// The field must be a custom key beside `aps`.
     public static func validate(field: String) throws {
         guard !field.isEmpty, field != "aps", field.utf8.count <= 64 else {
-            throw PayloadError(.invalidAlert, "--field must be a name of 1 to 64 bytes other than 'aps'")
+            throw PayloadError(.invalidAlert, "the envelope field must be a name of 1 to 64 bytes other than 'aps'")
         }
     }
 
@@ -70,7 +70,7 @@ public struct PayloadSealer: Sendable {
         guard payload.count <= Self.byteLimit else {
             throw PayloadError(
                 .tooLarge,
-                "the payload would be \(payload.count) bytes, \(payload.count - Self.byteLimit) over APNs' \(Self.byteLimit)-byte limit; shorten the alert (or lower --pad)")
+                "the payload would be \(payload.count) bytes, \(payload.count - Self.byteLimit) over APNs' \(Self.byteLimit)-byte limit")
         }
         return payload
     }

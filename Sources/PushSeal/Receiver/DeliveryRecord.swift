@@ -92,20 +92,23 @@ public struct DeliveryRecord: Sendable {
         output.append(UInt8(ascii: "}"))
     }
 
-    /// A few lines for a person at a terminal.
+    /// A few lines for a person at a terminal. Everything that came from outside (texts,
+    /// file names, reasons) is escaped, so no payload can forge a record or drive the
+    /// terminal; each text line is indented, so only record headers start at column 0.
     public var text: String {
+        let source = TerminalText.escaping(self.source)
         guard let delivery else {
-            return "#\(seq) malformed  \(source)\n   \(problem ?? "")"
+            return "#\(seq) malformed  \(source)\n   \(TerminalText.escaping(problem ?? ""))"
         }
         let content = delivery.content
         var facts = [Self.milliseconds(delivery.elapsed) + " ms"]
-        if let kid = delivery.note.kid { facts.insert("kid \(kid)", at: 0) }
+        if let kid = delivery.note.kid { facts.insert("kid \(TerminalText.escaping(kid))", at: 0) }
         var lines = ["#\(seq) \(delivery.status.rawValue)  \(source)  (\(facts.joined(separator: ", ")))"]
         for line in [content.title, content.subtitle, content.body] where !line.isEmpty {
-            lines.append("   " + line.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n   "))
+            lines.append("   " + TerminalText.escaping(line, keepingNewlines: true).split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n   "))
         }
         if delivery.status != .decrypted, delivery.status != .modified, let reason = delivery.note.reason {
-            lines.append("   (\(reason))")
+            lines.append("   (\(TerminalText.escaping(reason)))")
         }
         return lines.joined(separator: "\n")
     }

@@ -20,3 +20,5 @@ struct InOrder<Value> {
         return released
     }
 }
+
+extension InOrder: Sendable where Value: Sendable {}

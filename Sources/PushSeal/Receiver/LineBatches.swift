@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Dispatch
+import SealCrypto
 
 /// Lines gathered into one unit of work: one buffer and where each line ends, so a batch
 /// costs two allocations however many lines it holds.
@@ -35,8 +36,10 @@ public struct LineBatch: Sendable {
     }
 }
 
-/// Spreads lines over worker threads in batches and hands each batch's result back in
-/// input order, so output stays stable however the work is scheduled.
+/// Spreads lines over worker threads in batches and, when given `emit`, hands each batch's
+/// result back in input order, so output stays stable however the work is scheduled. A
+/// caller that orders its own output (the receiver's records) passes no `emit` and pays for
+/// no second reordering.
 ///
 /// With one job everything runs on the calling thread: no hand-off at all.
 public final class ParallelLines<Result: Sendable>: Sendable {
@@ -48,7 +51,7 @@ public final class ParallelLines<Result: Sendable>: Sendable {
     public let jobs: Int
     private let batchLines: Int
     private let process: @Sendable (LineBatch) -> Result
-    private let emit: @Sendable (Result) -> Void
+    private let emit: (@Sendable (Result) -> Void)?
     private let order = Locked(InOrder<Result>(first: 0))
     private let queue = DispatchQueue(label: "pushseal.lines", attributes: .concurrent)
     private let inFlight: DispatchSemaphore
@@ -57,9 +60,9 @@ public final class ParallelLines<Result: Sendable>: Sendable {
 
     /// - Parameters:
     ///   - process: runs on a worker; must be safe to run on several batches at once.
-    ///   - emit: receives results one at a time, in input order.
+    ///   - emit: receives results one at a time, in input order; nil drops them.
     public init(jobs: Int, batchLines: Int = 512, process: @escaping @Sendable (LineBatch) -> Result,
-                emit: @escaping @Sendable (Result) -> Void) {
+                emit: (@Sendable (Result) -> Void)? = nil) {
         self.jobs = max(1, jobs)
         self.batchLines = batchLines
         self.process = process
@@ -97,13 +100,19 @@ public final class ParallelLines<Result: Sendable>: Sendable {
 
     private func dispatch(_ batch: LineBatch, index: Int) {
         if jobs == 1 {
-            emit(process(batch))
+            let result = process(batch)
+            emit?(result)
             return
         }
         inFlight.wait()
         outstanding.enter()
         queue.async { [self] in
             let result = process(batch)
+            guard let emit else {
+                inFlight.signal()
+                outstanding.leave()
+                return
+            }
             // emit runs under the lock: results leave in order and one at a time.
             let released = order.withLock { $0.finish(index, result, release: emit) }
             for _ in 0..<released {

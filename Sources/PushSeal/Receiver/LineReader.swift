@@ -6,14 +6,19 @@ import Darwin
 
 /// Splits a stream into lines as it arrives, holding only the current line and one read
 /// buffer in memory however long the stream is.
+///
+/// With a `stop` request, waiting for input ends as soon as a stop is asked for; the lines
+/// read completely by then are handed on, a half-read last line is not.
 public struct LineReader {
     private let descriptor: Int32
+    private let stop: StopRequest?
     private var buffer: [UInt8] = []
     private var start = 0
     private var ended = false
 
-    public init(descriptor: Int32) {
+    public init(descriptor: Int32, stop: StopRequest? = nil) {
         self.descriptor = descriptor
+        self.stop = stop
     }
 
     /// Calls `body` with each line, without its newline (and without a trailing `\r`).
@@ -22,6 +27,7 @@ public struct LineReader {
         while true {
             var searchFrom = start
             while let newline = buffer[searchFrom...].firstIndex(of: UInt8(ascii: "\n")) {
+                if stop?.isRequested == true { return }
                 var end = newline
                 if end > start, buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
                 try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
@@ -36,6 +42,7 @@ public struct LineReader {
             }
             buffer.removeSubrange(..<start)
             start = 0
+            if let stop, !stop.waitForInput(on: descriptor) { return }
             let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }

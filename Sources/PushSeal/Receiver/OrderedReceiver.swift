@@ -1,4 +1,5 @@
 import Dispatch
+import SealCrypto
 import Synchronization
 
 /// Feeds inputs to an extension runner and hands records to `emit` in input order,

@@ -25,7 +25,9 @@ public enum ReceivedInput: Sendable {
         }
         var headers: [String: String] = [:]
         var identifier: String?
+        var wrapped = false
         if case .object(let payload)? = object["payload"], object["aps"] == nil {
+            wrapped = true
             if case .object(let given)? = object["headers"] {
                 for (name, value) in given {
                     if let text = value.stringValue { headers[name.lowercased()] = text }
@@ -38,6 +40,13 @@ public enum ReceivedInput: Sendable {
             self = .unreadable(reason: "the payload has no 'aps' dictionary")
             return
         }
+        // APNs refuses what is over its limit, so no device would ever run an extension on it.
+        let limit = headers["apns-push-type"] == "voip" ? Self.voipByteLimit : PayloadSealer.byteLimit
+        let size = wrapped ? JSONWriter.bytes(.object(object)).count : Self.trimmedCount(bytes)
+        guard size <= limit else {
+            self = .unreadable(reason: "the payload is \(size) bytes, over APNs' \(limit)-byte limit\(limit == Self.voipByteLimit ? " for voip" : "")")
+            return
+        }
         if let bundle = object[Self.simulatorBundleKey] {
             object[Self.simulatorBundleKey] = nil
             if let bundle = bundle.stringValue, headers["apns-topic"] == nil { headers["apns-topic"] = bundle }
@@ -46,6 +55,15 @@ public enum ReceivedInput: Sendable {
             identifier: identifier ?? Self.newIdentifier(),
             content: NotificationContent(payload: object),
             headers: headers))
+    }
+
+    /// APNs' limit for `apns-push-type: voip`; every other type has `PayloadSealer.byteLimit`.
+    public static let voipByteLimit = 5120
+
+    private static func trimmedCount(_ bytes: UnsafeRawBufferPointer) -> Int {
+        var end = bytes.count
+        while end > 0, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[end - 1]) { end -= 1 }
+        return end
     }
 
     public init(bytes: [UInt8]) {

@@ -3,7 +3,9 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CSystem
 import Dispatch
+import SealCrypto
 import Synchronization
 
 /// A spool folder watched for notifications: each new `*.json` or `*.apns` file is
@@ -11,38 +13,51 @@ import Synchronization
 /// that is not a payload gets its record too and moves to `failed/`, with the reason beside
 /// it in `NAME.reason`.
 ///
-/// Nothing is lost: a file leaves the folder only after its record is out, so a receiver
-/// killed at any point finds the rest on restart; one killed between writing a record and
-/// moving the file delivers that file again (at most twice in all). Producers should write
-/// elsewhere (or to a dot-file) and rename into the folder, so no file is read half-written.
+/// Nothing is lost, repeated or overwritten:
+/// - a file leaves the folder only after its record is out, so a receiver killed at any
+///   point finds the rest on restart; one killed between writing a record and moving the
+///   file delivers that file again (at most twice in all);
+/// - a record that cannot be written, or a file that cannot be moved, stops the watch with
+///   that error (the file stays where it is), instead of delivering it again and again;
+/// - a name already taken in `processed/` or `failed/` gets a `.N` suffix, never replaces
+///   the file there;
+/// - names are handled as the bytes they are, so a name that is not UTF-8 is delivered and
+///   moved like any other (its record shows it with `\xNN` escapes).
+///
+/// Producers should write elsewhere (or to a dot-file) and rename into the folder, so no
+/// file is read half-written.
 public final class SpoolFolder: Sendable {
     public static let processedName = "processed"
     public static let failedName = "failed"
 
     public let folder: String
     private let runner: ExtensionRunner
-    private let sink: @Sendable (DeliveryRecord) -> Void
-    private let flush: @Sendable () -> Void
-    private let inFlight = Locked(Set<String>())
+    private let sink: @Sendable (DeliveryRecord) throws -> Void
+    private let inFlight = Locked(Set<[UInt8]>())
     private let output = Locked(())
     private let outstanding = DispatchGroup()
     private let submitted = Atomic<Int>(0)
+    /// The first error that stops the watch.
+    private let failure = Locked<FileIOFailure?>(nil)
+    private let stop: StopRequest?
 
     /// - Parameters:
-    ///   - sink: writes one record; `flush` must make it durable before files move.
-    public init(folder: String, runner: ExtensionRunner,
-                sink: @escaping @Sendable (DeliveryRecord) -> Void, flush: @escaping @Sendable () -> Void) {
+    ///   - sink: writes one record and makes it durable (flushed) before returning; a throw
+    ///     stops the watch and leaves the file in place.
+    ///   - stop: ends `run` when requested (a signal, a closed output).
+    public init(folder: String, runner: ExtensionRunner, stop: StopRequest? = nil,
+                sink: @escaping @Sendable (DeliveryRecord) throws -> Void) {
         self.folder = folder
         self.runner = runner
+        self.stop = stop
         self.sink = sink
-        self.flush = flush
     }
 
     var processedFolder: String { folder + "/" + Self.processedName }
     var failedFolder: String { folder + "/" + Self.failedName }
 
     /// Creates `processed/` and `failed/` when missing.
-    public func prepare() throws {
+    public func prepare() throws(FileIOFailure) {
         var info = stat()
         guard stat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
             throw FileIOFailure(message: "\(folder) is not a folder")
@@ -56,9 +71,9 @@ public final class SpoolFolder: Sendable {
     /// returns how many it started.
     @discardableResult
     public func scan() -> Int {
-        let names = waitingFiles()
         var started = 0
-        for name in names {
+        for name in waitingFiles() {
+            guard failure.withLock({ $0 == nil }), stop?.isRequested != true else { break }
             let isNew = inFlight.withLock { $0.insert(name).inserted }
             guard isNew else { continue }
             started += 1
@@ -72,78 +87,124 @@ public final class SpoolFolder: Sendable {
         outstanding.wait()
     }
 
-    /// Scans every `interval` until the process is stopped; with `once`, delivers what is
-    /// there now and returns.
-    public func run(pollInterval: Duration = .milliseconds(50), once: Bool = false) {
+    /// Scans every `pollInterval` until a stop is requested or an error stops the watch;
+    /// with `once`, delivers what is there now and returns. Throws the error that stopped it,
+    /// after every delivery already started has its record.
+    public func run(pollInterval: Duration = .milliseconds(50), once: Bool = false) throws(FileIOFailure) {
         repeat {
             scan()
-            if once { break }
-            var remaining = timespec(tv_sec: Int(pollInterval.components.seconds),
-                                     tv_nsec: Int(pollInterval.components.attoseconds / 1_000_000_000))
-            var left = timespec()
-            while nanosleep(&remaining, &left) != 0 && errno == EINTR { remaining = left }
-        } while true
+            if once || failure.withLock({ $0 != nil }) { break }
+            if let stop {
+                guard stop.sleep(pollInterval) else { break }
+            } else {
+                var remaining = timespec(tv_sec: Int(pollInterval.components.seconds),
+                                         tv_nsec: Int(pollInterval.components.attoseconds / 1_000_000_000))
+                var left = timespec()
+                while nanosleep(&remaining, &left) != 0 && errno == EINTR { remaining = left }
+            }
+        } while failure.withLock({ $0 == nil })
         waitUntilIdle()
+        if let failure = failure.withLock({ $0 }) { throw failure }
     }
 
-    private func waitingFiles() -> [String] {
+    private func waitingFiles() -> [[UInt8]] {
         guard let directory = opendir(folder) else { return [] }
         defer { closedir(directory) }
-        var names: [String] = []
+        var names: [[UInt8]] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard !name.hasPrefix("."), name.hasSuffix(".json") || name.hasSuffix(".apns") else { continue }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            guard name.first != UInt8(ascii: "."), name.hasSuffix(".json") || name.hasSuffix(".apns") else { continue }
             var info = stat()
-            guard lstat(folder + "/" + name, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            guard Self.path(folder, name, { lstat($0, &info) }) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
             names.append(name)
         }
-        return names.sorted()
+        return names.sorted { $0.lexicographicallyPrecedes($1) }
     }
 
-    private func process(_ name: String) {
+    private func process(_ name: [UInt8]) {
         let seq = submitted.add(1, ordering: .relaxed).newValue
         outstanding.enter()
-        let path = folder + "/" + name
+        let source = TerminalText.escapingBytes(name)
         let input: ReceivedInput
-        switch Self.read(path) {
+        switch read(name) {
         case .success(let bytes): input = ReceivedInput(bytes: bytes)
         case .failure(let failure): input = .unreadable(reason: "cannot read: \(failure.message)")
         }
         switch input {
         case .unreadable(let reason):
-            record(DeliveryRecord(seq: seq, source: name, problem: reason), name: name, failedBecause: reason)
+            record(DeliveryRecord(seq: seq, source: source, problem: reason), name: name, failedBecause: reason)
         case .request(let request):
             runner.deliver(request) { [self] delivery in
-                record(DeliveryRecord(seq: seq, source: name, delivery: delivery), name: name, failedBecause: nil)
+                record(DeliveryRecord(seq: seq, source: source, delivery: delivery), name: name, failedBecause: nil)
             }
         }
     }
 
-    private func record(_ record: DeliveryRecord, name: String, failedBecause reason: String?) {
-        output.withLock { _ in
-            sink(record)
-            flush()
-        }
-        let source = folder + "/" + name
-        if let reason {
-            let reasonPath = failedFolder + "/" + name + ".reason"
-            let descriptor = open(reasonPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            if descriptor >= 0 {
-                try? FileIO.writeAll(descriptor, Array((reason + "\n").utf8))
-                close(descriptor)
+    private func record(_ record: DeliveryRecord, name: [UInt8], failedBecause reason: String?) {
+        defer { outstanding.leave() }
+        let shown = TerminalText.escapingBytes(name)
+        do throws(FileIOFailure) {
+            let written = output.withLock { _ in
+                Result { try sink(record) }.mapError { FileIOFailure(message: "cannot write the record of \(shown): \($0)") }
             }
-            rename(source, failedFolder + "/" + name)
-        } else {
-            rename(source, processedFolder + "/" + name)
+            try written.get()
+            if let reason {
+                try writeReason(reason, for: name)
+                try move(name, into: Self.failedName)
+            } else {
+                try move(name, into: Self.processedName)
+            }
+        } catch {
+            // The file stays, and stays marked in flight, so it is neither lost nor repeated.
+            failure.withLock { if $0 == nil { $0 = error } }
+            stop?.request()
+            return
         }
         inFlight.withLock { _ = $0.remove(name) }
-        outstanding.leave()
     }
 
-    private static func read(_ path: String) -> Result<[UInt8], FileIOFailure> {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+    private func writeReason(_ reason: String, for name: [UInt8]) throws(FileIOFailure) {
+        let target = try freeName(name + Array(".reason".utf8), in: Self.failedName)
+        let descriptor = Self.path(failedFolder, target) { open($0, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
+        guard descriptor >= 0 else {
+            throw FileIOFailure(message: "cannot write the reason for \(TerminalText.escapingBytes(name)) in \(Self.failedName)/: \(FileIO.lastError())")
+        }
+        defer { close(descriptor) }
+        do {
+            try FileIO.writeAll(descriptor, Array((reason + "\n").utf8))
+        } catch {
+            throw FileIOFailure(message: "cannot write the reason for \(TerminalText.escapingBytes(name)) in \(Self.failedName)/: \(error.message)")
+        }
+    }
+
+    /// Moves a delivered file into `processed/` or `failed/` without replacing anything there.
+    private func move(_ name: [UInt8], into subfolder: String) throws(FileIOFailure) {
+        var attempt = 0
+        while true {
+            let target = attempt == 0 ? name : name + Array(".\(attempt)".utf8)
+            let rc = Self.path(folder, name) { from in
+                Self.path(folder + "/" + subfolder, target) { to in pushseal_rename_noreplace(from, to) }
+            }
+            if rc == 0 { return }
+            guard errno == EEXIST, attempt < 10_000 else {
+                throw FileIOFailure(message: "cannot move \(TerminalText.escapingBytes(name)) into \(subfolder)/: \(FileIO.lastError())")
+            }
+            attempt += 1
+        }
+    }
+
+    /// `name`, or `name.N` for the first N not taken in `subfolder`.
+    private func freeName(_ name: [UInt8], in subfolder: String) throws(FileIOFailure) -> [UInt8] {
+        var info = stat()
+        for attempt in 0..<10_000 {
+            let candidate = attempt == 0 ? name : name + Array(".\(attempt)".utf8)
+            if Self.path(folder + "/" + subfolder, candidate, { lstat($0, &info) }) != 0 && errno == ENOENT { return candidate }
+        }
+        throw FileIOFailure(message: "no free name for \(TerminalText.escapingBytes(name)) in \(subfolder)/")
+    }
+
+    private func read(_ name: [UInt8]) -> Result<[UInt8], FileIOFailure> {
+        let descriptor = Self.path(folder, name) { open($0, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
         guard descriptor >= 0 else { return .failure(FileIOFailure(message: FileIO.lastError())) }
         defer { close(descriptor) }
         do {
@@ -151,5 +212,23 @@ public final class SpoolFolder: Sendable {
         } catch {
             return .failure(error)
         }
+    }
+
+    /// Calls `body` with `folder/name` as a C string built from the name's own bytes.
+    private static func path<Result>(_ folder: String, _ name: [UInt8], _ body: (UnsafePointer<CChar>) -> Result) -> Result {
+        var bytes = Array(folder.utf8)
+        bytes.append(UInt8(ascii: "/"))
+        bytes.append(contentsOf: name)
+        bytes.append(0)
+        return bytes.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count, body)
+        }
+    }
+}
+
+extension Array where Element == UInt8 {
+    fileprivate func hasSuffix(_ suffix: String) -> Bool {
+        let tail = Array(suffix.utf8)
+        return count >= tail.count && self[(count - tail.count)...].elementsEqual(tail)
     }
 }

@@ -4,13 +4,17 @@ import Glibc
 import Darwin
 #endif
 
-/// A value guarded by a pthread mutex.
+/// A Sendable value guarded by a pthread mutex.
 ///
 /// pushseal's shared state uses this rather than `Synchronization.Mutex`: on Linux that
 /// one locks with raw futex calls, which ThreadSanitizer cannot see, so every guarded
 /// access would be reported as a race and real races would drown in the noise. TSan
 /// intercepts pthread mutexes, so the suite can run under `-sanitize=thread` meaningfully.
-public final class Locked<Value>: @unchecked Sendable {
+///
+/// The value must itself be Sendable, since it is handed to whichever thread holds the
+/// lock; that is what makes the `@unchecked` claim true. Every pthread call is checked: a
+/// failing one means the mutex is corrupt, and going on would break the guarantee.
+public final class Locked<Value: Sendable>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
@@ -18,18 +22,24 @@ public final class Locked<Value>: @unchecked Sendable {
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
+        let rc = pthread_mutex_init(mutex, nil)
+        precondition(rc == 0, "pthread_mutex_init failed: \(rc)")
     }
 
     deinit {
-        pthread_mutex_destroy(mutex)
+        let rc = pthread_mutex_destroy(mutex)
+        precondition(rc == 0, "pthread_mutex_destroy failed: \(rc)")
         mutex.deallocate()
     }
 
     /// Runs `body` with the value while holding the lock.
     public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        let locked = pthread_mutex_lock(mutex)
+        precondition(locked == 0, "pthread_mutex_lock failed: \(locked)")
+        defer {
+            let unlocked = pthread_mutex_unlock(mutex)
+            precondition(unlocked == 0, "pthread_mutex_unlock failed: \(unlocked)")
+        }
         return try body(&value)
     }
 }
