@@ -12,7 +12,23 @@ import SealCrypto
 /// A first SIGINT or SIGTERM, or stdout failing, stops taking input and expires every
 /// delivery in flight, so each still gets its record; a second signal exits at once.
 func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatus {
+    // Set before any thread starts, so every later thread inherits the blocked signals.
+    let stopper = Locked<(@Sendable () -> Void)?>(nil)
+    let forcedBy = Locked<Int32?>(nil)
     let processes = ExtensionProcesses(limit: request.maximumExtensions)
+    let signals = StopSignals(first: { signal in
+        // Before anything was taken there is nothing to finish: stop as the signal says.
+        guard let stop = stopper.withLock({ $0 }) else { exit(128 + signal) }
+        stop()
+    }, second: { signal in
+        // Noted first: the deliveries the kill ends may let the main thread finish before
+        // this one exits, and it must then exit with the signal's status too.
+        forcedBy.withLock { $0 = signal }
+        processes.killAll()
+        console.flush()
+        exit(128 + signal)
+    })
+    defer { signals.restore() }
     let makeExtension: @Sendable () -> any NotificationServiceExtension
     if let command = request.extensionCommand {
         // A typo in the command is a setup error, not a thousand 'original' deliveries.
@@ -33,12 +49,7 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
         stop.request()
         runner.expireAll()
     }
-    let signals = StopSignals(first: stopNow, second: { signal in
-        processes.killAll()
-        console.flush()
-        exit(128 + signal)
-    })
-    defer { signals.restore() }
+    stopper.withLock { $0 = stopNow }
 
     let tally = Locked<[String: Int]>([:])
     let json = request.json
@@ -104,7 +115,7 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
                 })
                 var reader = LineReader(descriptor: 0, stop: stop)
                 var line = 0
-                try reader.forEachLine { bytes in
+                try reader.forEachLine(idle: lines.dispatchPending) { bytes in
                     line += 1
                     guard !bytes.isBlankLine else { return }
                     lines.add(bytes, number: line, tag: receiver.reserve())
@@ -125,6 +136,10 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     }
     // No extension program outlives the receiver.
     processes.waitUntilAllReaped()
+    if let signal = forcedBy.withLock({ $0 }) {
+        console.flush()
+        exit(128 + signal)
+    }
     try console.finish()
 
     if runner.ignoredContentHandlerCalls > 0 {

@@ -62,7 +62,12 @@ func runProcess(_ executable: String, _ arguments: [String], stdin: String? = ni
     process.standardOutput = FileHandle(forWritingAtPath: scratch.file("stdout"))
     process.standardError = FileHandle(forWritingAtPath: scratch.file("stderr"))
     try process.run()
+    // A broken promise (a receiver that never ends) fails its test instead of hanging the suite.
+    let pid = process.processIdentifier
+    let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+    DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: watchdog)
     process.waitUntilExit()
+    watchdog.cancel()
     return Run(status: process.terminationStatus, stdout: scratch.read("stdout"), stderr: scratch.read("stderr"))
 }
 
@@ -102,4 +107,79 @@ func envelope(in payload: String, field: String = "enc") -> String {
 
 func jsonObject(_ text: String) -> [String: Any] {
     (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+}
+
+/// Runs `script` under bash, with `$PUSHSEAL` naming the built binary: for pipelines,
+/// raw bytes in arguments, and redirections such as `> /dev/full`.
+func shell(_ script: String, stdin: String? = nil, environment: [String: String] = [:]) throws -> Run {
+    var environment = environment
+    environment["PUSHSEAL"] = pushsealBinary
+    return try runProcess("/bin/bash", ["-c", script], stdin: stdin, environment: environment)
+}
+
+/// A `pushseal` process the test talks to while it runs: input through a pipe, output
+/// into files, signals on demand.
+final class RunningPushseal: @unchecked Sendable {
+    let process = Process()
+    private let scratch = TemporaryFolder()
+    private let input = Pipe()
+
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+        process.executableURL = URL(fileURLWithPath: pushsealBinary)
+        process.arguments = arguments
+        var inherited = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHSEAL_") }
+        inherited.merge(environment) { _, new in new }
+        process.environment = inherited
+        scratch.write("stdout", "")
+        scratch.write("stderr", "")
+        process.standardInput = input
+        process.standardOutput = FileHandle(forWritingAtPath: scratch.file("stdout"))
+        process.standardError = FileHandle(forWritingAtPath: scratch.file("stderr"))
+        try process.run()
+    }
+
+    func send(_ text: String) {
+        input.fileHandleForWriting.write(Data(text.utf8))
+    }
+
+    func closeInput() {
+        try? input.fileHandleForWriting.close()
+    }
+
+    func signal(_ number: Int32) {
+        kill(process.processIdentifier, number)
+    }
+
+    /// Waits for the exit, for at most `limit` (then kills it, so a broken promise fails
+    /// the test instead of hanging the suite).
+    func wait(atMost limit: Duration = .seconds(30)) -> Run {
+        let deadline = ContinuousClock.now + limit
+        while process.isRunning && ContinuousClock.now < deadline { usleep(5_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: scratch.read("stdout"), stderr: scratch.read("stderr"))
+    }
+
+    /// What it has written to stdout so far.
+    var stdoutSoFar: String { scratch.read("stdout") }
+}
+
+/// Polls `condition` every 10 ms for at most `limit`; true once it holds.
+func eventually(within limit: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return condition()
+}
+
+/// Processes whose command line starts with `marker`: extension programs a test started as
+/// `exec -a MARKER sleep …`, so that neither pushseal nor the shell counts.
+func processesRunning(_ marker: String) -> Int {
+    let run = try? runProcess("/usr/bin/pgrep", ["-f", "-c", "^" + marker])
+    return Int(run?.stdout.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
 }

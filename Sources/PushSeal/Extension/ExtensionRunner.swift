@@ -76,7 +76,10 @@ public final class ExtensionRunner: Sendable {
         waiting.withLock { $0[slot.id] = slot }
         // A delivery that finished meanwhile has already looked for itself in `waiting`.
         if slot.isDone { waiting.withLock { _ = $0.removeValue(forKey: slot.id) } }
-        if stopping.load(ordering: .acquiring) { expire(slot, graceEnds: DispatchTime.now() + timing.expiryGrace.dispatchInterval) }
+        if stopping.load(ordering: .acquiring) {
+            let graceEnds = DispatchTime.now() + timing.expiryGrace.dispatchInterval
+            timerQueue.async { [self] in expire(slot, graceEnds: graceEnds) }
+        }
     }
 
     /// Delivers `request` and returns the outcome.
@@ -94,7 +97,9 @@ public final class ExtensionRunner: Sendable {
         stopping.store(true, ordering: .releasing)
         let slots = waiting.withLock { Array($0.values) }
         let graceEnds = DispatchTime.now() + timing.expiryGrace.dispatchInterval
-        for slot in slots { expire(slot, graceEnds: graceEnds) }
+        // On the timer queue, as at a deadline: never on the caller's stack, which may hold
+        // a lock that the deliveries this causes need (the record writer's, say).
+        for slot in slots { timerQueue.async { [self] in expire(slot, graceEnds: graceEnds) } }
     }
 
     private func expire(_ slot: DeliverySlot, graceEnds: DispatchTime) {

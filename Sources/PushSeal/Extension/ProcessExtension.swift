@@ -20,9 +20,9 @@ import SealCrypto
 /// resident memory passes the limit (24 MB, Apple's cap for a service extension). A crash,
 /// a kill, a non-zero exit or output that is not a content object delivers the original.
 ///
-/// Nothing here blocks the caller: the request is written without blocking, the process is
-/// reaped by polling, and at most `ExtensionProcesses.limit` programs run at once (the
-/// others wait for a slot, with their clock already running).
+/// Nothing here blocks the caller: each program gets a thread of its own that writes its
+/// request, reads its answer and reaps it, and at most `ExtensionProcesses.limit` programs
+/// run at once (the others wait for a slot, with their clock already running).
 public final class ProcessExtension: NotificationServiceExtension {
     /// Apple's memory cap for a Notification Service Extension.
     public static let defaultMemoryLimit = 24 * 1024 * 1024
@@ -58,8 +58,6 @@ public final class ProcessExtension: NotificationServiceExtension {
         var waitingDelivery: (original: NotificationContent, handler: ContentHandler)?
         var killReason: String?
         nonisolated(unsafe) var timers: [any DispatchSourceTimer] = []
-        nonisolated(unsafe) var sources: [any DispatchSourceProtocol] = []
-        var output: [UInt8] = []
     }
 
     private let settings: Settings
@@ -111,8 +109,15 @@ public final class ProcessExtension: NotificationServiceExtension {
                 }
                 if alive { kill(-pid, SIGKILL) }
             }
-            state.withLock { $0.timers.append(killer) }
+            // Resumed before anything else: libdispatch must never release a source that
+            // was not resumed, even a cancelled one.
             killer.resume()
+            let running = state.withLock { state -> Bool in
+                guard case .running = state.phase else { return false }
+                state.timers.append(killer)
+                return true
+            }
+            if !running { killer.cancel() }
         }
     }
 
@@ -158,8 +163,13 @@ public final class ProcessExtension: NotificationServiceExtension {
             return false
         }
 
-        writeRequest(JSONWriter.bytes(.object(Self.requestJSON(request, budget: settings.timing.budget))), to: input[1])
-        readAnswer(from: output[0], pid: pid, original: original, handler: contentHandler)
+        let requestBytes = JSONWriter.bytes(.object(Self.requestJSON(request, budget: settings.timing.budget)))
+        // The program's own thread talks to it with plain blocking calls: no worker and no
+        // delivery ever waits on them, and the deadline timers act regardless.
+        let (requestEnd, answerEnd) = (input[1], output[0])
+        OwnThread.start { [self] in
+            converse(pid: pid, request: requestBytes, input: requestEnd, output: answerEnd, original: original, handler: contentHandler)
+        }
         let monitor = DispatchSource.makeTimerSource(queue: Self.queue)
         monitor.schedule(deadline: .now() + .milliseconds(5), repeating: .milliseconds(10), leeway: .milliseconds(2))
         monitor.setEventHandler { [self] in checkMemory(pid: pid) }
@@ -168,81 +178,36 @@ public final class ProcessExtension: NotificationServiceExtension {
         if expiredMeanwhile { serviceExtensionTimeWillExpire() }
     }
 
-    /// Writes the request without ever blocking: what the pipe does not take now is written
-    /// when it has room; a program that exits without reading it just closes the pipe.
-    private func writeRequest(_ bytes: [UInt8], to descriptor: Int32) {
-        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-        let written = Locked(0)
-        func writeSome() -> Bool {
-            written.withLock { offset in
-                while offset < bytes.count {
-                    let count = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-                    if count > 0 { offset += count; continue }
-                    if count < 0 && errno == EINTR { continue }
-                    // EAGAIN waits for room; anything else (EPIPE) ends the request.
-                    return count < 0 && errno == EAGAIN
-                }
-                return false
-            }
+    /// Writes the request, reads the answer to the end, reaps the program and delivers.
+    /// A program that exits without reading its request just closes the pipe (EPIPE).
+    private func converse(pid: pid_t, request: [UInt8], input: Int32, output: Int32,
+                          original: NotificationContent, handler: ContentHandler) {
+        _ = try? FileIO.writeAll(input, request)
+        close(input)
+        var answer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(output, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            // Content larger than any APNs payload could justify is not kept.
+            if answer.count < 1 << 20 { answer.append(contentsOf: chunk[..<count]) }
         }
-        guard writeSome() else {
-            close(descriptor)
-            return
-        }
-        let writer = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: Self.queue)
-        writer.setEventHandler { if !writeSome() { writer.cancel() } }
-        writer.setCancelHandler { close(descriptor) }
-        state.withLock { $0.sources.append(writer) }
-        writer.resume()
-    }
-
-    private func readAnswer(from descriptor: Int32, pid: pid_t, original: NotificationContent, handler: ContentHandler) {
-        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-        let reader = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: Self.queue)
-        reader.setEventHandler { [self] in
-            var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-            while true {
-                let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-                if count > 0 {
-                    // Content larger than any APNs payload could justify is not read further.
-                    state.withLock { if $0.output.count < 1 << 20 { $0.output.append(contentsOf: chunk[..<count]) } }
-                    continue
-                }
-                if count < 0 && (errno == EAGAIN || errno == EINTR) { return }
-                reader.cancel()
-                return
-            }
-        }
-        reader.setCancelHandler { [self] in
-            close(descriptor)
-            reap(pid: pid, original: original, handler: handler)
-        }
-        state.withLock { $0.sources.append(reader) }
-        reader.resume()
-    }
-
-    /// stdout closed: the child is exiting (or closed it early, and then the kill after the
-    /// grace ends it). Polled, so no thread ever sits in waitpid.
-    private func reap(pid: pid_t, original: NotificationContent, handler: ContentHandler) {
+        close(output)
+        // stdout closed: the program is exiting (or closed it early, and then the kill after
+        // the grace ends it).
         var status: Int32 = 0
-        let reaped = waitpid(pid, &status, WNOHANG)
-        guard reaped == pid || (reaped < 0 && errno == ECHILD) else {
-            Self.queue.asyncAfter(deadline: .now() + .milliseconds(2)) { [self] in
-                reap(pid: pid, original: original, handler: handler)
-            }
-            return
-        }
-        // Anything the command left behind in its group goes with it.
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        // Anything the command left behind in its group goes with it; the group's id stays
+        // reserved while members remain, so this cannot reach a stranger.
         kill(-pid, SIGKILL)
-        let (output, killReason, timers, sources) = state.withLock { state in
-            let result = (state.output, state.killReason, state.timers, state.sources)
+        let (killReason, timers) = state.withLock { state in
+            let result = (state.killReason, state.timers)
             state.timers = []
-            state.sources = []
             state.phase = .finished
             return result
         }
         timers.forEach { $0.cancel() }
-        sources.forEach { $0.cancel() }
         settings.processes.finished(pid)
 
         let exited = status & 0x7F == 0
@@ -252,11 +217,11 @@ public final class ProcessExtension: NotificationServiceExtension {
             handler(original, note: DeliveryNote(status: .original, reason: reason))
             return
         }
-        guard case .object(let answer)? = try? JSONParser.parse(output) else {
+        guard case .object(let object)? = try? JSONParser.parse(answer) else {
             handler(original, note: DeliveryNote(status: .original, reason: "the extension's output is not a JSON content object"))
             return
         }
-        handler(Self.content(answer, over: original))
+        handler(Self.content(object, over: original))
     }
 
     private func checkMemory(pid: pid_t) {

@@ -85,8 +85,9 @@ public final class ParallelLines<Result: Sendable>: Sendable {
         if let (batch, index) = full { dispatch(batch, index: index) }
     }
 
-    /// Dispatches what is left and waits until every result has been emitted.
-    public func finish() {
+    /// Dispatches the lines gathered so far without waiting for a full batch: for a slow
+    /// stream, whose lines should not wait for the next ones.
+    public func dispatchPending() {
         let rest: (LineBatch, Int)? = pending.withLock { state in
             guard !state.batch.isEmpty else { return nil }
             let ready = (state.batch, state.index)
@@ -95,6 +96,11 @@ public final class ParallelLines<Result: Sendable>: Sendable {
             return ready
         }
         if let (batch, index) = rest { dispatch(batch, index: index) }
+    }
+
+    /// Dispatches what is left and waits until every result has been emitted.
+    public func finish() {
+        dispatchPending()
         outstanding.wait()
     }
 

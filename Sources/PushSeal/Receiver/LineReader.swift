@@ -22,7 +22,10 @@ public struct LineReader {
     }
 
     /// Calls `body` with each line, without its newline (and without a trailing `\r`).
-    public mutating func forEachLine(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+    /// `idle` runs whenever every line read so far has been handed on and no more input is
+    /// waiting, so a caller that gathers lines into batches can send off a partial one
+    /// instead of holding a slow stream's lines back.
+    public mutating func forEachLine(idle: () -> Void = {}, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         var chunk = [UInt8](repeating: 0, count: 256 * 1024)
         while true {
             var searchFrom = start
@@ -42,6 +45,7 @@ public struct LineReader {
             }
             buffer.removeSubrange(..<start)
             start = 0
+            if !Self.hasInput(descriptor) { idle() }
             if let stop, !stop.waitForInput(on: descriptor) { return }
             let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
             if count < 0 {
@@ -50,6 +54,14 @@ public struct LineReader {
             }
             if count == 0 { ended = true } else { buffer.append(contentsOf: chunk[..<count]) }
         }
+    }
+}
+
+extension LineReader {
+    /// Whether a read would return at once (data, the end, or an error).
+    static func hasInput(_ descriptor: Int32) -> Bool {
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, 0) != 0
     }
 }
 
