@@ -91,7 +91,7 @@ struct ExtensionRunnerTests {
     @Test func onlyTheFirstContentHandlerCallCounts() async {
         let runner = ExtensionRunner { ScriptedExtension(answer: .twice(shown)) }
         let delivery = await runner.deliver(eligible)
-        #expect(delivery.content == shown.withUserInfo(nil))
+        #expect(delivery.content == shown)
         #expect(runner.ignoredContentHandlerCalls == 1)
     }
 
@@ -147,15 +147,56 @@ struct ExtensionRunnerTests {
     }
 
     @Test func aSlowNotificationDoesNotHoldBackAFastOne() async {
-        let runner = ExtensionRunner(timing: ExtensionRunner.Timing(budget: .seconds(5), expiryGrace: .seconds(1))) {
-            ScriptedExtension(answer: .never)
+        // One runner, two notifications: the first never answers, the second at once.
+        let made = Atomic<Int>(0)
+        let runner = ExtensionRunner(timing: ExtensionRunner.Timing(budget: .seconds(5), expiryGrace: .seconds(1))) { [shown] in
+            made.add(1, ordering: .relaxed).newValue == 1 ? ScriptedExtension(answer: .never) : ScriptedExtension(answer: .now(shown))
         }
-        let fastRunner = ExtensionRunner { ScriptedExtension(answer: .now(shown)) }
         let slowDone = Atomic<Bool>(false)
         runner.deliver(eligible) { _ in slowDone.store(true, ordering: .relaxed) }
-        let fast = await fastRunner.deliver(eligible)
+        let fast = await runner.deliver(eligible)
         #expect(fast.status == .modified)
         #expect(slowDone.load(ordering: .relaxed) == false)
+        runner.expireAll()
+    }
+
+    @Test func theDeadlineHoldsWhileDidReceiveBlocks() throws {
+        let instance = BlockingExtension()
+        let runner = ExtensionRunner(timing: shortTiming) { instance }
+        let result = Mutex<Delivery?>(nil)
+        let delivered = DispatchSemaphore(value: 0)
+        let caller = Thread {
+            runner.deliver(eligible) { delivery in
+                result.withLock { $0 = delivery }
+                delivered.signal()
+            }
+        }
+        caller.start()
+        // The delivery comes while didReceive is still blocked, from the clock started
+        // when the notification was taken.
+        #expect(delivered.wait(timeout: .now() + .seconds(10)) == .success)
+        instance.released.signal()
+        let delivery = try #require(result.withLock { $0 })
+        #expect(delivery.status == .original)
+        #expect(delivery.elapsed >= shortTiming.budget + shortTiming.expiryGrace)
+    }
+
+    @Test func expireAllEndsEveryDeliveryInFlightWithItsOneRecord() async {
+        let runner = ExtensionRunner(timing: ExtensionRunner.Timing(budget: .seconds(30), expiryGrace: .milliseconds(50))) {
+            ScriptedExtension(answer: .never, answersAtExpiry: NotificationContent(title: "Stopped"))
+        }
+        let count = Atomic<Int>(0)
+        let done = DispatchGroup()
+        for _ in 0..<20 {
+            done.enter()
+            runner.deliver(eligible) { delivery in
+                if delivery.status == .deadline { count.add(1, ordering: .relaxed) }
+                done.leave()
+            }
+        }
+        runner.expireAll()
+        #expect(done.wait(timeout: .now() + .seconds(10)) == .success)
+        #expect(count.load(ordering: .relaxed) == 20)
     }
 
     @Test func manyNotificationsInFlightEachGetExactlyOneDelivery() async {
@@ -171,13 +212,15 @@ struct ExtensionRunnerTests {
     }
 }
 
-extension NotificationContent {
-    /// The content as the runner shows it: the extension's own, unchanged.
-    func withUserInfo(_ userInfo: JSONObject?) -> NotificationContent {
-        var copy = self
-        if let userInfo { copy.userInfo = userInfo }
-        return copy
+/// An extension that blocks its caller inside didReceive, as careless code does.
+final class BlockingExtension: NotificationServiceExtension {
+    let released = DispatchSemaphore(value: 0)
+
+    func didReceive(_ request: NotificationRequest, contentHandler: ContentHandler) {
+        released.wait()
     }
+
+    func serviceExtensionTimeWillExpire() {}
 }
 
 /// A key source that answers after a delay, as a network fetch would.

@@ -44,3 +44,41 @@ struct JSONTests {
         #expect(throws: Never.self) { try JSONParser.parse(allowed) }
     }
 }
+
+@Suite("terminal text and durations")
+struct TerminalTextTests {
+    @Test(arguments: [
+        ("plain", "plain"),
+        ("a\r\nb", #"a\r\nb"#),
+        ("\u{1B}[31mred", #"\x1b[31mred"#),
+        ("del\u{7F}", #"del\x7f"#),
+        ("c1\u{85}", #"c1\u{85}"#),
+        ("\u{202E}evil", #"\u{202E}evil"#),
+        ("\u{2066}iso\u{2069}", #"\u{2066}iso\u{2069}"#),
+    ])
+    func controlAndBidiCharactersAreEscaped(_ text: String, shown: String) {
+        #expect(TerminalText.escaping(text) == shown)
+    }
+
+    @Test func newlinesCanBeKeptForIndentedBodies() {
+        #expect(TerminalText.escaping("a\nb\r", keepingNewlines: true) == "a\nb\\r")
+    }
+
+    @Test func bytesThatAreNotUTF8AreShownAsHex() {
+        #expect(TerminalText.escapingBytes(Array("bad".utf8) + [0xFF] + Array(".json".utf8)) == #"bad\xff.json"#)
+        #expect(TerminalText.escapingBytes(Array("é\u{1B}".utf8)) == #"é\x1b"#)
+    }
+
+    @Test(arguments: ["999999999999999w", "9223372036854775807s", "99999999999999999999d", "12", "1x", "-1s", ""])
+    func absurdDurationsAreRefusedWithoutTrapping(_ text: String) {
+        #expect(DurationText.parse(text) == nil)
+    }
+
+    @Test func durationsFormatInTheirLargestWholeUnit() {
+        #expect(DurationText.format(.seconds(30 * 86_400)) == "30d")
+        #expect(DurationText.format(.milliseconds(250)) == "250ms")
+        #expect(DurationText.format(.zero) == "0s")
+        #expect(DurationText.parse("3650d", in: .zero ... .seconds(3_650 * 86_400)) == .seconds(3_650 * 86_400))
+        #expect(DurationText.parse("3651d", in: .zero ... .seconds(3_650 * 86_400)) == nil)
+    }
+}

@@ -1,6 +1,7 @@
 import Foundation
 import PushSeal
 import SealCrypto
+import Synchronization
 import Testing
 
 @Suite("keyring rules")
@@ -103,6 +104,46 @@ struct KeyringStoreTests {
         } throws: { error in
             (error as? KeyringError)?.code == .insecurePermissions && "\(error)".contains("chmod 700")
         }
+    }
+
+    @Test func aChangeThatWouldNotReadBackIsRefusedAndTheKeyringKept() throws {
+        let store = KeyringStore(folder: folder)
+        try store.create(try Keyring.generate(now: 1_800_000_000))
+        let before = try Data(contentsOf: URL(fileURLWithPath: store.path))
+        // A grace no reader can represent: past year 9999.
+        #expect(throws: KeyringError(.notAllowed, "")) {
+            try store.update { try $0.rotate(grace: .seconds(Int64.max / 4), now: 1_800_000_000) }
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store.path)) == before)
+        #expect(try store.load().keys.count == 1)
+    }
+
+    @Test func aReceiverSeesAnUnknownKidAtOnceAndLetsADestroyedKeyGo() throws {
+        let store = KeyringStore(folder: folder)
+        try store.create(try Keyring.generate(now: 1_800_000_000))
+        let source = try KeyringFileSource(store: store)
+        let oldKid = try source.current().encryptionKey().kid
+        weak let oldKey = try source.current().decryptionKey(for: oldKid, now: 1_800_000_000)
+        let newKid = try store.update { try $0.rotate(grace: .seconds(60), now: 1_800_000_000) }
+        // Well within the 100 ms recheck: only the unknown kid makes it look again.
+        #expect(try source.current(knowing: newKid).entry(newKid) != nil)
+        try store.update { try $0.destroy(oldKid) }
+        _ = try source.current(knowing: "unknown0")
+        // Nothing holds the destroyed key (nor the cipher contexts that had its schedule).
+        #expect(oldKey == nil)
+        #expect(try source.current().entry(oldKid)?.secret == nil)
+    }
+
+    @Test func aLockHeldTooLongGivesUpAndSaysSoOnce() throws {
+        let store = KeyringStore(folder: folder)
+        try store.create(try Keyring.generate(now: 0))
+        let holder = open(folder + "/.keyring.lock", O_RDWR)
+        #expect(flock(holder, LOCK_EX) == 0)
+        defer { close(holder) }
+        let told = Mutex(0)
+        let waiting = KeyringStore(folder: folder, lockTimeout: .milliseconds(1_300)) { told.withLock { $0 += 1 } }
+        #expect(throws: KeyringError(.lockTimeout, "")) { try waiting.update { _ in } }
+        #expect(told.withLock { $0 } == 1)
     }
 
     @Test func symlinkedKeyringIsRefused() throws {
