@@ -41,16 +41,9 @@ enum BodySource: Equatable {
 
 struct EncryptRequest: Equatable {
     var keysFolder: String
-    var title: String?
-    var subtitle: String?
+    /// Every alert field given as an option, except the body, which may come from stdin.
+    var fields = AlertFields()
     var body: BodySource = .none
-    var group: String?
-    var level: String?
-    var sound: String?
-    var badge: Int?
-    var category: String?
-    var targetContentID: String?
-    var relevanceScore: String?
     var url: String?
     var data: [DataItem] = []
     var timeToLive: Duration?
@@ -239,33 +232,22 @@ private func parseEncrypt(_ arguments: [String], environment: [String: String]) 
         pad: PayloadSealer.defaultPad,
         batch: parsed.has("batch"),
         jobs: try jobs(parsed, command: spec.name))
-    request.title = parsed.value("title")
-    request.subtitle = parsed.value("subtitle")
-    request.group = parsed.value("group")
-    request.level = parsed.value("level")
-    request.sound = parsed.value("sound")
-    request.category = parsed.value("category")
-    request.targetContentID = parsed.value("target-content-id")
+    // The options that set alert fields come from the one table in Specs.
+    for (field, option) in Specs.alertFieldOptions where field != .body {
+        guard let text = parsed.value(option.long) else { continue }
+        do {
+            try request.fields.set(field, text: text)
+        } catch {
+            throw fail("--\(option.long): \(error.reason)")
+        }
+    }
     request.url = parsed.value("url")
 
     if let text = parsed.value("pad") {
         guard let pad = Int(text), (1...4096).contains(pad) else { throw fail("\(parsed.origin("pad")) must be a whole number from 1 to 4096") }
         request.pad = pad
     }
-    if let text = parsed.value("relevance-score") {
-        guard let score = Double(text), (0...1).contains(score), case .number? = try? JSONParser.parse(text) else {
-            throw fail("--relevance-score must be a number from 0 to 1")
-        }
-        request.relevanceScore = text
-    }
-    if let text = parsed.value("badge") {
-        guard let badge = Int(text), badge >= 0 else { throw fail("--badge must be a whole number, 0 or more") }
-        request.badge = badge
-    }
     request.timeToLive = try duration(parsed, "ttl", in: DurationRange.timeToLive, example: "3600s, 90m, 12h or 7d", command: spec.name)
-    if let level = request.level, InterruptionLevel(level) == nil {
-        throw fail("--level must be passive, active, time-sensitive (or timeSensitive) or critical")
-    }
     for item in parsed.all("data") {
         request.data.append(try parseDataItem(item, command: spec.name))
     }
@@ -285,12 +267,10 @@ private func parseEncrypt(_ arguments: [String], environment: [String: String]) 
     }
 
     if request.batch {
-        let single = [request.title, request.subtitle, request.group, request.level, request.sound,
-                      request.category, request.targetContentID, request.relevanceScore, request.url].contains { $0 != nil }
-        guard !single, request.body == .none, request.badge == nil, request.data.isEmpty, request.timeToLive == nil else {
+        guard request.fields.isEmpty, request.url == nil, request.body == .none, request.data.isEmpty, request.timeToLive == nil else {
             throw fail("--batch reads every alert from stdin as JSON lines; alert options cannot be combined with it")
         }
-    } else if request.title == nil && request.body == .none {
+    } else if request.fields.title == nil && request.body == .none {
         throw fail("nothing to send: give --title, --body, a BODY argument, or '-' to read the body from stdin")
     }
     return .encrypt(request)

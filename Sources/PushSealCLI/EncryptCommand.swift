@@ -12,8 +12,7 @@ func runEncrypt(_ request: EncryptRequest, console: Console) throws -> ExitStatu
     }
 
     var alert = AlertRequest()
-    alert.title = request.title
-    alert.subtitle = request.subtitle
+    alert.fields = request.fields
     switch request.body {
     case .none: break
     case .text(let text): alert.body = text
@@ -32,13 +31,6 @@ func runEncrypt(_ request: EncryptRequest, console: Console) throws -> ExitStatu
         guard !text.isEmpty else { throw CLIFailure(.dataError, "the body read from stdin is empty") }
         alert.body = text
     }
-    alert.threadID = request.group
-    alert.level = request.level
-    alert.sound = request.sound
-    alert.badge = request.badge
-    alert.category = request.category
-    alert.targetContentID = request.targetContentID
-    alert.relevanceScore = request.relevanceScore
     alert.url = request.url
     for item in request.data { alert.data[item.key] = item.value }
     alert.timeToLive = request.timeToLive

@@ -1,3 +1,5 @@
+import PushSeal
+
 /// The interface of every command: the parser reads these and the help is written from them.
 enum Specs {
     static let keysOption = OptionSpec(
@@ -106,21 +108,29 @@ enum Specs {
             discussion: "Prints the ids it destroyed, one per line."),
     ]
 
+    /// The option for each alert field: the encrypt parser, its help and the batch-line
+    /// names all follow `AlertField`, so no field can have an option and be lost elsewhere.
+    static let alertFieldOptions: [(field: AlertField, option: OptionSpec)] = AlertField.allCases.map { field in
+        let option: OptionSpec = switch field {
+        case .title: OptionSpec("title", short: "t", value: "title", help: "Alert title (sealed).")
+        case .subtitle: OptionSpec("subtitle", value: "subtitle", help: "Alert subtitle (sealed).")
+        case .body: OptionSpec("body", short: "b", value: "body", help: "Alert body (sealed).")
+        case .badge: OptionSpec("badge", value: "n", help: "App icon badge number.")
+        case .sound: OptionSpec("sound", short: "s", value: "name", help: "Sound to play ('default' for the system sound).")
+        case .threadID: OptionSpec("group", short: "g", value: "id", help: "Thread id that groups notifications (thread-id).")
+        case .category: OptionSpec("category", value: "id", help: "Notification category (actions).")
+        case .targetContentID: OptionSpec("target-content-id", value: "id", help: "Which window or content the notification brings forward.")
+        case .interruptionLevel: OptionSpec("level", short: "l", value: "level", help: "passive, active, time-sensitive (or timeSensitive) or critical.")
+        case .relevanceScore: OptionSpec("relevance-score", value: "0-1", help: "How the notification ranks in its summary (a number from 0 to 1).")
+        }
+        return (field, option)
+    }
+
     static let encrypt = CommandSpec(
         name: ["encrypt"], overview: "Seal an alert into an APNs payload.",
         usage: "pushseal encrypt [options] [BODY...|-]",
-        options: [
-            OptionSpec("title", short: "t", value: "title", help: "Alert title (sealed)."),
-            OptionSpec("body", short: "b", value: "body", help: "Alert body (sealed)."),
+        options: alertFieldOptions.map(\.option) + [
             OptionSpec("message", short: "m", value: "body", help: "Same as --body."),
-            OptionSpec("subtitle", value: "subtitle", help: "Alert subtitle (sealed)."),
-            OptionSpec("group", short: "g", value: "id", help: "Thread id that groups notifications."),
-            OptionSpec("level", short: "l", value: "level", help: "passive, active, time-sensitive or critical."),
-            OptionSpec("sound", short: "s", value: "name", help: "Sound to play ('default' for the system sound)."),
-            OptionSpec("badge", value: "n", help: "App icon badge number."),
-            OptionSpec("category", value: "id", help: "Notification category (actions)."),
-            OptionSpec("target-content-id", value: "id", help: "Which window or content the notification brings forward."),
-            OptionSpec("relevance-score", value: "0-1", help: "How the notification ranks in its summary (a number from 0 to 1)."),
             OptionSpec("url", value: "url", help: "URL for the app to open, sealed as data.url."),
             OptionSpec("data", value: "key=value", repeatable: true, help: "Custom data merged into userInfo; key:=JSON for non-strings."),
             OptionSpec("ttl", value: "duration", environment: "PUSHSEAL_TTL", help: "Receivers show a placeholder after this long (e.g. 1h; 1s to 365d)."),

@@ -13,11 +13,11 @@ struct ArgumentParsingTests {
             Issue.record("not an encrypt command")
             return
         }
-        #expect(request.title == "T")
+        #expect(request.fields.title == "T")
         #expect(request.body == .text("B"))
-        #expect(request.group == "g1")
-        #expect(request.level == "timeSensitive")
-        #expect(request.badge == 2)
+        #expect(request.fields.threadID == "g1")
+        #expect(request.fields.interruptionLevel == .timeSensitive)
+        #expect(request.fields.badge == 2)
         #expect(request.data == [DataItem(key: "a", value: .string("b")), DataItem(key: "n", value: .number("3"))])
         #expect(request.keysFolder == "K")
         #expect(request.pad == 32 && request.field == "enc")

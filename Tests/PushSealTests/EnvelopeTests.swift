@@ -49,10 +49,13 @@ struct EnvelopeTests {
     @Test func alertJSONUsesAPNsFieldNames() throws {
         var data = JSONObject()
         data["url"] = .string("https://example.com/a")
-        let alert = SealedAlert(title: "T", subtitle: "S", body: "B", badge: 3, sound: "default",
-                                threadID: "g", category: "c", targetContentID: "t",
-                                interruptionLevel: .timeSensitive, relevanceScore: "0.5", data: data,
-                                id: "abc", sent: 10, expires: 20)
+        var fields = AlertFields()
+        for (field, value) in [(AlertField.title, "T"), (.subtitle, "S"), (.body, "B"), (.badge, "3"), (.sound, "default"),
+                               (.threadID, "g"), (.category, "c"), (.targetContentID, "t"),
+                               (.interruptionLevel, "timeSensitive"), (.relevanceScore, "0.5")] {
+            try fields.set(field, text: value)
+        }
+        let alert = SealedAlert(fields: fields, data: data, id: "abc", sent: 10, expires: 20)
         let text = JSONWriter.string(.object(alert.json))
         #expect(text == #"{"title":"T","subtitle":"S","body":"B","badge":3,"sound":"default","thread-id":"g","category":"c","target-content-id":"t","interruption-level":"time-sensitive","relevance-score":0.5,"data":{"url":"https://example.com/a"},"id":"abc","sent":10,"exp":20}"#)
         #expect(try SealedAlert(json: alert.json) == alert)

@@ -263,7 +263,7 @@ struct DecryptingExtensionTests {
     @Test func opensTheAlertAndMergesData() async throws {
         let payload = try seal {
             $0.subtitle = "sub"; $0.badge = 7; $0.sound = "chime"; $0.threadID = "ops"; $0.category = "ALERT"
-            $0.level = "critical"; $0.data["ticket"] = .integer(42); $0.url = "https://example.com/t/42"
+            $0.interruptionLevel = .critical; $0.data["ticket"] = .integer(42); $0.url = "https://example.com/t/42"
         }
         let delivery = await deliver(payload, keys: FixedKeySource(keyring))
         #expect(delivery.status == .decrypted)

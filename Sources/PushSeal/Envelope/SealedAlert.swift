@@ -27,18 +27,11 @@ public struct InterruptionLevel: Hashable, Sendable {
 }
 
 /// The alert that travels sealed inside the envelope: what the user should finally see.
+/// Its visible fields are `AlertFields` (read as `alert.title`, `alert.badge`, …); the rest
+/// is what only the sealed form carries.
+@dynamicMemberLookup
 public struct SealedAlert: Sendable, Equatable {
-    public var title: String?
-    public var subtitle: String?
-    public var body: String?
-    public var badge: Int?
-    public var sound: String?
-    public var threadID: String?
-    public var category: String?
-    public var targetContentID: String?
-    public var interruptionLevel: InterruptionLevel?
-    /// APNs' relevance score, kept as its JSON number text (0 to 1).
-    public var relevanceScore: String?
+    public var fields: AlertFields
     /// Merged into the notification's userInfo by the receiving extension.
     public var data: JSONObject
     /// Message id, random unless the sender chose one.
@@ -48,34 +41,34 @@ public struct SealedAlert: Sendable, Equatable {
     /// Unix seconds after which receivers show a placeholder instead.
     public var expires: Int64?
 
-    enum Field {
-        static let title = "title", subtitle = "subtitle", body = "body", badge = "badge"
-        static let sound = "sound", threadID = "thread-id", category = "category"
-        static let targetContentID = "target-content-id", interruptionLevel = "interruption-level"
-        static let relevanceScore = "relevance-score", data = "data", id = "id", sent = "sent", expires = "exp"
+    /// The sealed-only members, after the alert fields.
+    enum Key {
+        static let data = "data", id = "id", sent = "sent", expires = "exp"
     }
 
-    public init(
-        title: String? = nil, subtitle: String? = nil, body: String? = nil, badge: Int? = nil,
-        sound: String? = nil, threadID: String? = nil, category: String? = nil,
-        targetContentID: String? = nil, interruptionLevel: InterruptionLevel? = nil,
-        relevanceScore: String? = nil, data: JSONObject = JSONObject(), id: String, sent: Int64,
-        expires: Int64? = nil
-    ) {
-        self.title = title
-        self.subtitle = subtitle
-        self.body = body
-        self.badge = badge
-        self.sound = sound
-        self.threadID = threadID
-        self.category = category
-        self.targetContentID = targetContentID
-        self.interruptionLevel = interruptionLevel
-        self.relevanceScore = relevanceScore
+    public init(fields: AlertFields, data: JSONObject = JSONObject(), id: String, sent: Int64, expires: Int64? = nil) {
+        self.fields = fields
         self.data = data
         self.id = id
         self.sent = sent
         self.expires = expires
+    }
+
+    /// An alert with the common fields set, for tests and examples.
+    public init(title: String? = nil, subtitle: String? = nil, body: String? = nil, badge: Int? = nil, sound: String? = nil,
+                id: String, sent: Int64) {
+        var fields = AlertFields()
+        fields.title = title
+        fields.subtitle = subtitle
+        fields.body = body
+        fields.badge = badge
+        fields.sound = sound
+        self.init(fields: fields, id: id, sent: sent)
+    }
+
+    public subscript<Value>(dynamicMember path: WritableKeyPath<AlertFields, Value>) -> Value {
+        get { fields[keyPath: path] }
+        set { fields[keyPath: path] = newValue }
     }
 
     /// A random message id: 16 hex characters.
@@ -85,23 +78,14 @@ public struct SealedAlert: Sendable, Equatable {
         return Hex.encode(bytes)
     }
 
-    /// The alert as the JSON object that gets sealed, members in a fixed order.
+    /// The alert as the JSON object that gets sealed: the fields in table order, then the rest.
     public var json: JSONObject {
         var object = JSONObject()
-        object.append(Field.title, title.map(JSONValue.string))
-        object.append(Field.subtitle, subtitle.map(JSONValue.string))
-        object.append(Field.body, body.map(JSONValue.string))
-        object.append(Field.badge, badge.map { JSONValue.integer($0) })
-        object.append(Field.sound, sound.map(JSONValue.string))
-        object.append(Field.threadID, threadID.map(JSONValue.string))
-        object.append(Field.category, category.map(JSONValue.string))
-        object.append(Field.targetContentID, targetContentID.map(JSONValue.string))
-        object.append(Field.interruptionLevel, interruptionLevel.map { JSONValue.string($0.rawValue) })
-        object.append(Field.relevanceScore, relevanceScore.map(JSONValue.number))
-        object.append(Field.data, data.isEmpty ? nil : .object(data))
-        object.append(Field.id, .string(id))
-        object.append(Field.sent, .integer(sent))
-        object.append(Field.expires, expires.map { JSONValue.integer($0) })
+        fields.write(into: &object)
+        object.append(Key.data, data.isEmpty ? nil : .object(data))
+        object.append(Key.id, .string(id))
+        object.append(Key.sent, .integer(sent))
+        object.append(Key.expires, expires.map { JSONValue.integer($0) })
         return object
     }
 
@@ -132,13 +116,6 @@ public struct SealedAlert: Sendable, Equatable {
 
     /// Reads an alert object as the sender wrote it, in one pass over its members.
     public init(json object: JSONObject) throws {
-        func string(_ key: String, _ value: JSONValue) throws -> String? {
-            switch value {
-            case .null: return nil
-            case .string(let text): return text
-            default: throw EnvelopeError(.invalidAlert, "alert field '\(key)' is \(value.kindName), not a string")
-            }
-        }
         func integer(_ key: String, _ value: JSONValue) throws -> Int64? {
             if value == .null { return nil }
             guard let number = value.integerValue else {
@@ -146,29 +123,26 @@ public struct SealedAlert: Sendable, Equatable {
             }
             return number
         }
-        self.init(id: "", sent: 0)
+        self.init(fields: AlertFields(), id: "", sent: 0)
         for (key, value) in object {
+            if let field = AlertField(rawValue: key) {
+                do {
+                    try fields.set(field, json: value)
+                } catch {
+                    throw EnvelopeError(.invalidAlert, "alert field \(error.reason)")
+                }
+                continue
+            }
             switch key {
-            case Field.title: title = try string(key, value)
-            case Field.subtitle: subtitle = try string(key, value)
-            case Field.body: body = try string(key, value)
-            case Field.badge: badge = try integer(key, value).flatMap { Int(exactly: $0) }
-            case Field.sound: sound = try string(key, value)
-            case Field.threadID: threadID = try string(key, value)
-            case Field.category: category = try string(key, value)
-            case Field.targetContentID: targetContentID = try string(key, value)
-            case Field.interruptionLevel: interruptionLevel = try string(key, value).flatMap(InterruptionLevel.init)
-            case Field.relevanceScore:
-                if case .number(let text) = value { relevanceScore = text }
-            case Field.data:
+            case Key.data:
                 switch value {
                 case .null: break
                 case .object(let members): data = members
                 default: throw EnvelopeError(.invalidAlert, "alert field 'data' is \(value.kindName), not an object")
                 }
-            case Field.id: id = try string(key, value) ?? ""
-            case Field.sent: sent = try integer(key, value) ?? 0
-            case Field.expires: expires = try integer(key, value)
+            case Key.id: id = value.stringValue ?? ""
+            case Key.sent: sent = try integer(key, value) ?? 0
+            case Key.expires: expires = try integer(key, value)
             default: break  // Later senders may add fields; this reader skips them.
             }
         }

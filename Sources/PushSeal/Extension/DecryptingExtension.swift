@@ -126,16 +126,12 @@ public final class DecryptingExtension: NotificationServiceExtension {
     /// `mutableCopy()`.
     static func content(showing alert: SealedAlert, over original: NotificationContent) -> NotificationContent {
         var content = original
-        content.title = alert.title ?? ""
-        content.subtitle = alert.subtitle ?? ""
-        content.body = alert.body ?? ""
-        if let badge = alert.badge { content.badge = badge }
-        if let sound = alert.sound { content.sound = sound }
-        if let thread = alert.threadID { content.threadIdentifier = thread }
-        if let category = alert.category { content.categoryIdentifier = category }
-        if let target = alert.targetContentID { content.targetContentIdentifier = target }
-        if let level = alert.interruptionLevel { content.interruptionLevel = level }
-        if let score = alert.relevanceScore { content.relevanceScore = score }
+        // The fallback's text gives way to the sealed text, even where the sealed alert has
+        // none; every other field the sealed alert sets replaces the payload's.
+        content.fields.title = nil
+        content.fields.subtitle = nil
+        content.fields.body = nil
+        content.fields.take(alert.fields)
         for (key, value) in alert.data { content.userInfo[key] = value }
         return content
     }

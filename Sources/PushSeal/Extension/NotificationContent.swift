@@ -1,16 +1,7 @@
-/// What a notification shows: the emulation of `UNNotificationContent`.
+/// What a notification shows: the emulation of `UNNotificationContent`, with Apple's
+/// property names over the one table of alert fields (`fields`).
 public struct NotificationContent: Sendable, Equatable {
-    public var title: String
-    public var subtitle: String
-    public var body: String
-    public var badge: Int?
-    public var sound: String?
-    public var threadIdentifier: String
-    public var categoryIdentifier: String
-    public var targetContentIdentifier: String?
-    public var interruptionLevel: InterruptionLevel?
-    /// Kept as JSON number text, like the payload carries it.
-    public var relevanceScore: String?
+    public var fields: AlertFields
     /// The whole payload, `aps` included, as iOS hands it to the app.
     public var userInfo: JSONObject
 
@@ -20,48 +11,59 @@ public struct NotificationContent: Sendable, Equatable {
         targetContentIdentifier: String? = nil, interruptionLevel: InterruptionLevel? = nil,
         relevanceScore: String? = nil, userInfo: JSONObject = JSONObject()
     ) {
+        fields = AlertFields()
+        self.userInfo = userInfo
         self.title = title
         self.subtitle = subtitle
         self.body = body
-        self.badge = badge
-        self.sound = sound
         self.threadIdentifier = threadIdentifier
         self.categoryIdentifier = categoryIdentifier
-        self.targetContentIdentifier = targetContentIdentifier
-        self.interruptionLevel = interruptionLevel
-        self.relevanceScore = relevanceScore
-        self.userInfo = userInfo
+        fields.badge = badge
+        fields.sound = sound
+        fields.targetContentID = targetContentIdentifier
+        fields.interruptionLevel = interruptionLevel
+        fields.relevanceScore = relevanceScore
     }
+
+    // Apple's names; text that UNNotificationContent keeps as "" is nil in the table.
+    public var title: String { get { fields.title ?? "" } set { fields.title = newValue.isEmpty ? nil : newValue } }
+    public var subtitle: String { get { fields.subtitle ?? "" } set { fields.subtitle = newValue.isEmpty ? nil : newValue } }
+    public var body: String { get { fields.body ?? "" } set { fields.body = newValue.isEmpty ? nil : newValue } }
+    public var badge: Int? { get { fields.badge } set { fields.badge = newValue } }
+    public var sound: String? { get { fields.sound } set { fields.sound = newValue } }
+    public var threadIdentifier: String { get { fields.threadID ?? "" } set { fields.threadID = newValue.isEmpty ? nil : newValue } }
+    public var categoryIdentifier: String { get { fields.category ?? "" } set { fields.category = newValue.isEmpty ? nil : newValue } }
+    public var targetContentIdentifier: String? { get { fields.targetContentID } set { fields.targetContentID = newValue } }
+    public var interruptionLevel: InterruptionLevel? { get { fields.interruptionLevel } set { fields.interruptionLevel = newValue } }
+    /// Kept as JSON number text, like the payload carries it.
+    public var relevanceScore: String? { get { fields.relevanceScore } set { fields.relevanceScore = newValue } }
 
     /// iOS shows, and invokes an extension for, only content with a title, subtitle or body.
     public var hasAlertText: Bool {
         !title.isEmpty || !subtitle.isEmpty || !body.isEmpty
     }
 
-    /// The content iOS builds from an APNs payload's `aps` dictionary.
+    /// The content iOS builds from an APNs payload's `aps` dictionary. Values of the wrong
+    /// kind are skipped, as iOS skips them.
     public init(payload: JSONObject) {
         self.init(userInfo: payload)
         guard case .object(let aps)? = payload["aps"] else { return }
-        switch aps["alert"] {
-        case .string(let text)?:
-            body = text
-        case .object(let alert)?:
-            title = alert["title"]?.stringValue ?? ""
-            subtitle = alert["subtitle"]?.stringValue ?? ""
-            body = alert["body"]?.stringValue ?? ""
-        default:
-            break
+        for field in AlertField.allCases {
+            var value: JSONValue?
+            if field.isText {
+                switch aps["alert"] {
+                case .string(let text)?: value = field == .body ? .string(text) : nil
+                case .object(let alert)?: value = alert[field.key]
+                default: value = nil
+                }
+                // UNNotificationContent has no "unset" text, only empty text.
+                if value == .string("") { value = nil }
+            } else {
+                value = aps[field.key]
+                // A critical alert's sound is a dictionary with its name inside.
+                if field == .sound, case .object(let critical)? = value { value = critical["name"] }
+            }
+            if let value { try? fields.set(field, json: value) }
         }
-        badge = aps["badge"]?.integerValue.flatMap { Int(exactly: $0) }
-        switch aps["sound"] {
-        case .string(let name)?: sound = name
-        case .object(let critical)?: sound = critical["name"]?.stringValue
-        default: break
-        }
-        threadIdentifier = aps["thread-id"]?.stringValue ?? ""
-        categoryIdentifier = aps["category"]?.stringValue ?? ""
-        targetContentIdentifier = aps["target-content-id"]?.stringValue
-        interruptionLevel = aps["interruption-level"]?.stringValue.flatMap(InterruptionLevel.init)
-        if case .number(let score)? = aps["relevance-score"] { relevanceScore = score }
     }
 }

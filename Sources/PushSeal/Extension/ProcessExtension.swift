@@ -236,15 +236,12 @@ public final class ProcessExtension: NotificationServiceExtension {
 
     // MARK: The JSON protocol
 
+    /// Every alert field (null when unset), then `userInfo`.
     static func contentJSON(_ content: NotificationContent) -> JSONObject {
         var object = JSONObject()
-        object["title"] = .string(content.title)
-        object["subtitle"] = .string(content.subtitle)
-        object["body"] = .string(content.body)
-        object["badge"] = content.badge.map { .integer($0) } ?? .null
-        object["sound"] = content.sound.map(JSONValue.string) ?? .null
-        object["thread-id"] = .string(content.threadIdentifier)
-        object["category"] = .string(content.categoryIdentifier)
+        for field in AlertField.allCases {
+            object[field.key] = content.fields[field] ?? (field.isText ? .string("") : .null)
+        }
         object["userInfo"] = .object(content.userInfo)
         return object
     }
@@ -258,15 +255,13 @@ public final class ProcessExtension: NotificationServiceExtension {
         return object
     }
 
+    /// The program's answer over the original: members it leaves out keep their value, and
+    /// a value of the wrong kind is ignored, as in a payload.
     static func content(_ answer: JSONObject, over original: NotificationContent) -> NotificationContent {
         var content = original
-        if let title = answer["title"]?.stringValue { content.title = title }
-        if let subtitle = answer["subtitle"]?.stringValue { content.subtitle = subtitle }
-        if let body = answer["body"]?.stringValue { content.body = body }
-        if let badge = answer["badge"]?.integerValue { content.badge = Int(exactly: badge) }
-        if let sound = answer["sound"]?.stringValue { content.sound = sound }
-        if let thread = answer["thread-id"]?.stringValue { content.threadIdentifier = thread }
-        if let category = answer["category"]?.stringValue { content.categoryIdentifier = category }
+        for field in AlertField.allCases {
+            if let value = answer[field.key] { try? content.fields.set(field, json: value == .string("") && field.isText ? .null : value) }
+        }
         if case .object(let userInfo)? = answer["userInfo"] { content.userInfo = userInfo }
         return content
     }

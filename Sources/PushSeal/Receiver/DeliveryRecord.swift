@@ -25,8 +25,8 @@ public struct DeliveryRecord: Sendable {
     public var status: DeliveryStatus { delivery?.status ?? .malformed }
 
     /// The JSON line: `seq`, `apns-id`, `status`, `title`, `subtitle`, `body`, `kid`,
-    /// `elapsed_ms` first, then `source`, and `reason`, `badge`, `sound`, `thread-id`,
-    /// `category`, `interruption-level`, `userInfo` when they have a value. Written
+    /// `elapsed_ms` first, then `source`, and `reason`, every other alert field and
+    /// `userInfo` when they have a value. Written
     /// straight to bytes: it is the receiver's per-notification output.
     public func writeJSON(to output: inout [UInt8], envelopeField: String) {
         var first = true
@@ -70,11 +70,13 @@ public struct DeliveryRecord: Sendable {
         raw("elapsed_ms", Self.milliseconds(delivery.elapsed))
         string("source", source)
         if let reason = delivery.note.reason { string("reason", reason) }
-        if let badge = content.badge { raw("badge", String(badge)) }
-        if let sound = content.sound { string("sound", sound) }
-        if !content.threadIdentifier.isEmpty { string("thread-id", content.threadIdentifier) }
-        if !content.categoryIdentifier.isEmpty { string("category", content.categoryIdentifier) }
-        if let level = content.interruptionLevel { string("interruption-level", level.rawValue) }
+        for field in AlertField.allCases where !field.isText {
+            guard let value = content.fields[field] else { continue }
+            output.append(UInt8(ascii: ","))
+            JSONWriter.writeString(field.key, to: &output)
+            output.append(UInt8(ascii: ":"))
+            JSONWriter.write(value, to: &output)
+        }
         // userInfo without what the record already shows: the aps dictionary and the envelope.
         var wroteUserInfo = false
         for (key, value) in content.userInfo where key != "aps" && key != envelopeField {
@@ -120,3 +122,4 @@ public struct DeliveryRecord: Sendable {
         return "\(micros / 1_000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
     }
 }
+

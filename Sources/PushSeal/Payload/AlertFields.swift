@@ -1,0 +1,141 @@
+/// The one table of an alert's fields. Each has one name, used alike in the sealed alert,
+/// in APNs' `aps` dictionary (title, subtitle and body under `alert`), in the request and
+/// answer of an `--extension` program and in delivery records; every path iterates this
+/// table, so a field cannot be known in one place and lost in another.
+public enum AlertField: String, CaseIterable, Sendable {
+    case title, subtitle, body, badge, sound
+    case threadID = "thread-id"
+    case category
+    case targetContentID = "target-content-id"
+    case interruptionLevel = "interruption-level"
+    case relevanceScore = "relevance-score"
+
+    /// The name in every JSON form.
+    public var key: String { rawValue }
+
+    /// The shorter names a batch line may use instead, spelled like the options.
+    public var aliases: [String] {
+        switch self {
+        case .body: ["message"]
+        case .threadID: ["group"]
+        case .interruptionLevel: ["level"]
+        default: []
+        }
+    }
+
+    /// Whether the field is alert text, which lives under `aps.alert`.
+    public var isText: Bool { self == .title || self == .subtitle || self == .body }
+}
+
+/// The visible part of an alert: every field a sender sets and a device shows, each typed
+/// and checked once, when it is set.
+public struct AlertFields: Sendable, Equatable {
+    public var title: String?
+    public var subtitle: String?
+    public var body: String?
+    public var badge: Int?
+    public var sound: String?
+    public var threadID: String?
+    public var category: String?
+    public var targetContentID: String?
+    public var interruptionLevel: InterruptionLevel?
+    /// APNs' relevance score, kept as its JSON number text (0 to 1).
+    public var relevanceScore: String?
+
+    public init() {}
+
+    /// The field's value as JSON, or nil when it is not set.
+    public subscript(field: AlertField) -> JSONValue? {
+        switch field {
+        case .title: title.map(JSONValue.string)
+        case .subtitle: subtitle.map(JSONValue.string)
+        case .body: body.map(JSONValue.string)
+        case .badge: badge.map { JSONValue.integer($0) }
+        case .sound: sound.map(JSONValue.string)
+        case .threadID: threadID.map(JSONValue.string)
+        case .category: category.map(JSONValue.string)
+        case .targetContentID: targetContentID.map(JSONValue.string)
+        case .interruptionLevel: interruptionLevel.map { JSONValue.string($0.rawValue) }
+        case .relevanceScore: relevanceScore.map(JSONValue.number)
+        }
+    }
+
+    /// Sets a field from JSON, refusing a value of the wrong kind or out of range; `null`
+    /// unsets it.
+    public mutating func set(_ field: AlertField, json value: JSONValue) throws(PayloadError) {
+        if value == .null { return clear(field) }
+        switch field {
+        case .badge:
+            guard let number = value.integerValue, let badge = Int(exactly: number), badge >= 0 else {
+                throw PayloadError(.invalidAlert, "'badge' must be a whole number, 0 or more")
+            }
+            self.badge = badge
+        case .relevanceScore:
+            guard case .number(let text) = value, let score = Double(text), (0...1).contains(score) else {
+                throw PayloadError(.invalidAlert, "'relevance-score' must be a number from 0 to 1")
+            }
+            relevanceScore = text
+        default:
+            guard let text = value.stringValue else {
+                throw PayloadError(.invalidAlert, "'\(field.key)' is \(value.kindName), not a string")
+            }
+            try set(field, text: text)
+        }
+    }
+
+    /// Sets a field from text as typed on the command line.
+    public mutating func set(_ field: AlertField, text: String) throws(PayloadError) {
+        switch field {
+        case .title: title = text
+        case .subtitle: subtitle = text
+        case .body: body = text
+        case .sound: sound = text
+        case .threadID: threadID = text
+        case .category: category = text
+        case .targetContentID: targetContentID = text
+        case .interruptionLevel:
+            guard let level = InterruptionLevel(text) else {
+                throw PayloadError(.invalidAlert, "unknown level '\(text.prefix(32))' (use passive, active, time-sensitive or critical)")
+            }
+            interruptionLevel = level
+        case .badge:
+            guard let badge = Int(text), badge >= 0 else { throw PayloadError(.invalidAlert, "'badge' must be a whole number, 0 or more") }
+            self.badge = badge
+        case .relevanceScore:
+            guard let number = try? JSONParser.parse(text) else {
+                throw PayloadError(.invalidAlert, "'relevance-score' must be a number from 0 to 1")
+            }
+            try set(field, json: number)
+        }
+    }
+
+    public mutating func clear(_ field: AlertField) {
+        switch field {
+        case .title: title = nil
+        case .subtitle: subtitle = nil
+        case .body: body = nil
+        case .badge: badge = nil
+        case .sound: sound = nil
+        case .threadID: threadID = nil
+        case .category: category = nil
+        case .targetContentID: targetContentID = nil
+        case .interruptionLevel: interruptionLevel = nil
+        case .relevanceScore: relevanceScore = nil
+        }
+    }
+
+    /// Whether any field is set.
+    public var isEmpty: Bool { AlertField.allCases.allSatisfy { self[$0] == nil } }
+
+    /// Every field set in `other` replaces this one's.
+    public mutating func take(_ other: AlertFields) {
+        for field in AlertField.allCases {
+            if let value = other[field] { try? set(field, json: value) }
+        }
+    }
+
+    /// The fields that are set, as JSON members in table order.
+    public func write(into object: inout JSONObject) {
+        for field in AlertField.allCases { object.append(field.key, self[field]) }
+    }
+}
