@@ -14,6 +14,18 @@ public func fuzzEnvelope(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     guard let envelope = try? SealedEnvelope(utf8: bytes) else { return 0 }
     // Whatever parses must write back to the same text: one text per envelope.
     precondition(Array(envelope.text.utf8) == Array(bytes), "envelope text is not canonical")
-    _ = try? PayloadOpener(keyring: fuzzKeyring).open(envelope, now: 0)
+    let opener = PayloadOpener(keyring: fuzzKeyring)
+    guard (try? opener.open(envelope, now: 0)) != nil else { return 0 }
+    // It opened: then a changed character anywhere (one chosen by the input, and the last,
+    // where only padding bits may differ) must never open, in header, kid or box.
+    let text = Array(bytes)
+    for position in Set([size % text.count, text.count - 1, text.count / 2]) {
+        var changed = text
+        changed[position] = changed[position] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        let opened = changed.withUnsafeBytes { raw in
+            (try? SealedEnvelope(utf8: raw)).flatMap { try? opener.open($0, now: 0) }
+        }
+        precondition(opened == nil, "an envelope with a changed character at \(position) still opened")
+    }
     return 0
 }

@@ -103,11 +103,11 @@ public final class ExtensionRunner: Sendable {
     }
 
     private func expire(_ slot: DeliverySlot, graceEnds: DispatchTime) {
-        guard slot.beginExpiry() else { return }
+        guard let serviceExtension = slot.beginExpiry() else { return }
         // Armed before the extension is told, so an answer that blocks cannot hold it back.
         slot.arm(makeTimer(at: graceEnds) { slot.fallBackToOriginal() })
         // iOS calls this on a different thread from didReceive.
-        slot.serviceExtension.serviceExtensionTimeWillExpire()
+        serviceExtension.serviceExtensionTimeWillExpire()
     }
 
     fileprivate func finished(_ slot: DeliverySlot) {
@@ -135,11 +135,13 @@ private final class DeliverySlot: Sendable {
         var expiring = false
         var waiting = false
         nonisolated(unsafe) var timer: (any DispatchSourceTimer)?
+        /// Held only until delivery: the extension holds the content handler, which holds
+        /// this slot, so keeping it longer would be a cycle.
+        var serviceExtension: (any NotificationServiceExtension)?
     }
 
     let id: Int
-    let serviceExtension: any NotificationServiceExtension
-    private let state = Locked(State())
+    private let state: Locked<State>
     private let request: NotificationRequest
     private let start: ContinuousClock.Instant
     private let runner: ExtensionRunner
@@ -149,9 +151,9 @@ private final class DeliverySlot: Sendable {
          serviceExtension: any NotificationServiceExtension, runner: ExtensionRunner,
          completion: @escaping @Sendable (Delivery) -> Void) {
         self.id = id
+        state = Locked(State(serviceExtension: serviceExtension))
         self.request = request
         self.start = start
-        self.serviceExtension = serviceExtension
         self.runner = runner
         self.completion = completion
     }
@@ -178,12 +180,13 @@ private final class DeliverySlot: Sendable {
         cancel?.cancel()
     }
 
-    /// Marks the deadline; false when the notification was already delivered or expiring.
-    func beginExpiry() -> Bool {
+    /// Marks the deadline and returns the extension to tell; nil when the notification was
+    /// already delivered or expiring.
+    func beginExpiry() -> (any NotificationServiceExtension)? {
         state.withLock { state in
-            guard !state.done, !state.expiring else { return false }
+            guard !state.done, !state.expiring else { return nil }
             state.expiring = true
-            return true
+            return state.serviceExtension
         }
     }
 
@@ -220,6 +223,7 @@ private final class DeliverySlot: Sendable {
         let (claimed, expiring, waiting, timer) = state.withLock { state -> (Bool, Bool, Bool, (any DispatchSourceTimer)?) in
             guard !state.done else { return (false, state.expiring, false, nil) }
             state.done = true
+            state.serviceExtension = nil
             let timer = state.timer
             state.timer = nil
             return (true, state.expiring, state.waiting, timer)
