@@ -21,7 +21,13 @@ command -v swift >/dev/null 2>&1 || { echo "setup: the Swift 6 toolchain is not 
 # One self-contained binary: the Swift runtime and libcrypto linked in, so it starts in
 # about a millisecond and can be copied to any Linux machine of the same architecture.
 static="--static-swift-stdlib -Xswiftc -static-executable"
+# The static link makes glibc warn that libcrypto's host lookup and DSO loading (BIO_lookup,
+# dlopen) would need glibc's shared libraries at run time. pushseal never calls those paths
+# (it only seals and opens), so those lines are dropped here; any other line is shown.
 # shellcheck disable=SC2086 # flags are word lists
-swift build -c release $static ${SWIFT_FLAGS:-} >&2
+swift build -c release $static ${SWIFT_FLAGS:-} 2>&1 \
+  | grep -v -E "warning: Using '(gethostbyname|getaddrinfo|dlopen)' in statically linked applications" >&2 \
+  || true
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "setup: the release build failed" >&2; exit 1; }
 # shellcheck disable=SC2086
 echo "setup: built $(swift build -c release $static ${SWIFT_FLAGS:-} --show-bin-path)/pushseal" >&2
