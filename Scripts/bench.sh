@@ -22,7 +22,8 @@ if [ ${#need[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-python3 -c "import cryptography" 2>/dev/null || python3 -m pip install --quiet cryptography
+# shellcheck source=Scripts/python-env.sh
+. Scripts/python-env.sh
 
 Scripts/setup.sh
 bin="$(swift build -c release --static-swift-stdlib -Xswiftc -static-executable ${SWIFT_FLAGS:-} --show-bin-path)"

@@ -7,28 +7,9 @@ cd "$(dirname "$0")/.."
 
 Scripts/setup.sh
 
-# The interoperability tests check pushseal against Python's `cryptography` package. Debian's
-# own Python refuses `pip install` outside a virtual environment, so: Debian's package where
-# python3 is Debian's, otherwise a virtual environment under .build/ that the tests then use.
-has_cryptography() { python3 -c "import cryptography.hazmat.primitives.ciphers.aead" >/dev/null 2>&1; }
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-if ! has_cryptography && [ "$(command -v python3)" = /usr/bin/python3 ]; then
-  echo "test: installing Debian's python3-cryptography" >&2
-  $sudo apt-get install -y -qq python3-cryptography >/dev/null 2>&1 || true
-fi
-if ! has_cryptography; then
-  venv=.build/python
-  if [ ! -x "$venv/bin/python3" ]; then
-    echo "test: making a Python virtual environment in $venv for cryptography" >&2
-    python3 -m venv "$venv" 2>/dev/null || {
-      $sudo apt-get install -y -qq python3-venv >/dev/null
-      python3 -m venv "$venv"
-    }
-  fi
-  "$venv/bin/python3" -c "import cryptography" 2>/dev/null || "$venv/bin/python3" -m pip install --quiet cryptography
-  export PATH="$PWD/$venv/bin:$PATH"
-fi
+# The interoperability tests check pushseal against Python's `cryptography` package.
+# shellcheck source=Scripts/python-env.sh
+. Scripts/python-env.sh
 
 # Keys must never be committed: only Keys/README.md and Keys/.gitignore may be tracked.
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then

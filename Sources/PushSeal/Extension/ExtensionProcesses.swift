@@ -64,9 +64,6 @@ public final class ExtensionProcesses: Sendable {
         release()
     }
 
-    /// Programs running now.
-    public var running: Int { state.withLock { $0.live.count } }
-
     /// Waits until every program started so far has been reaped.
     public func waitUntilAllReaped() {
         alive.wait()
