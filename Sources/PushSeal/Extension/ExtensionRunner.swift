@@ -40,6 +40,7 @@ public final class ExtensionRunner: Sendable {
     private let waiting = Locked<[Int: DeliverySlot]>([:])
     private let nextSlot = Atomic<Int>(0)
     private let stopping = Atomic<Bool>(false)
+    private let watch = DidReceiveWatch()
 
     /// - Parameter makeExtension: called once per eligible notification.
     public init(timing: Timing = .standard, makeExtension: @escaping @Sendable () -> any NotificationServiceExtension) {
@@ -54,6 +55,7 @@ public final class ExtensionRunner: Sendable {
     public func deliver(_ request: NotificationRequest, completion: @escaping @Sendable (Delivery) -> Void) {
         let start = ContinuousClock.now
         let startTime = DispatchTime.now()
+        let startMonotonic = DidReceiveWatch.now()
         guard request.invokesServiceExtension else {
             completion(Delivery(
                 request: request, content: request.content,
@@ -66,13 +68,21 @@ public final class ExtensionRunner: Sendable {
             id: nextSlot.add(1, ordering: .relaxed).newValue, request: request, start: start,
             serviceExtension: serviceExtension, runner: self, completion: completion)
         let graceEnds = startTime + (timing.budget + timing.expiryGrace).dispatchInterval
-        slot.arm(makeTimer(at: startTime + timing.budget.dispatchInterval) { [self] in
-            expire(slot, graceEnds: graceEnds)
-        })
+        // The deadline is watched from the moment the notification is taken: while
+        // didReceive runs by the watch (cheap, and on time even if the call blocks), and
+        // after it returns undelivered by a timer of the notification's own.
+        let (deadline, overflow) = startMonotonic.addingReportingOverflow(UInt64(clamping: timing.budget.nanoseconds))
+        watch.begin(id: slot.id, deadline: overflow ? .max : deadline) { [self] in
+            timerQueue.async { self.expire(slot, graceEnds: graceEnds) }
+        }
         serviceExtension.didReceive(request, contentHandler: ContentHandler { content, note in
             slot.offer(content, note: note)
         })
+        watch.end(id: slot.id)
         guard slot.markWaiting() else { return }
+        slot.armDeadline(makeTimer(at: startTime + timing.budget.dispatchInterval) { [self] in
+            expire(slot, graceEnds: graceEnds)
+        })
         waiting.withLock { $0[slot.id] = slot }
         // A delivery that finished meanwhile has already looked for itself in `waiting`.
         if slot.isDone { waiting.withLock { _ = $0.removeValue(forKey: slot.id) } }
@@ -178,6 +188,17 @@ private final class DeliverySlot: Sendable {
             return state.timer
         }
         cancel?.cancel()
+    }
+
+    /// Keeps the deadline timer, unless the deadline was already met (by the watch, while
+    /// didReceive blocked) or the notification delivered: then the timer is cancelled.
+    func armDeadline(_ timer: any DispatchSourceTimer) {
+        let keep = state.withLock { state -> Bool in
+            guard !state.done, !state.expiring else { return false }
+            state.timer = timer
+            return true
+        }
+        if !keep { timer.cancel() }
     }
 
     /// Marks the deadline and returns the extension to tell; nil when the notification was

@@ -1,0 +1,114 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Watches the `didReceive` calls in progress, so a deadline passes on time even while an
+/// extension blocks inside one.
+///
+/// Most extensions answer inside `didReceive`; a Dispatch timer per notification would cost
+/// every one of them a timer set-up, a wake-up of Dispatch's manager thread and syscalls.
+/// Instead each call is noted here (a lock and a small array, no syscall) and one thread of
+/// the watch's own sleeps until the earliest noted deadline. Deadlines are noted in the
+/// order notifications are taken and all have the same budget, so a new one is never
+/// earlier than the one the thread waits for, and traffic wakes it about once per budget.
+final class DidReceiveWatch: @unchecked Sendable {
+    private struct Call {
+        let id: Int
+        let deadline: UInt64
+        let expire: @Sendable () -> Void
+    }
+
+    // Guarded by `mutex`; `condition` wakes the thread when a call is noted while it idles.
+    private var calls: [Call] = []
+    private var latestDeadline: UInt64 = 0
+    private var idle = false
+    private var started = false
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    init() {
+        mutex.initialize(to: pthread_mutex_t())
+        condition.initialize(to: pthread_cond_t())
+        var attributes = pthread_condattr_t()
+        check(pthread_condattr_init(&attributes), "pthread_condattr_init")
+        // Deadlines are monotonic-clock times, immune to the wall clock being set.
+        check(pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC), "pthread_condattr_setclock")
+        check(pthread_cond_init(condition, &attributes), "pthread_cond_init")
+        pthread_condattr_destroy(&attributes)
+        check(pthread_mutex_init(mutex, nil), "pthread_mutex_init")
+    }
+
+    // The watch lives as long as its runner, and the runner's thread holds it: never freed
+    // while the thread runs, so no deinit is needed for correctness.
+
+    /// Notes a `didReceive` call whose deadline is `deadline` (monotonic nanoseconds);
+    /// `expire` runs, on the watch's thread, if the call is still in progress then.
+    func begin(id: Int, deadline: UInt64, expire: @escaping @Sendable () -> Void) {
+        lock()
+        calls.append(Call(id: id, deadline: deadline, expire: expire))
+        latestDeadline = max(latestDeadline, deadline)
+        if !started {
+            started = true
+            OwnThread.start { [self] in run() }
+        } else if idle {
+            idle = false
+            check(pthread_cond_signal(condition), "pthread_cond_signal")
+        }
+        unlock()
+    }
+
+    /// The call returned; its deadline is no longer this watch's concern.
+    func end(id: Int) {
+        lock()
+        if let index = calls.lastIndex(where: { $0.id == id }) { calls.remove(at: index) }
+        unlock()
+    }
+
+    private func run() {
+        lock()
+        while true {
+            let now = monotonicNow()
+            let due = calls.filter { $0.deadline <= now }
+            if !due.isEmpty {
+                calls.removeAll { $0.deadline <= now }
+                unlock()
+                due.forEach { $0.expire() }
+                lock()
+                continue
+            }
+            if let earliest = calls.map(\.deadline).min() {
+                wait(until: earliest)
+            } else if latestDeadline > now {
+                // Calls come and go: stay on watch until the last one's deadline.
+                wait(until: latestDeadline)
+            } else {
+                idle = true
+                while idle { check(pthread_cond_wait(condition, mutex), "pthread_cond_wait") }
+            }
+        }
+    }
+
+    private func wait(until deadline: UInt64) {
+        var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        let rc = pthread_cond_timedwait(condition, mutex, &time)
+        precondition(rc == 0 || rc == ETIMEDOUT || rc == EINTR, "pthread_cond_timedwait failed: \(rc)")
+    }
+
+    private func lock() { check(pthread_mutex_lock(mutex), "pthread_mutex_lock") }
+    private func unlock() { check(pthread_mutex_unlock(mutex), "pthread_mutex_unlock") }
+
+    /// Monotonic nanoseconds, the clock the deadlines are in.
+    static func now() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
+    private func monotonicNow() -> UInt64 { Self.now() }
+}
+
+private func check(_ rc: Int32, _ call: StaticString) {
+    precondition(rc == 0, "\(call) failed: \(rc)")
+}
