@@ -110,7 +110,7 @@ enum Specs {
 
     /// The option for each alert field: the encrypt parser, its help and the batch-line
     /// names all follow `AlertField`, so no field can have an option and be lost elsewhere.
-    static let alertFieldOptions: [(field: AlertField, option: OptionSpec)] = AlertField.allCases.map { field in
+    static let alertFieldOptions: [(field: AlertField, option: OptionSpec)] = AlertField.every.map { field in
         let option: OptionSpec = switch field {
         case .title: OptionSpec("title", short: "t", value: "title", help: "Alert title (sealed).")
         case .subtitle: OptionSpec("subtitle", value: "subtitle", help: "Alert subtitle (sealed).")

@@ -14,9 +14,12 @@ import Darwin
 /// The value must itself be Sendable, since it is handed to whichever thread holds the
 /// lock; that is what makes the `@unchecked` claim true. Every pthread call is checked: a
 /// failing one means the mutex is corrupt, and going on would break the guarantee.
+///
+/// Inlinable, so that the modules above specialise it for their values instead of looking
+/// up generic metadata on every call of a hot path.
 public final class Locked<Value: Sendable>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline var value: Value
 
     public init(_ value: Value) {
         self.value = value
@@ -33,6 +36,7 @@ public final class Locked<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Runs `body` with the value while holding the lock.
+    @inlinable
     public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         let locked = pthread_mutex_lock(mutex)
         precondition(locked == 0, "pthread_mutex_lock failed: \(locked)")

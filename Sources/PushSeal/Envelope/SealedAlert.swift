@@ -125,7 +125,7 @@ public struct SealedAlert: Sendable, Equatable {
         }
         self.init(fields: AlertFields(), id: "", sent: 0)
         for (key, value) in object {
-            if let field = AlertField(rawValue: key) {
+            if let field = AlertField.named(key), field.key == key {
                 do {
                     try fields.set(field, json: value)
                 } catch {

@@ -48,7 +48,7 @@ public struct NotificationContent: Sendable, Equatable {
     public init(payload: JSONObject) {
         self.init(userInfo: payload)
         guard case .object(let aps)? = payload["aps"] else { return }
-        for field in AlertField.allCases {
+        for field in AlertField.every {
             var value: JSONValue?
             if field.isText {
                 switch aps["alert"] {

@@ -239,7 +239,7 @@ public final class ProcessExtension: NotificationServiceExtension {
     /// Every alert field (null when unset), then `userInfo`.
     static func contentJSON(_ content: NotificationContent) -> JSONObject {
         var object = JSONObject()
-        for field in AlertField.allCases {
+        for field in AlertField.every {
             object[field.key] = content.fields[field] ?? (field.isText ? .string("") : .null)
         }
         object["userInfo"] = .object(content.userInfo)
@@ -259,7 +259,7 @@ public final class ProcessExtension: NotificationServiceExtension {
     /// a value of the wrong kind is ignored, as in a payload.
     static func content(_ answer: JSONObject, over original: NotificationContent) -> NotificationContent {
         var content = original
-        for field in AlertField.allCases {
+        for field in AlertField.every {
             if let value = answer[field.key] { try? content.fields.set(field, json: value == .string("") && field.isText ? .null : value) }
         }
         if case .object(let userInfo)? = answer["userInfo"] { content.userInfo = userInfo }

@@ -13,6 +13,17 @@ public enum AlertField: String, CaseIterable, Sendable {
     /// The name in every JSON form.
     public var key: String { rawValue }
 
+    /// `allCases`, made once: the synthesised one builds a new array on every use, and the
+    /// receiver walks this table several times per notification.
+    public static let every: [AlertField] = allCases
+
+    /// The field with this name (aliases included), by one hash lookup: readers call it for
+    /// every member of every alert.
+    public static func named(_ name: String) -> AlertField? { byName[name] }
+
+    private static let byName: [String: AlertField] = Dictionary(
+        uniqueKeysWithValues: every.flatMap { field in ([field.key] + field.aliases).map { ($0, field) } })
+
     /// The shorter names a batch line may use instead, spelled like the options.
     public var aliases: [String] {
         switch self {
@@ -125,17 +136,24 @@ public struct AlertFields: Sendable, Equatable {
     }
 
     /// Whether any field is set.
-    public var isEmpty: Bool { AlertField.allCases.allSatisfy { self[$0] == nil } }
+    public var isEmpty: Bool { AlertField.every.allSatisfy { self[$0] == nil } }
 
-    /// Every field set in `other` replaces this one's.
+    /// Every field set in `other` replaces this one's (typed, so nothing is checked again).
     public mutating func take(_ other: AlertFields) {
-        for field in AlertField.allCases {
-            if let value = other[field] { try? set(field, json: value) }
-        }
+        title = other.title ?? title
+        subtitle = other.subtitle ?? subtitle
+        body = other.body ?? body
+        badge = other.badge ?? badge
+        sound = other.sound ?? sound
+        threadID = other.threadID ?? threadID
+        category = other.category ?? category
+        targetContentID = other.targetContentID ?? targetContentID
+        interruptionLevel = other.interruptionLevel ?? interruptionLevel
+        relevanceScore = other.relevanceScore ?? relevanceScore
     }
 
     /// The fields that are set, as JSON members in table order.
     public func write(into object: inout JSONObject) {
-        for field in AlertField.allCases { object.append(field.key, self[field]) }
+        for field in AlertField.every { object.append(field.key, self[field]) }
     }
 }

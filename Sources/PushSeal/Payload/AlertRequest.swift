@@ -27,13 +27,13 @@ public struct AlertRequest: Sendable {
     }
 
     /// Every name a batch line may use.
-    static let batchKeys: [String] = AlertField.allCases.flatMap { [$0.key] + $0.aliases } + [Key.url, Key.data, Key.ttl, Key.id]
+    static let batchKeys: [String] = AlertField.every.flatMap { [$0.key] + $0.aliases } + [Key.url, Key.data, Key.ttl, Key.id]
 
     /// Reads one JSON object of batch input, in one pass over its members.
     public init(json object: JSONObject) throws {
         var seen: [AlertField: String] = [:]
         for (key, value) in object {
-            if let field = AlertField.allCases.first(where: { $0.key == key || $0.aliases.contains(key) }) {
+            if let field = AlertField.named(key) {
                 // An alias is the option's spelling of the same field: one of the two.
                 if let earlier = seen[field], earlier != key {
                     throw PayloadError(.invalidAlert, "give '\(field.key)' or '\(field.aliases[0])', not both: they are the same field")

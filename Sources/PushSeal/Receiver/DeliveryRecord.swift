@@ -70,7 +70,7 @@ public struct DeliveryRecord: Sendable {
         raw("elapsed_ms", Self.milliseconds(delivery.elapsed))
         string("source", source)
         if let reason = delivery.note.reason { string("reason", reason) }
-        for field in AlertField.allCases where !field.isText {
+        for field in AlertField.every where !field.isText {
             guard let value = content.fields[field] else { continue }
             output.append(UInt8(ascii: ","))
             JSONWriter.writeString(field.key, to: &output)
