@@ -41,6 +41,16 @@ public enum DurationText {
     }
 }
 
+/// CLOCK_MONOTONIC, the clock deadlines and recheck intervals are kept in: immune to the
+/// wall clock being set.
+enum MonotonicClock {
+    static func nanoseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+}
+
 /// UTC timestamps as whole Unix seconds, written in RFC 3339 (`2026-12-02T09:00:00Z`).
 public enum Timestamp {
     /// Seconds since the Unix epoch, now.

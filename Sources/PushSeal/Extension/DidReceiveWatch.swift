@@ -43,7 +43,7 @@ final class DidReceiveWatch: @unchecked Sendable {
     // The watch lives as long as its runner, and the runner's thread holds it: never freed
     // while the thread runs, so no deinit is needed for correctness.
 
-    /// Notes a `didReceive` call whose deadline is `deadline` (monotonic nanoseconds);
+    /// Notes a `didReceive` call whose deadline is `deadline` (`MonotonicClock` nanoseconds);
     /// `expire` runs, on the watch's thread, if the call is still in progress then.
     func begin(id: Int, deadline: UInt64, expire: @escaping @Sendable () -> Void) {
         lock()
@@ -69,7 +69,7 @@ final class DidReceiveWatch: @unchecked Sendable {
     private func run() {
         lock()
         while true {
-            let now = monotonicNow()
+            let now = MonotonicClock.nanoseconds()
             let due = calls.filter { $0.deadline <= now }
             if !due.isEmpty {
                 calls.removeAll { $0.deadline <= now }
@@ -99,14 +99,6 @@ final class DidReceiveWatch: @unchecked Sendable {
     private func lock() { check(pthread_mutex_lock(mutex), "pthread_mutex_lock") }
     private func unlock() { check(pthread_mutex_unlock(mutex), "pthread_mutex_unlock") }
 
-    /// Monotonic nanoseconds, the clock the deadlines are in.
-    static func now() -> UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-    }
-
-    private func monotonicNow() -> UInt64 { Self.now() }
 }
 
 private func check(_ rc: Int32, _ call: StaticString) {

@@ -7,15 +7,16 @@ import Synchronization
 /// - Only notifications with `mutable-content: 1` and visible alert text reach the
 ///   extension; the rest are delivered unchanged (`passthrough`).
 /// - Each notification gets a fresh extension instance.
-/// - The clock starts when the runner takes the notification: the deadline and the grace
-///   after it are both armed before `didReceive` is called, so an extension that blocks,
-///   however long, cannot hold its delivery back.
+/// - The clock starts when the runner takes the notification: its deadline is watched
+///   from before `didReceive` is called, and the grace is armed before
+///   `serviceExtensionTimeWillExpire` is, so an extension that blocks in either, however
+///   long, cannot hold its delivery back.
 /// - When the budget runs out, `serviceExtensionTimeWillExpire` is called on another
 ///   thread; if no usable content arrives within the grace after that, the original content
 ///   is delivered (`original`).
 /// - The content handler takes effect once; later calls are ignored and counted.
 /// - Content without alert text is ignored and the original delivered.
-/// - Notifications never wait for each other: each has its own timers.
+/// - Notifications never wait for each other: each has its own deadline.
 public final class ExtensionRunner: Sendable {
     /// How long the extension has, and how long after `serviceExtensionTimeWillExpire`
     /// iOS still waits before falling back to the original.
@@ -55,7 +56,7 @@ public final class ExtensionRunner: Sendable {
     public func deliver(_ request: NotificationRequest, completion: @escaping @Sendable (Delivery) -> Void) {
         let start = ContinuousClock.now
         let startTime = DispatchTime.now()
-        let startMonotonic = DidReceiveWatch.now()
+        let startMonotonic = MonotonicClock.nanoseconds()
         guard request.invokesServiceExtension else {
             completion(Delivery(
                 request: request, content: request.content,

@@ -78,7 +78,7 @@ public final class KeyringFileSource: KeySource {
     public init(store: KeyringStore) throws {
         self.store = store
         shared = Locked(try Self.read(store))
-        nextCheck = Atomic(monotonicNanoseconds() + Self.recheckInterval)
+        nextCheck = Atomic(Int64(MonotonicClock.nanoseconds()) + Self.recheckInterval)
     }
 
     public func keyring(for kid: String, _ completion: @escaping @Sendable (Result<Keyring, any Error>) -> Void) {
@@ -88,7 +88,7 @@ public final class KeyringFileSource: KeySource {
     /// The keyring as it is on disk now: a stat now and then (and at once when `kid` is
     /// unknown), a parse only after a change.
     public func current(knowing kid: String? = nil) throws -> Keyring {
-        let now = monotonicNanoseconds()
+        let now = Int64(MonotonicClock.nanoseconds())
         let due = nextCheck.load(ordering: .relaxed)
         if now >= due, nextCheck.compareExchange(expected: due, desired: now + Self.recheckInterval, ordering: .relaxed).exchanged {
             try reloadIfChanged()
@@ -117,10 +117,4 @@ public final class KeyringFileSource: KeySource {
         guard statted else { throw KeyringError(.keyringMissing, "no keyring at \(store.path)") }
         return Snapshot(keyring: keyring, info: info)
     }
-}
-
-private func monotonicNanoseconds() -> Int64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
 }
