@@ -19,8 +19,17 @@ let package = Package(
         .target(name: "SealCrypto", dependencies: ["COpenSSL"]),
         // Linux calls that Swift's Glibc module does not import (pipe2, renameat2).
         .target(name: "CSystem"),
-        .target(name: "PushSeal", dependencies: ["SealCrypto", "CSystem"]),
-        .executableTarget(name: "PushSealCLI", dependencies: ["PushSeal"]),
+        // libnghttp2 and OpenSSL's libssl (Debian's libnghttp2-dev, libssl-dev); HTTP2Server is
+        // their only user.
+        .systemLibrary(
+            name: "CNGHTTP2",
+            pkgConfig: "libnghttp2",
+            providers: [.apt(["libnghttp2-dev", "libssl-dev"])]
+        ),
+        // A small HTTP/2 server (TLS or prior knowledge) for `receive --listen`; knows nothing of APNs.
+        .target(name: "HTTP2Server", dependencies: ["CNGHTTP2"]),
+        .target(name: "PushSeal", dependencies: ["SealCrypto", "CSystem", "HTTP2Server"]),
+        .executableTarget(name: "PushSealCLI", dependencies: ["PushSeal", "HTTP2Server"]),
         .executableTarget(name: "PushSealBench", dependencies: ["PushSeal"]),
         .testTarget(
             name: "SealCryptoTests",

@@ -5,6 +5,9 @@
 #include <openssl/rand.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/ec.h>
+#include <openssl/pem.h>
+#include <openssl/bn.h>
 #include <sys/prctl.h>
 
 // Swift cannot import function-like macros or the EVP_CTRL_* constants as typed values,

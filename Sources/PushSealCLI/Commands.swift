@@ -1,4 +1,5 @@
 import PushSeal
+import HTTP2Server
 
 /// What the user asked pushseal to do, fully parsed and checked.
 enum Command: Equatable {
@@ -77,6 +78,32 @@ struct ReceiveRequest: Equatable {
     var jobs: Int
     /// At most this many --extension programs run at once.
     var maximumExtensions: Int
+    /// Set with --listen: serve Apple's provider API instead of reading inputs.
+    var listen: ListenRequest? = nil
+}
+
+/// `receive --listen` and the options that go with it.
+struct ListenRequest: Equatable {
+    var host: String
+    var port: Int
+    /// Both or neither; neither (and not plaintext) uses the keyring folder's self-signed pair.
+    var certificateFile: String?
+    var keyFile: String?
+    var plaintext: Bool
+    var devices: [String]
+    var unregistered: [String]
+    var topics: [String]
+    /// `KEYID=FILE` pairs, in the order given.
+    var providerKeys: [ProviderKeyFile]
+    var team: String?
+    var idleTimeout: Duration
+
+    struct ProviderKeyFile: Equatable {
+        var keyID: String
+        var file: String
+    }
+
+    static let options = ["tls-cert", "tls-key", "plaintext", "device", "unregistered", "topic", "provider-key", "team", "idle-timeout"]
 }
 
 extension ReceiveRequest {
@@ -115,6 +142,7 @@ enum DurationRange {
     static let expiryGrace = Duration.milliseconds(1)...Duration.seconds(3_600)
     static let timeToLive = AlertRequest.timeToLiveRange
     static let lockTimeout = Duration.zero...Duration.seconds(3_600)
+    static let idleTimeout = Duration.seconds(1)...Duration.seconds(86_400)
 
     static func text(_ range: ClosedRange<Duration>) -> String {
         "from \(DurationText.format(range.lowerBound)) to \(DurationText.format(range.upperBound))"
@@ -333,11 +361,15 @@ private func parseReceive(_ arguments: [String], environment: [String: String]) 
         memoryLimit = bytes
     }
     let watch = parsed.value("watch")
+    let listen = try parseListen(parsed, spec: spec)
+    if listen != nil, watch != nil || !parsed.positionals.isEmpty {
+        throw fail("--listen takes its notifications from the network; give no FILE or --watch with it")
+    }
     if watch != nil, !parsed.positionals.isEmpty {
         throw fail("--watch reads its folder; give no FILE arguments with it")
     }
-    if watch == nil, parsed.positionals.isEmpty {
-        throw fail("nothing to receive: give payload FILEs, '-' for JSON lines on stdin, or --watch DIR")
+    if watch == nil, listen == nil, parsed.positionals.isEmpty {
+        throw fail("nothing to receive: give payload FILEs, '-' for JSON lines on stdin, --watch DIR or --listen PORT")
     }
     if parsed.positionals.filter({ $0 == "-" }).count > 1 {
         throw fail("'-' (stdin) can be given once")
@@ -358,7 +390,7 @@ private func parseReceive(_ arguments: [String], environment: [String: String]) 
         placeholder: Placeholder(
             title: parsed.value("placeholder-title") ?? Placeholder.standard.title,
             body: parsed.value("placeholder-body") ?? Placeholder.standard.body),
-        jobs: try jobs(parsed, command: spec.name), maximumExtensions: maximumExtensions))
+        jobs: try jobs(parsed, command: spec.name), maximumExtensions: maximumExtensions, listen: listen))
 }
 
 /// `24MB`, `512KB`, `1GB` or plain bytes; units are powers of 1024, as `ps` reports.
@@ -370,4 +402,58 @@ func parseByteCount(_ text: String) -> Int? {
         return amount * scale
     }
     return Int(upper)
+}
+
+/// The --listen options, or nil without --listen (when the others are usage errors).
+private func parseListen(_ parsed: ParsedArguments, spec: CommandSpec) throws(UsageError) -> ListenRequest? {
+    func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
+    guard let address = parsed.value("listen") else {
+        if let stray = ListenRequest.options.first(where: { parsed.has($0) || !parsed.all($0).isEmpty }) {
+            throw fail("--\(stray) goes with --listen")
+        }
+        return nil
+    }
+    var host = "127.0.0.1"
+    var portText = Substring(address)
+    if let colon = address.lastIndex(of: ":") {
+        let given = address[..<colon]
+        if !given.isEmpty { host = String(given) }
+        portText = address[address.index(after: colon)...]
+    }
+    if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+    guard let port = Int(portText), (0...65_535).contains(port) else {
+        throw fail("--listen takes [HOST:]PORT, such as 8443, 127.0.0.1:0 or [::1]:8443 (port 0 picks a free one)")
+    }
+    let certificate = parsed.value("tls-cert")
+    let key = parsed.value("tls-key")
+    if (certificate == nil) != (key == nil) {
+        throw fail("--tls-cert and --tls-key go together")
+    }
+    if parsed.has("plaintext"), certificate != nil {
+        throw fail("--plaintext serves without TLS; give it or --tls-cert/--tls-key, not both")
+    }
+    func tokens(_ option: String) throws(UsageError) -> [String] {
+        let values = parsed.all(option).map { $0.lowercased() }
+        for value in values where !(APNsRules.deviceTokenLengths.contains(value.count) && value.count % 2 == 0
+                                    && value.allSatisfy({ $0.isHexDigit })) {
+            throw fail("--\(option) takes a device token in hex (64 digits for today's devices), not '\(value)'")
+        }
+        return values
+    }
+    var providerKeys: [ListenRequest.ProviderKeyFile] = []
+    for pair in parsed.all("provider-key") {
+        guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex, pair.index(after: equals) != pair.endIndex else {
+            throw fail("--provider-key takes KEYID=FILE, such as ABC123DEFG=AuthKey_ABC123DEFG.p8")
+        }
+        providerKeys.append(.init(keyID: String(pair[..<equals]), file: String(pair[pair.index(after: equals)...])))
+    }
+    if Set(providerKeys.map(\.keyID)).count != providerKeys.count {
+        throw fail("--provider-key names each key id once")
+    }
+    return ListenRequest(
+        host: host, port: port, certificateFile: certificate, keyFile: key, plaintext: parsed.has("plaintext"),
+        devices: try tokens("device"), unregistered: try tokens("unregistered"), topics: parsed.all("topic"),
+        providerKeys: providerKeys, team: parsed.value("team"),
+        idleTimeout: try duration(parsed, "idle-timeout", in: DurationRange.idleTimeout, example: "30s or 5m", command: spec.name)
+            ?? HTTP2Server.Limits().idleTimeout)
 }

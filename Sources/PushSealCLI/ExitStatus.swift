@@ -6,6 +6,8 @@ enum ExitStatus: Int32 {
     case usage = 64
     case dataError = 65
     case noInput = 66
+    /// A service could not be had: the listening address is taken, say.
+    case unavailable = 69
     case cannotCreate = 73
     case ioError = 74
     /// Try again later: another process held the keyring lock too long.

@@ -10,7 +10,8 @@ import SealCrypto
 /// Runs `pushseal receive`: every input becomes exactly one record on stdout.
 ///
 /// A first SIGINT or SIGTERM, or stdout failing, stops taking input and expires every
-/// delivery in flight, so each still gets its record; a second signal exits at once.
+/// delivery in flight, so each still gets its record (with --listen a signal lets them
+/// finish within their budget instead); a second signal exits at once.
 func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatus {
     // Set before any thread starts, so every later thread inherits the blocked signals.
     let stopper = Locked<(@Sendable () -> Void)?>(nil)
@@ -82,7 +83,10 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     defer { flusher.cancel() }
 
     var status = ExitStatus.ok
-    if let folder = request.watch {
+    if let listen = request.listen {
+        try serveListener(listen, keysFolder: request.keysFolder, runner: runner, console: console,
+                          stopper: stopper, stop: stop) { record in write(render(record)) }
+    } else if let folder = request.watch {
         let spool = SpoolFolder(folder: folder, runner: runner, stop: stop) { record in
             let rendered = render(record)
             guard console.write(rendered.bytes), console.flush() else {

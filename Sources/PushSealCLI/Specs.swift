@@ -174,11 +174,21 @@ enum Specs {
 
     static let receive = CommandSpec(
         name: ["receive"], overview: "Show what a device would display: run payloads through an emulated Notification Service Extension.",
-        usage: "pushseal receive FILE...|- [--json] [--budget 30s] [--extension CMD] [--keys DIR]\n       pushseal receive --watch DIR [--once] [options]",
+        usage: "pushseal receive FILE...|- [--json] [--budget 30s] [--extension CMD] [--keys DIR]\n       pushseal receive --watch DIR [--once] [options]\n       pushseal receive --listen [HOST:]PORT [--tls-cert F --tls-key F | --plaintext] [--device TOKEN]... [options]",
         options: [
             OptionSpec("json", help: "Write one JSON record per line instead of text."),
             OptionSpec("watch", value: "dir", help: "Deliver *.json and *.apns files dropped into DIR, then move them to DIR/processed/."),
             OptionSpec("once", help: "With --watch: deliver the files there now, then exit."),
+            OptionSpec("listen", value: "[host:]port", help: "Serve Apple's provider API over HTTP/2 on HOST (default 127.0.0.1) and PORT (0: a free one)."),
+            OptionSpec("tls-cert", value: "file", help: "With --listen: the PEM certificate chain to serve (default: a self-signed one in the keyring folder)."),
+            OptionSpec("tls-key", value: "file", help: "With --listen: the PEM private key of --tls-cert."),
+            OptionSpec("plaintext", help: "With --listen: HTTP/2 without TLS (prior knowledge, as curl --http2-prior-knowledge)."),
+            OptionSpec("device", value: "token", repeatable: true, help: "With --listen: a known device token; others get BadDeviceToken (default: any well-formed one)."),
+            OptionSpec("unregistered", value: "token", repeatable: true, help: "With --listen: a token answered 410 Unregistered."),
+            OptionSpec("topic", value: "bundle", repeatable: true, help: "With --listen: an accepted apns-topic; others get TopicDisallowed (default: any)."),
+            OptionSpec("provider-key", value: "kid=file", repeatable: true, help: "With --listen: verify provider tokens with key id KID's public key or .p8 FILE."),
+            OptionSpec("team", value: "teamid", help: "With --listen: the only team id (iss) accepted in provider tokens."),
+            OptionSpec("idle-timeout", value: "duration", help: "With --listen: close a connection quiet this long (default: 60s; 1s to 24h)."),
             OptionSpec("budget", value: "duration", environment: "PUSHSEAL_BUDGET", help: "Time the extension has per notification, from the moment it is taken (default: 30s, Apple's; 1ms to 24h)."),
             OptionSpec("expiry-grace", value: "duration", help: "Wait after serviceExtensionTimeWillExpire before showing the original (default: 1s; 1ms to 1h)."),
             OptionSpec("extension", value: "command", help: "Run your own extension program instead of the decrypting one."),
@@ -196,15 +206,22 @@ enum Specs {
                     delivered in the order given. '-' reads one payload per line from stdin.
           --watch   A spool folder: files that cannot be read move to DIR/failed/ with a
                     NAME.reason beside them. Write files elsewhere and rename them in.
+          --listen  An APNs-compatible endpoint: POST /3/device/TOKEN over HTTP/2 (TLS by
+                    default, loopback by default). Each request is answered as APNs would
+                    (200 with apns-id, or the status and {"reason":...}) and every accepted
+                    one is delivered. Records carry device and the apns-* headers; a refused
+                    request's record is 'rejected' with http-status and reason.
 
         STATUSES: decrypted, passthrough, key-missing, key-disabled, key-expired, auth-failed,
-          malformed, expired, deadline, original, modified (an --extension's own content).
-          Every input gets exactly one record, in input order (with --watch: as delivered).
+          malformed, expired, deadline, original, modified (an --extension's own content),
+          rejected (--listen refused the request). Every input gets exactly one record, in
+          input order (with --watch and --listen: as delivered).
           Payloads over APNs' 4096 bytes (5120 for voip) are malformed, as APNs would refuse them.
 
         STOPPING: SIGINT or SIGTERM stops taking input, ends running extension programs
           (SIGTERM, then SIGKILL after --expiry-grace), writes every record still due and
-          exits 0. A second signal stops at once (exit 130 or 143).
+          exits 0. With --listen it sends GOAWAY and lets deliveries in flight finish
+          within their budget instead. A second signal stops at once (exit 130 or 143).
 
         EXIT STATUS: 0 every input got its record (whatever its status); 64 usage; 66 a FILE
           or the keyring is missing; 74 records could not be written (full disk, closed pipe)
@@ -214,6 +231,7 @@ enum Specs {
           pushseal encrypt -t Hi -b there | pushseal receive -
           pushseal receive --json --budget 2s payloads/*.json
           pushseal receive --extension ./my-extension.py --budget 500ms payload.apns
+          pushseal receive --listen 8443 --json
         """)
 
     static func spec(named name: CommandSpec.Name) -> CommandSpec? {

@@ -11,6 +11,7 @@ public struct SealCryptoError: Error, Equatable, CustomStringConvertible, Sendab
         public static let invalidSealedBox = Code(rawValue: "invalid-sealed-box")
         public static let invalidEncoding = Code(rawValue: "invalid-encoding")
         public static let randomUnavailable = Code(rawValue: "random-unavailable")
+        public static let invalidKey = Code(rawValue: "invalid-key")
         public static let libraryFailure = Code(rawValue: "library-failure")
     }
 

@@ -29,4 +29,6 @@ public struct DeliveryStatus: Hashable, Sendable, CustomStringConvertible {
     public static let original = DeliveryStatus("original")
     /// An external extension's own content was shown.
     public static let modified = DeliveryStatus("modified")
+    /// The listener refused the request as APNs would, so no device was reached.
+    public static let rejected = DeliveryStatus("rejected")
 }

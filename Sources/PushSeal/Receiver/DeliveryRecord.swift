@@ -7,26 +7,47 @@ public struct DeliveryRecord: Sendable {
     public let delivery: Delivery?
     /// Set when the input was not a notification at all.
     public let problem: String?
+    /// Set for what came through the listener: the device and the APNs headers.
+    public let arrival: APNsArrival?
+    /// Set when the listener refused the request, with the `apns-id` it answered.
+    public let rejection: (answer: APNsRejection, identifier: String)?
 
-    public init(seq: Int, source: String, delivery: Delivery) {
+    public init(seq: Int, source: String, delivery: Delivery, arrival: APNsArrival? = nil) {
         self.seq = seq
         self.source = source
         self.delivery = delivery
         self.problem = nil
+        self.arrival = arrival
+        self.rejection = nil
     }
 
-    public init(seq: Int, source: String, problem: String) {
+    public init(seq: Int, source: String, problem: String, arrival: APNsArrival? = nil) {
         self.seq = seq
         self.source = source
         self.delivery = nil
         self.problem = problem
+        self.arrival = arrival
+        self.rejection = nil
     }
 
-    public var status: DeliveryStatus { delivery?.status ?? .malformed }
+    public init(seq: Int, source: String, rejected answer: APNsRejection, identifier: String, arrival: APNsArrival) {
+        self.seq = seq
+        self.source = source
+        self.delivery = nil
+        self.problem = nil
+        self.arrival = arrival
+        self.rejection = (answer, identifier)
+    }
+
+    public var status: DeliveryStatus {
+        if rejection != nil { return .rejected }
+        return delivery?.status ?? .malformed
+    }
 
     /// The JSON line: `seq`, `apns-id`, `status`, `title`, `subtitle`, `body`, `kid`,
-    /// `elapsed_ms` first, then `source`, and `reason`, every other alert field and
-    /// `userInfo` when they have a value. Written
+    /// `elapsed_ms` first, then `source`; from the listener `device` and the `apns-*`
+    /// headers (null when absent), and `http-status` when rejected; then `reason`, every
+    /// other alert field and `userInfo` when they have a value. Written
     /// straight to bytes: it is the receiver's per-notification output.
     public func writeJSON(to output: inout [UInt8], envelopeField: String) {
         var first = true
@@ -46,17 +67,23 @@ public struct DeliveryRecord: Sendable {
         func raw(_ name: StaticString, _ text: String) {
             member(name) { $0.append(contentsOf: text.utf8) }
         }
+        func arrivalMembers() {
+            guard let arrival else { return }
+            for (key, value) in arrival.members { string(key, value) }
+        }
         raw("seq", String(seq))
         guard let delivery else {
-            raw("apns-id", "null")
-            string("status", DeliveryStatus.malformed.rawValue)
+            if let identifier = rejection?.identifier { string("apns-id", identifier) } else { raw("apns-id", "null") }
+            string("status", status.rawValue)
             string("title", "")
             string("subtitle", "")
             string("body", "")
             raw("kid", "null")
             raw("elapsed_ms", "0.000")
             string("source", source)
-            string("reason", problem ?? "")
+            arrivalMembers()
+            if let rejection { raw("http-status", String(rejection.answer.status)) }
+            string("reason", rejection?.answer.reason ?? problem ?? "")
             output.append(UInt8(ascii: "}"))
             return
         }
@@ -69,6 +96,7 @@ public struct DeliveryRecord: Sendable {
         string("kid", delivery.note.kid)
         raw("elapsed_ms", Self.milliseconds(delivery.elapsed))
         string("source", source)
+        arrivalMembers()
         if let reason = delivery.note.reason { string("reason", reason) }
         for field in AlertField.every where !field.isText {
             guard let value = content.fields[field] else { continue }
@@ -99,6 +127,10 @@ public struct DeliveryRecord: Sendable {
     /// terminal; each text line is indented, so only record headers start at column 0.
     public var text: String {
         let source = TerminalText.escaping(self.source)
+        if let rejection {
+            let device = arrival?.device.map { "  device \(TerminalText.escaping($0))" } ?? ""
+            return "#\(seq) rejected  \(source)\(device)\n   (\(rejection.answer.status) \(rejection.answer.reason))"
+        }
         guard let delivery else {
             return "#\(seq) malformed  \(source)\n   \(TerminalText.escaping(problem ?? ""))"
         }

@@ -57,6 +57,21 @@ public enum ReceivedInput: Sendable {
             headers: headers))
     }
 
+    /// Reads the body of an APNs request the listener accepted: a payload with `aps`,
+    /// whose size APNs' rules have already passed.
+    public init(payload bytes: UnsafeRawBufferPointer, identifier: String, headers: [String: String]) {
+        guard let value = try? JSONParser.parse(bytes) else {
+            self = .unreadable(reason: "the payload is not JSON")
+            return
+        }
+        guard case .object(let object) = value, case .object? = object["aps"] else {
+            self = .unreadable(reason: "the payload has no 'aps' dictionary")
+            return
+        }
+        self = .request(NotificationRequest(
+            identifier: identifier, content: NotificationContent(payload: object), headers: headers))
+    }
+
     /// APNs' limit for `apns-push-type: voip`; every other type has `PayloadSealer.byteLimit`.
     public static let voipByteLimit = 5120
 

@@ -1,0 +1,44 @@
+#ifndef PUSHSEAL_CNGHTTP2_SHIM_H
+#define PUSHSEAL_CNGHTTP2_SHIM_H
+
+#include <nghttp2/nghttp2.h>
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
+#include <openssl/pem.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <sys/socket.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <netinet/tcp.h>
+
+// glibc declares accept4 only under _GNU_SOURCE, which Swift's Glibc module is not built with.
+extern int accept4(int socket, struct sockaddr *address, socklen_t *length, int flags);
+
+// Swift cannot import function-like macros, so the few the listener needs are wrapped here.
+
+static inline int pushseal_ssl_ctx_set_min_tls12(SSL_CTX *ctx) {
+    return (int)SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+}
+
+// Partial writes and a moving buffer let a connection hand SSL_write whatever the HTTP/2
+// session has ready, and retry from a grown buffer after SSL_ERROR_WANT_WRITE.
+static inline long pushseal_ssl_ctx_set_write_modes(SSL_CTX *ctx) {
+    return SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+}
+
+static inline long pushseal_ssl_ctx_set_options(SSL_CTX *ctx) {
+    // No renegotiation (HTTP/2 forbids it) and no compression (CRIME).
+    return (long)SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+}
+
+static inline long pushseal_bio_mem_data(BIO *bio, char **data) {
+    return BIO_get_mem_data(bio, data);
+}
+
+static inline int pushseal_x509_set_version3(X509 *certificate) {
+    return X509_set_version(certificate, X509_VERSION_3);
+}
+
+#endif

@@ -1,0 +1,176 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+internal import CNGHTTP2
+import Synchronization
+
+/// One event-loop thread: accepts connections from the shared listening socket (each loop
+/// waits on it with EPOLLEXCLUSIVE, so the kernel hands each new connection to one loop)
+/// and runs every connection it accepted, start to end.
+final class EventLoop: @unchecked Sendable {
+    // Unchecked: `connections`, `scratch`, `callbacks` and the drain deadline are touched
+    // only on the loop's own thread; other threads call `start`, `stop` and `join`, which
+    // use the atomic flag, the eventfd and the thread handle set before the thread runs.
+
+    /// What every loop of one server shares.
+    final class Shared: Sendable {
+        let listener: Int32
+        let tls: TLSContext?
+        let limits: HTTP2Server.Limits
+        let handler: HTTP2Server.Handler
+        let nextConnection: @Sendable () -> Int
+        let openConnections: Atomic<Int>
+
+        init(listener: Int32, tls: TLSContext?, limits: HTTP2Server.Limits, handler: @escaping HTTP2Server.Handler,
+             nextConnection: @escaping @Sendable () -> Int, openConnections: consuming Atomic<Int>) {
+            self.listener = listener
+            self.tls = tls
+            self.limits = limits
+            self.handler = handler
+            self.nextConnection = nextConnection
+            self.openConnections = openConnections
+        }
+    }
+
+    let shared: Shared
+    let epoll: Int32
+    private let wake: Int32
+    private let stopping = Atomic<Bool>(false)
+    private var thread: pthread_t?
+    private var connections: [Int32: Connection] = [:]
+    private var drainDeadline: UInt64?
+    /// Where reads land before nghttp2 takes them; one per loop, as one read runs at a time.
+    let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 32 * 1_024, alignment: 16)
+    let callbacks: OpaquePointer
+
+    init(shared: Shared) throws(HTTP2ServerError) {
+        self.shared = shared
+        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        wake = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
+        guard epoll >= 0, wake >= 0 else {
+            throw HTTP2ServerError(.resources, "cannot make an event loop: \(String(cString: strerror(errno)))")
+        }
+        callbacks = Connection.makeCallbacks()
+        watch(shared.listener, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue, add: true)
+        watch(wake, events: EPOLLIN.rawValue, add: true)
+    }
+
+    deinit {
+        nghttp2_session_callbacks_del(callbacks)
+        scratch.deallocate()
+        close(epoll)
+        close(wake)
+    }
+
+    func start() {
+        var handle = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let rc = pthread_create(&handle, nil, { context in
+            let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
+            loop.run()
+            return nil
+        }, context)
+        precondition(rc == 0, "pthread_create failed: \(rc)")
+        thread = handle
+    }
+
+    func stop() {
+        stopping.store(true, ordering: .releasing)
+        var one: UInt64 = 1
+        _ = write(wake, &one, 8)
+    }
+
+    func join() {
+        guard let thread else { return }
+        pthread_join(thread, nil)
+        self.thread = nil
+    }
+
+    func watch(_ descriptor: Int32, events: UInt32, add: Bool = false) {
+        var event = epoll_event()
+        event.events = events
+        event.data.fd = descriptor
+        epoll_ctl(epoll, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, descriptor, &event)
+    }
+
+    func forget(_ descriptor: Int32) {
+        epoll_ctl(epoll, EPOLL_CTL_DEL, descriptor, nil)
+        connections[descriptor] = nil
+    }
+
+    private func run() {
+        var events = [epoll_event](repeating: epoll_event(), count: 128)
+        var lastSweep = Self.now()
+        while true {
+            let count = epoll_wait(epoll, &events, Int32(events.count), 250)
+            if count < 0, errno != EINTR { break }
+            for index in 0..<max(0, Int(count)) {
+                let descriptor = events[index].data.fd
+                let flags = events[index].events
+                if descriptor == shared.listener {
+                    acceptConnections()
+                } else if descriptor == wake {
+                    var value: UInt64 = 0
+                    _ = read(wake, &value, 8)
+                    beginDrain()
+                } else if let connection = connections[descriptor] {
+                    connection.handle(events: flags)
+                }
+            }
+            let now = Self.now()
+            if now &- lastSweep >= 250_000_000 {
+                lastSweep = now
+                for connection in Array(connections.values) { connection.closeIfTimedOut(now: now) }
+            }
+            if let drainDeadline {
+                if connections.isEmpty { break }
+                if now >= drainDeadline {
+                    for connection in Array(connections.values) { connection.close() }
+                    break
+                }
+            }
+        }
+    }
+
+    private func beginDrain() {
+        guard drainDeadline == nil, stopping.load(ordering: .acquiring) else { return }
+        epoll_ctl(epoll, EPOLL_CTL_DEL, shared.listener, nil)
+        drainDeadline = Self.now() &+ shared.limits.drainTimeout.nanosecondCount
+        for connection in Array(connections.values) { connection.goAway() }
+    }
+
+    private func acceptConnections() {
+        while drainDeadline == nil {
+            let descriptor = accept4(shared.listener, nil, nil, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+            guard descriptor >= 0 else { return }
+            guard shared.openConnections.add(1, ordering: .relaxed).newValue <= shared.limits.connections else {
+                shared.openConnections.subtract(1, ordering: .relaxed)
+                close(descriptor)
+                continue
+            }
+            var one: Int32 = 1
+            setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            guard let connection = Connection(descriptor: descriptor, number: shared.nextConnection(), loop: self) else {
+                shared.openConnections.subtract(1, ordering: .relaxed)
+                close(descriptor)
+                continue
+            }
+            connections[descriptor] = connection
+            watch(descriptor, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, add: true)
+            connection.start()
+        }
+    }
+
+    /// Monotonic nanoseconds, for timeouts.
+    static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+    }
+}
+
+extension Duration {
+    var nanosecondCount: UInt64 {
+        UInt64(clamping: components.seconds) &* 1_000_000_000 &+ UInt64(clamping: components.attoseconds / 1_000_000_000)
+    }
+}

@@ -1,0 +1,155 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+internal import CNGHTTP2
+import Synchronization
+
+/// An HTTP/2 server on libnghttp2 (and OpenSSL's libssl for TLS) that answers each
+/// request with what `handler` returns.
+///
+/// - The handler runs on the connection's event-loop thread as soon as a request stream has
+///   ended, and must not block: it decides an answer, it does no work on the request.
+/// - A few event-loop threads share the connections; each connection lives on one of them.
+/// - Every limit is per connection, so a hostile or broken client (garbage, a slow or
+///   half-open connection, oversized headers, floods of frames) loses its own connection
+///   and no other.
+public final class HTTP2Server: Sendable {
+    /// What the server accepts and how long it waits.
+    public struct Limits: Sendable {
+        /// SETTINGS_MAX_CONCURRENT_STREAMS: requests in flight on one connection.
+        public var concurrentStreams = 1_000
+        /// Header names and values of one request, in bytes (HPACK-decoded).
+        public var headerBytes = 8_192
+        /// Body bytes kept per request; the rest is counted (`Request.bodyLength`), not kept.
+        public var bodyBytes = 8_192
+        /// A connection with nothing received for this long is closed.
+        public var idleTimeout: Duration = .seconds(60)
+        /// A TLS handshake must end within this.
+        public var handshakeTimeout: Duration = .seconds(10)
+        /// Connections beyond this are closed as soon as they are accepted.
+        public var connections = 1_024
+        /// On stop, connections still busy after this are closed regardless.
+        public var drainTimeout: Duration = .seconds(5)
+
+        public init() {}
+    }
+
+    /// One request, once its stream has ended.
+    public struct Request: Sendable {
+        public var method: String
+        public var path: String
+        /// In arrival order, names lowercased (HTTP/2 requires it); pseudo-headers left out.
+        public var headers: [(name: String, value: String)]
+        /// Up to `Limits.bodyBytes` of the body.
+        public var body: [UInt8]
+        /// The whole body's length, kept or not.
+        public var bodyLength: Int
+        /// Numbers the connection (from 1, in accept order) and the stream on it.
+        public var connection: Int
+        public var stream: Int32
+
+        /// Every value of a header, in order.
+        public func values(_ name: String) -> [String] {
+            headers.compactMap { $0.name == name ? $0.value : nil }
+        }
+    }
+
+    /// An answer: status, headers (lowercase names) and body.
+    public struct Response: Sendable {
+        public var status: Int
+        public var headers: [(name: String, value: String)]
+        public var body: [UInt8]
+
+        public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
+    }
+
+    public typealias Handler = @Sendable (Request) -> Response
+
+    /// The address the server is bound to (the real port when 0 was asked for).
+    public let host: String
+    public let port: Int
+    public let usesTLS: Bool
+
+    private let listener: Int32
+    private let loops: [EventLoop]
+    private let stopped = Atomic<Bool>(false)
+
+    /// Binds and listens; no connection is accepted before `start`.
+    /// - Parameters:
+    ///   - tls: a certificate and key to serve HTTPS with (ALPN `h2`, or no ALPN at all);
+    ///     nil for HTTP/2 in the clear with prior knowledge.
+    ///   - threads: event-loop threads.
+    public init(host: String, port: Int, tls: TLSIdentity?, limits: Limits = Limits(),
+                threads: Int = 2, handler: @escaping Handler) throws(HTTP2ServerError) {
+        let context = try tls.map { identity throws(HTTP2ServerError) in try TLSContext(identity: identity) }
+        let bound = try ListeningSocket.bind(host: host, port: port)
+        self.host = host
+        self.port = bound.port
+        self.usesTLS = tls != nil
+        listener = bound.descriptor
+        let connectionNumbers = Atomic<Int>(0)
+        let shared = EventLoop.Shared(
+            listener: bound.descriptor, tls: context, limits: limits, handler: handler,
+            nextConnection: { connectionNumbers.add(1, ordering: .relaxed).newValue },
+            openConnections: Atomic<Int>(0))
+        var loops: [EventLoop] = []
+        for _ in 0..<max(1, threads) {
+            loops.append(try EventLoop(shared: shared))
+        }
+        self.loops = loops
+    }
+
+    deinit {
+        close(listener)
+    }
+
+    /// Starts accepting connections.
+    public func start() {
+        for loop in loops { loop.start() }
+    }
+
+    /// Stops accepting, sends GOAWAY on every connection, lets the requests already
+    /// received be answered, and closes each connection once it is idle (or after
+    /// `Limits.drainTimeout`). Returns at once; `wait` returns when all are closed.
+    public func stop() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        for loop in loops { loop.stop() }
+    }
+
+    /// Waits until the event loops have ended (after `stop`).
+    public func wait() {
+        for loop in loops { loop.join() }
+    }
+}
+
+/// Why the server could not start.
+public struct HTTP2ServerError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What part failed; errors compare equal when their codes match.
+    public enum Code: Sendable {
+        /// The address cannot be listened on (taken, not local, not an address).
+        case address
+        /// The certificate or key cannot be read, or they do not match.
+        case identity
+        /// A file could not be written (the self-signed pair).
+        case file
+        /// The system or a library ran out of something.
+        case resources
+    }
+
+    public let code: Code
+    public let message: String
+    public var description: String { message }
+
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public static func == (lhs: HTTP2ServerError, rhs: HTTP2ServerError) -> Bool {
+        lhs.code == rhs.code
+    }
+}

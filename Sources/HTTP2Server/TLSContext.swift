@@ -1,0 +1,48 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+internal import CNGHTTP2
+
+/// The server's SSL_CTX: TLS 1.2 or later, the identity's certificate and key, and ALPN
+/// that picks `h2`. A client that offers no ALPN at all (some APNs libraries) is served
+/// HTTP/2 all the same, as APNs does.
+final class TLSContext: @unchecked Sendable {
+    // SSL_CTX is reference-counted and safe to share once configured; only SSL_new uses it.
+    let context: OpaquePointer
+
+    init(identity: TLSIdentity) throws(HTTP2ServerError) {
+        guard let context = SSL_CTX_new(TLS_server_method()) else {
+            throw HTTP2ServerError(.resources, "cannot make a TLS context")
+        }
+        self.context = context
+        func fail(_ message: String) -> HTTP2ServerError {
+            ERR_clear_error()
+            return HTTP2ServerError(.identity, message)
+        }
+        guard pushseal_ssl_ctx_set_min_tls12(context) == 1 else { throw fail("cannot require TLS 1.2") }
+        _ = pushseal_ssl_ctx_set_write_modes(context)
+        _ = pushseal_ssl_ctx_set_options(context)
+        guard SSL_CTX_use_certificate_chain_file(context, identity.certificateFile) == 1 else {
+            throw fail("cannot read the certificate \(identity.certificateFile) (PEM expected)")
+        }
+        guard SSL_CTX_use_PrivateKey_file(context, identity.keyFile, SSL_FILETYPE_PEM) == 1 else {
+            throw fail("cannot read the private key \(identity.keyFile) (PEM expected)")
+        }
+        guard SSL_CTX_check_private_key(context) == 1 else {
+            throw fail("the key \(identity.keyFile) does not match the certificate \(identity.certificateFile)")
+        }
+        SSL_CTX_set_alpn_select_cb(context, { _, out, outLength, offered, offeredLength, _ in
+            // h2 when offered; a client offering only other protocols gets no ALPN answer
+            // and then fails at the HTTP/2 preface, on its own connection.
+            var selected: UnsafeMutablePointer<UInt8>?
+            let rc = nghttp2_select_next_protocol(&selected, outLength, offered, offeredLength)
+            guard rc == 1, let selected else { return SSL_TLSEXT_ERR_NOACK }
+            out?.pointee = UnsafePointer(selected)
+            return SSL_TLSEXT_ERR_OK
+        }, nil)
+    }
+
+    deinit {
+        SSL_CTX_free(context)
+    }
+}

@@ -1,0 +1,115 @@
+/// What the listener accepts, and the checks APNs makes of a request, in the order Pushy's
+/// MockApnsServer makes them (the first failing check is the answer).
+public struct APNsRules: Sendable {
+    /// Known device tokens (lowercase hex); empty accepts every well-formed token.
+    public var devices: Set<String>
+    /// Tokens answered 410 Unregistered.
+    public var unregistered: Set<String>
+    /// Accepted topics; empty accepts any.
+    public var topics: Set<String>
+    public var tokens: ProviderTokens
+    /// The 410 answer's `timestamp`: when the tokens stopped being valid (ms since 1970).
+    public var unregisteredSince: Int64
+
+    public init(devices: Set<String> = [], unregistered: Set<String> = [], topics: Set<String> = [],
+                tokens: ProviderTokens, unregisteredSince: Int64) {
+        self.devices = Set(devices.map { $0.lowercased() })
+        self.unregistered = Set(unregistered.map { $0.lowercased() })
+        self.topics = topics
+        self.tokens = tokens
+        self.unregisteredSince = unregisteredSince
+    }
+
+    /// APNs' push types (`apns-push-type`).
+    public static let pushTypes: Set<String> = [
+        "alert", "background", "location", "voip", "complication", "fileprovider", "mdm",
+        "liveactivity", "pushtotalk", "widgets", "controls",
+    ]
+    public static let priorities: Set<String> = ["10", "5", "1"]
+    public static let collapseIDLimit = 64
+    /// Device tokens are hex: 32 bytes today, up to 100 allowed for.
+    public static let deviceTokenLengths = 64...200
+
+    /// A request as the listener judges it.
+    public enum Verdict: Sendable {
+        case accepted(identifier: String, arrival: APNsArrival)
+        case rejected(APNsRejection, identifier: String, arrival: APNsArrival)
+    }
+
+    /// Judges one request. `bodyLength` is the whole body's, which may be longer than what
+    /// was kept of it.
+    public func judge(method: String, path: String, headers: [(name: String, value: String)], bodyLength: Int) -> Verdict {
+        func value(_ name: String) -> String? { headers.first { $0.name == name }?.value }
+        let device = Self.deviceToken(in: path)
+        let arrival = APNsArrival(
+            device: device, topic: value("apns-topic"), pushType: value("apns-push-type"),
+            priority: value("apns-priority"), expiration: value("apns-expiration"),
+            collapseID: value("apns-collapse-id"))
+        let given = value("apns-id")
+        let identifier = given.flatMap { Self.isUUID($0) ? $0 : nil } ?? ReceivedInput.newIdentifier()
+        func reject(_ rejection: APNsRejection) -> Verdict { .rejected(rejection, identifier: identifier, arrival: arrival) }
+
+        var seen = Set<String>()
+        for header in headers where header.name.hasPrefix("apns-") || header.name == "authorization" {
+            guard seen.insert(header.name).inserted else { return reject(.duplicateHeaders) }
+        }
+        if let given, !Self.isUUID(given) { return reject(.badMessageId) }
+        guard method == "POST" else { return reject(.methodNotAllowed) }
+        guard let topic = arrival.topic, !topic.isEmpty else { return reject(.missingTopic) }
+        if !topics.isEmpty, !topics.contains(topic) { return reject(.topicDisallowed) }
+        if let collapse = arrival.collapseID, collapse.utf8.count > Self.collapseIDLimit { return reject(.badCollapseId) }
+        if let priority = arrival.priority, !Self.priorities.contains(priority) { return reject(.badPriority) }
+        if let type = arrival.pushType, !Self.pushTypes.contains(type) { return reject(.invalidPushType) }
+        guard let device else { return reject(.badPath) }
+        guard !device.isEmpty else { return reject(.missingDeviceToken) }
+        let token = device.lowercased()
+        guard Self.deviceTokenLengths.contains(token.utf8.count), token.utf8.count % 2 == 0,
+              token.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
+            return reject(.badDeviceToken)
+        }
+        if unregistered.contains(token) { return reject(.unregistered) }
+        if !devices.isEmpty, !devices.contains(token) { return reject(.badDeviceToken) }
+        if let problem = tokens.check(authorization: value("authorization")) { return reject(problem) }
+        guard bodyLength > 0 else { return reject(.payloadEmpty) }
+        let limit = arrival.pushType == "voip" ? ReceivedInput.voipByteLimit : PayloadSealer.byteLimit
+        guard bodyLength <= limit else { return reject(.payloadTooLarge) }
+        if let expiration = arrival.expiration, Int64(expiration).map({ $0 < 0 }) ?? true {
+            return reject(.badExpirationDate)
+        }
+        return .accepted(identifier: identifier, arrival: arrival)
+    }
+
+    /// The token in `/3/device/<token>`; "" when the path stops there, nil for other paths.
+    static func deviceToken(in path: String) -> String? {
+        let prefix = "/3/device"
+        guard path.hasPrefix(prefix) else { return nil }
+        var rest = path.dropFirst(prefix.count)
+        if let query = rest.firstIndex(of: "?") { rest = rest[..<query] }
+        if rest.isEmpty { return "" }
+        guard rest.first == "/" else { return nil }
+        let token = rest.dropFirst()
+        return token.contains("/") ? nil : String(token)
+    }
+
+    /// 8-4-4-4-12 hex digits, either case.
+    static func isUUID(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 36 else { return false }
+        for (index, byte) in bytes.enumerated() {
+            if [8, 13, 18, 23].contains(index) {
+                guard byte == UInt8(ascii: "-") else { return false }
+            } else {
+                guard (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x66) else { return false }
+            }
+        }
+        return true
+    }
+
+    /// The JSON body of a rejection: `{"reason":"…"}`, with `timestamp` for 410.
+    public func body(for rejection: APNsRejection) -> [UInt8] {
+        var body = Array("{\"reason\":\"\(rejection.reason)\"".utf8)
+        if rejection.status == 410 { body.append(contentsOf: ",\"timestamp\":\(unregisteredSince)".utf8) }
+        body.append(UInt8(ascii: "}"))
+        return body
+    }
+}
