@@ -80,7 +80,8 @@ final class Connection {
     func closeIfTimedOut(now: UInt64) {
         let limits = loop.shared.limits
         if handshaking {
-            if now &- acceptedAt > limits.handshakeTimeout.nanosecondCount { close() }
+            let limit = min(limits.handshakeTimeout, limits.idleTimeout)
+            if now &- acceptedAt > limit.nanosecondCount { close() }
         } else if now &- lastReceived > limits.idleTimeout.nanosecondCount {
             close()
         }

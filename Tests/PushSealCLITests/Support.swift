@@ -165,6 +165,9 @@ final class RunningPushseal: @unchecked Sendable {
 
     /// What it has written to stdout so far.
     var stdoutSoFar: String { scratch.read("stdout") }
+
+    /// What it has written to stderr so far.
+    var stderrSoFar: String { scratch.read("stderr") }
 }
 
 /// Polls `condition` every 10 ms for at most `limit`; true once it holds.
