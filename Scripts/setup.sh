@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 
 missing=()
 dpkg -s libssl-dev >/dev/null 2>&1 || missing+=(libssl-dev)
+# The --listen endpoint's HTTP/2.
+dpkg -s libnghttp2-dev >/dev/null 2>&1 || missing+=(libnghttp2-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}" >&2
@@ -18,7 +20,7 @@ fi
 
 command -v swift >/dev/null 2>&1 || { echo "setup: the Swift 6 toolchain is not on PATH" >&2; exit 1; }
 
-# One self-contained binary: the Swift runtime and libcrypto linked in, so it starts in
+# One self-contained binary: the Swift runtime, libcrypto, libssl and libnghttp2 linked in, so it starts in
 # about a millisecond and can be copied to any Linux machine of the same architecture.
 static="--static-swift-stdlib -Xswiftc -static-executable"
 # The static link makes glibc warn that libcrypto's host lookup and DSO loading (BIO_lookup,

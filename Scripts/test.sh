@@ -7,7 +7,20 @@ cd "$(dirname "$0")/.."
 
 Scripts/setup.sh
 
-# The interoperability tests check pushseal against Python's `cryptography` package.
+# The listener's tests use real clients: curl, and h2load (Debian's nghttp2-client).
+missing=()
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v h2load >/dev/null 2>&1 || missing+=(nghttp2-client)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "test: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# The interoperability tests check pushseal against Python's `cryptography` package, and
+# the listener's against Python's HTTP/2 clients.
 # shellcheck source=Scripts/python-env.sh
 . Scripts/python-env.sh
 

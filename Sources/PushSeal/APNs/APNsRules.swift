@@ -49,9 +49,9 @@ public struct APNsRules: Sendable {
         let identifier = given.flatMap { Self.isUUID($0) ? $0 : nil } ?? ReceivedInput.newIdentifier()
         func reject(_ rejection: APNsRejection) -> Verdict { .rejected(rejection, identifier: identifier, arrival: arrival) }
 
-        var seen = Set<String>()
-        for header in headers where header.name.hasPrefix("apns-") || header.name == "authorization" {
-            guard seen.insert(header.name).inserted else { return reject(.duplicateHeaders) }
+        // A request has a handful of headers: comparing pairs beats building a set.
+        for (index, header) in headers.enumerated() where header.name.hasPrefix("apns-") || header.name == "authorization" {
+            if headers[(index + 1)...].contains(where: { $0.name == header.name }) { return reject(.duplicateHeaders) }
         }
         if let given, !Self.isUUID(given) { return reject(.badMessageId) }
         guard method == "POST" else { return reject(.methodNotAllowed) }
@@ -62,11 +62,11 @@ public struct APNsRules: Sendable {
         if let type = arrival.pushType, !Self.pushTypes.contains(type) { return reject(.invalidPushType) }
         guard let device else { return reject(.badPath) }
         guard !device.isEmpty else { return reject(.missingDeviceToken) }
-        let token = device.lowercased()
-        guard Self.deviceTokenLengths.contains(token.utf8.count), token.utf8.count % 2 == 0,
-              token.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
+        guard Self.deviceTokenLengths.contains(device.utf8.count), device.utf8.count % 2 == 0,
+              device.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) }) else {
             return reject(.badDeviceToken)
         }
+        let token = device.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x46 }) ? device.lowercased() : device
         if unregistered.contains(token) { return reject(.unregistered) }
         if !devices.isEmpty, !devices.contains(token) { return reject(.badDeviceToken) }
         if let problem = tokens.check(authorization: value("authorization")) { return reject(problem) }
@@ -81,14 +81,16 @@ public struct APNsRules: Sendable {
 
     /// The token in `/3/device/<token>`; "" when the path stops there, nil for other paths.
     static func deviceToken(in path: String) -> String? {
-        let prefix = "/3/device"
-        guard path.hasPrefix(prefix) else { return nil }
-        var rest = path.dropFirst(prefix.count)
-        if let query = rest.firstIndex(of: "?") { rest = rest[..<query] }
+        // On the UTF-8 view: this runs for every request, and paths are ASCII.
+        let bytes = path.utf8
+        let prefix = "/3/device".utf8
+        guard bytes.starts(with: prefix) else { return nil }
+        var rest = bytes.dropFirst(prefix.count)
+        if let query = rest.firstIndex(of: UInt8(ascii: "?")) { rest = rest[..<query] }
         if rest.isEmpty { return "" }
-        guard rest.first == "/" else { return nil }
+        guard rest.first == UInt8(ascii: "/") else { return nil }
         let token = rest.dropFirst()
-        return token.contains("/") ? nil : String(token)
+        return token.contains(UInt8(ascii: "/")) ? nil : String(Substring(token))
     }
 
     /// 8-4-4-4-12 hex digits, either case.

@@ -37,11 +37,14 @@ public final class ProviderTokens: Sendable {
     /// Nil when the request's token is good; otherwise APNs' answer.
     public func check(authorization: String?) -> APNsRejection? {
         guard let authorization, !authorization.isEmpty else { return .missingProviderToken }
-        let scheme = "bearer "
-        guard authorization.count > scheme.count, authorization.prefix(scheme.count).lowercased() == scheme else {
+        // On the UTF-8 view: this runs for every request.
+        let bytes = authorization.utf8
+        let scheme = "bearer ".utf8
+        guard bytes.count > scheme.count,
+              zip(bytes, scheme).allSatisfy({ $0 | ($1 == 0x20 ? 0 : 0x20) == $1 }) else {
             return .invalidProviderToken
         }
-        let token = String(authorization.dropFirst(scheme.count).drop { $0 == " " })
+        let token = String(Substring(bytes.dropFirst(scheme.count).drop { $0 == 0x20 }))
         let now = clock()
         if let issued = verified.withLock({ $0[token] }) {
             return now - issued > Self.lifetime ? .expiredProviderToken : nil

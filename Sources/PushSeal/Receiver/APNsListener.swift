@@ -32,6 +32,51 @@ public final class APNsListener: Sendable {
     private let server: HTTP2Server
     private let inFlight: DispatchGroup
 
+    /// Accepted notifications waiting for a delivering thread: the connection's thread
+    /// answers and moves on, and the work of delivering (parsing, decrypting, writing the
+    /// record) runs beside it, in batches, on other cores.
+    private final class Handoff: Sendable {
+        struct Item: Sendable {
+            let seq: Int
+            let source: String
+            let identifier: String
+            let arrival: APNsArrival
+            let body: [UInt8]
+        }
+
+        /// Past this many waiting, the connection's thread delivers itself: back-pressure
+        /// instead of an unbounded queue.
+        static let limit = 4_096
+        private let waiting = Locked<[Item]>([])
+        private let deliver: @Sendable (Item) -> Void
+
+        init(deliver: @escaping @Sendable (Item) -> Void) {
+            self.deliver = deliver
+        }
+
+        func add(_ item: Item) {
+            let (first, full) = waiting.withLock { waiting -> (Bool, Bool) in
+                guard waiting.count < Self.limit else { return (false, true) }
+                waiting.append(item)
+                return (waiting.count == 1, false)
+            }
+            if full { return deliver(item) }
+            // One drain per batch: whoever finds the queue empty schedules it.
+            if first { DispatchQueue.global().async { self.drain() } }
+        }
+
+        private func drain() {
+            while true {
+                let batch = waiting.withLock { waiting -> [Item] in
+                    defer { waiting.removeAll(keepingCapacity: true) }
+                    return waiting
+                }
+                if batch.isEmpty { return }
+                for item in batch { deliver(item) }
+            }
+        }
+    }
+
     /// Binds the address; nothing is accepted before `start`.
     public init(settings: Settings, runner: ExtensionRunner, emit: @escaping @Sendable (DeliveryRecord) -> Void) throws(HTTP2ServerError) {
         let rules = settings.rules
@@ -42,6 +87,21 @@ public final class APNsListener: Sendable {
         // body is seen as oversized.
         var limits = settings.limits
         limits.bodyBytes = max(limits.bodyBytes, ReceivedInput.voipByteLimit + 1)
+        let handoff = Handoff { item in
+            let input = item.body.withUnsafeBytes {
+                ReceivedInput(payload: $0, identifier: item.identifier, headers: item.arrival.headers)
+            }
+            switch input {
+            case .unreadable(let reason):
+                emit(DeliveryRecord(seq: item.seq, source: item.source, problem: reason, arrival: item.arrival))
+                inFlight.leave()
+            case .request(let notification):
+                runner.deliver(notification) { delivery in
+                    emit(DeliveryRecord(seq: item.seq, source: item.source, delivery: delivery, arrival: item.arrival))
+                    inFlight.leave()
+                }
+            }
+        }
         server = try HTTP2Server(host: settings.host, port: settings.port, tls: settings.tls, limits: limits) { request in
             let seq = sequence.add(1, ordering: .relaxed).newValue
             let source = "listen:\(request.connection)/\(request.stream)"
@@ -54,19 +114,7 @@ public final class APNsListener: Sendable {
                     body: rules.body(for: answer))
             case let .accepted(identifier, arrival):
                 inFlight.enter()
-                let input = request.body.withUnsafeBytes {
-                    ReceivedInput(payload: $0, identifier: identifier, headers: arrival.headers)
-                }
-                switch input {
-                case .unreadable(let reason):
-                    emit(DeliveryRecord(seq: seq, source: source, problem: reason, arrival: arrival))
-                    inFlight.leave()
-                case .request(let notification):
-                    runner.deliver(notification) { delivery in
-                        emit(DeliveryRecord(seq: seq, source: source, delivery: delivery, arrival: arrival))
-                        inFlight.leave()
-                    }
-                }
+                handoff.add(.init(seq: seq, source: source, identifier: identifier, arrival: arrival, body: request.body))
                 return HTTP2Server.Response(status: 200, headers: [("apns-id", identifier)])
             }
         }
