@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Side-by-side figures for pushseal, measured in one run on this machine: a C tool (jose),
-# the same work in Python (Scripts/bench/ps1_python.py) and OpenSSL's own AES-GCM ceiling.
+# the same work in Python (Scripts/bench/ps1_python.py), OpenSSL's own AES-GCM ceiling, and
+# for `receive --listen`, nghttpd answering the same h2load requests with a static 200.
 # Prints one table of medians. A benchmark, not a test: it never fails on a number.
 #   Scripts/bench.sh            (BENCH_LINES=100000 BENCH_FILES=10000 BENCH_RUNS=5 by default)
 set -euo pipefail
@@ -16,6 +17,8 @@ command -v hyperfine >/dev/null 2>&1 || need+=(hyperfine)
 command -v taskset >/dev/null 2>&1 || need+=(util-linux)
 [ -x /usr/bin/time ] || need+=(time)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
+command -v h2load >/dev/null 2>&1 || need+=(nghttp2-client)
+command -v nghttpd >/dev/null 2>&1 || [ -x /usr/sbin/nghttpd ] || need+=(nghttp2-server)
 if [ ${#need[@]} -gt 0 ]; then
   echo "bench: installing ${need[*]}" >&2
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -101,6 +104,54 @@ late = sorted(json.loads(l)['elapsed_ms'] - 100 for l in open('process.jsonl'))
 pick = lambda f: late[min(len(late) - 1, int(len(late) * f + 0.999) - 1)]
 print(f'p50 {pick(0.5):.2f} ms, p99 {pick(0.99):.2f} ms, max {late[-1]:.2f} ms')")
 
+echo "bench: receive --listen under h2load, beside nghttpd" >&2
+listen_requests=${BENCH_LISTEN_REQUESTS:-10000}
+nghttpd=$(command -v nghttpd || echo /usr/sbin/nghttpd)
+token=$(printf 'ab%.0s' $(seq 32))
+mkdir -p docroot/3/device && : > "docroot/3/device/$token"
+"$pushseal" encrypt -t 'Build 7 finished' -b 'pipeline green on main, 4m12s' > listen-payload.json
+provider=$(python3 -c "
+import base64, json, time
+b = lambda d: base64.urlsafe_b64encode(d).rstrip(b'=').decode()
+print(b(json.dumps({'alg': 'ES256', 'kid': 'ABC123DEFG'}).encode()) + '.' + b(json.dumps({'iss': 'DEF123GHIJ', 'iat': int(time.time())}).encode()) + '.' + b(bytes(64)))")
+free_port() { python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
+# Requests/s and p99 latency (ms) of one h2load run: 1 connection, 100 streams in flight.
+h2run() { # url log
+  rm -f "$2"
+  h2load -n "$listen_requests" -c 1 -m 100 -d listen-payload.json -H 'apns-topic: com.example.app' \
+    -H "authorization: bearer $provider" --log-file "$2" "$1/3/device/$token" > h2load.out
+  python3 - "$2" h2load.out <<'PY'
+import re, sys
+durations = sorted(int(line.split()[2]) for line in open(sys.argv[1]) if line.strip())
+ok = sum(1 for line in open(sys.argv[1]) if line.split()[1] == "200")
+rate = re.search(r"finished in [^,]+, ([0-9.]+) req/s", open(sys.argv[2]).read()).group(1)
+print(rate, f"{durations[int(len(durations) * 0.99) - 1] / 1000:.2f}", ok)
+PY
+}
+ng_rates=(); ng_p99=(); ps_rates=(); ps_p99=(); ps_rss=0; ps_ok=0; ps_records=0
+for _ in $(seq "$runs"); do
+  port=$(free_port)
+  "$nghttpd" --no-tls -d docroot "$port" >/dev/null 2>&1 &
+  ng=$!
+  for _ in $(seq 100); do (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.05; done
+  read -r rate p99 _ < <(h2run "http://127.0.0.1:$port" ng.log)
+  ng_rates+=("$rate"); ng_p99+=("$p99")
+  kill "$ng"; wait "$ng" 2>/dev/null || true
+
+  /usr/bin/time -f %M -o listen.rss "$pushseal" receive --listen 127.0.0.1:0 --plaintext --json > listen.jsonl 2> listen.err &
+  ps=$!
+  for _ in $(seq 100); do grep -q 'listening on' listen.err 2>/dev/null && break; sleep 0.05; done
+  url=$(grep -o 'http://[^ ]*' listen.err)
+  read -r rate p99 ok < <(h2run "$url" ps.log)
+  ps_rates+=("$rate"); ps_p99+=("$p99"); ps_ok=$ok
+  kill -TERM "$(pgrep -P "$ps" pushseal || echo "$ps")"; wait "$ps" || true
+  ps_records=$(grep -c '"status":"decrypted"' listen.jsonl || true)
+  rss=$(tail -1 listen.rss); [ "$rss" -gt "$ps_rss" ] && ps_rss=$rss
+done
+med() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+ng_rate=$(med "${ng_rates[@]}"); ng_lat=$(med "${ng_p99[@]}")
+ps_rate=$(med "${ps_rates[@]}"); ps_lat=$(med "${ps_p99[@]}")
+
 k=$((lines / 1000))k
 cat <<TABLE
 
@@ -116,6 +167,16 @@ pushseal benchmark — $(date -u +%Y-%m-%d), $cores cores ($(grep -m1 'model nam
 | AES-256-GCM ceiling at ${pad} bytes, 1 core (openssl speed) | $(python3 -c "print(f'{$ceiling:,}')") ops/s | | | |
 | receive peak RSS, $k payloads on stdin | $((rss_stream / 1024)) MB | | | $((rss_tenth / 1024)) MB at $((lines / 10000))k: flat; NSE cap 24 MB |
 | receive --watch peak RSS, $files files | $((rss_watch / 1024)) MB | | | |
+
+receive --listen --plaintext under h2load ($listen_requests requests, 1 connection, 100 streams; provider
+token checked, every payload decrypted and recorded), beside nghttpd answering a static 200:
+
+| measurement | receive --listen | nghttpd (C, static 200) | ratio |
+| --- | --- | --- | --- |
+| requests/s | $(python3 -c "print(f'{$ps_rate:,.0f}')") | $(python3 -c "print(f'{$ng_rate:,.0f}')") | $(python3 -c "print(f'{$ps_rate / $ng_rate:.2f}')") of nghttpd's rate |
+| p99 latency | ${ps_lat} ms | ${ng_lat} ms | |
+| answered 200 / decrypted records (last run) | ${ps_ok} / ${ps_records} | | |
+| peak RSS at $listen_requests notifications | $((ps_rss / 1024)) MB | | NSE cap 24 MB |
 
 Deadline lateness past a 100 ms budget, 200 notifications in flight at once:
 $(printf '%s\n' "$deadline" | sed 's/^/  /')

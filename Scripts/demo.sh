@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job end to end, in a temporary folder: make keys, seal alerts, open them,
-# rotate, open a payload sealed before the rotation, and watch a tampered one fail.
+# rotate, open a payload sealed before the rotation, watch a tampered one fail, and post
+# to the APNs-compatible listener.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -93,5 +94,36 @@ show "pushseal receive --json inbox/1-good.json"
 step "10. The 30-second rule, shortened: an extension that hangs is cut at the budget"
 show "pushseal receive --budget 300ms --extension 'sleep 5' inbox/1-good.json"
 "$pushseal" receive --budget 300ms --extension 'sleep 5' inbox/1-good.json
+
+step "11. An APNs-compatible endpoint: your backend (here curl) posts, the extension runs"
+command -v curl >/dev/null 2>&1 || {
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get install -y -qq curl >/dev/null
+}
+device=$(printf 'ab%.0s' $(seq 32))
+# A provider token of the right shape and age; give --provider-key to verify real ones.
+provider=$(python3 -c "
+import base64, json, time
+b = lambda d: base64.urlsafe_b64encode(d).rstrip(b'=').decode()
+print(b(json.dumps({'alg': 'ES256', 'kid': 'ABC123DEFG'}).encode()) + '.' + b(json.dumps({'iss': 'DEF123GHIJ', 'iat': int(time.time())}).encode()) + '.' + b(bytes(64)))")
+show "pushseal receive --listen 0 --json > records.jsonl &"
+"$pushseal" receive --listen 0 --json > "$work/records.jsonl" 2> "$work/listen.err" &
+listener=$!
+for _ in $(seq 100); do grep -q 'listening on' "$work/listen.err" && break; sleep 0.05; done
+cat "$work/listen.err"
+url=$(grep -o 'https://[^ ]*' "$work/listen.err")
+show "curl --http2 --cacert Keys/tls-cert.pem -H 'authorization: bearer …' -H 'apns-topic: com.example.app' --data-binary @inbox/1-good.json $url/3/device/$device"
+curl -s --http2 --cacert "$PUSHSEAL_KEYS/tls-cert.pem" -o /dev/null -w 'HTTP/%{http_version} %{http_code}\n' \
+  -H "authorization: bearer $provider" -H 'apns-topic: com.example.app' -H 'apns-push-type: alert' \
+  --data-binary @inbox/1-good.json "$url/3/device/$device"
+show "curl … $url/3/device/not-a-token"
+curl -s --http2 --cacert "$PUSHSEAL_KEYS/tls-cert.pem" -w ' (HTTP %{http_code})\n' \
+  -H "authorization: bearer $provider" -H 'apns-topic: com.example.app' \
+  --data-binary @inbox/1-good.json "$url/3/device/not-a-token"
+kill -TERM "$listener"
+wait "$listener"
+show "cat records.jsonl"
+cat "$work/records.jsonl"
+grep -q '"status":"decrypted"' "$work/records.jsonl" || { echo "demo: the listener did not decrypt" >&2; exit 1; }
 
 printf '\ndemo: done\n'

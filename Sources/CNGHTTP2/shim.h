@@ -9,12 +9,14 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <sys/socket.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <netinet/tcp.h>
 
 // glibc declares accept4 only under _GNU_SOURCE, which Swift's Glibc module is not built with.
 extern int accept4(int socket, struct sockaddr *address, socklen_t *length, int flags);
+extern int pthread_setname_np(pthread_t thread, const char *name);
 
 // Swift cannot import function-like macros, so the few the listener needs are wrapped here.
 

@@ -67,6 +67,8 @@ final class EventLoop: @unchecked Sendable {
         let context = Unmanaged.passRetained(self).toOpaque()
         let rc = pthread_create(&handle, nil, { context in
             let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
+            // Named, so top and perf tell the connection threads from the delivering ones.
+            pthread_setname_np(pthread_self(), "http2-loop")
             loop.run()
             return nil
         }, context)
