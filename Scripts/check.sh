@@ -5,6 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The tests' Python clients and reference implementation.
+# shellcheck source=Scripts/python-env.sh
+. Scripts/python-env.sh
+
 sanitizers=("$@")
 [ ${#sanitizers[@]} -gt 0 ] || sanitizers=(address thread)
 status=0

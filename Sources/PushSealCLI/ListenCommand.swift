@@ -11,9 +11,11 @@ import SealCrypto
 /// - Parameters:
 ///   - stopper: where the first signal looks for what to do; set here to a graceful stop
 ///     (GOAWAY, deliveries in flight finish within their budget).
+///   - stopListening: set here to the same stop, for when records cannot be written.
 ///   - emit: writes one record.
 func serveListener(_ listen: ListenRequest, keysFolder: String, runner: ExtensionRunner, console: Console,
-                   stopper: Locked<(@Sendable () -> Void)?>, stop: StopRequest,
+                   stopper: Locked<(@Sendable () -> Void)?>, stopListening: Locked<(@Sendable () -> Void)?>,
+                   stop: StopRequest,
                    emit: @escaping @Sendable (DeliveryRecord) -> Void) throws {
     var keys: [String: ES256Key] = [:]
     for provider in listen.providerKeys {
@@ -64,7 +66,9 @@ func serveListener(_ listen: ListenRequest, keysFolder: String, runner: Extensio
     if !tokens.verifiesSignatures {
         console.diagnostic("note: provider tokens are checked for shape and age only; give --provider-key KEYID=FILE (and --team) to verify their signatures")
     }
-    stopper.withLock { $0 = { listener.stop() } }
+    let halt: @Sendable () -> Void = { listener.stop() }
+    stopper.withLock { $0 = halt }
+    stopListening.withLock { $0 = halt }
     listener.start()
     console.diagnostic("listening on \(listener.url)")
     // A signal that came while the listener was being set up still stops it.

@@ -46,9 +46,12 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     }
     let runner = ExtensionRunner(timing: request.timing, makeExtension: makeExtension)
     let stop = try StopRequest()
+    // Set by the listener, so output that fails stops it taking requests too.
+    let stopListening = Locked<(@Sendable () -> Void)?>(nil)
     let stopNow: @Sendable () -> Void = {
         stop.request()
         runner.expireAll()
+        stopListening.withLock { $0 }?()
     }
     stopper.withLock { $0 = stopNow }
 
@@ -85,7 +88,7 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     var status = ExitStatus.ok
     if let listen = request.listen {
         try serveListener(listen, keysFolder: request.keysFolder, runner: runner, console: console,
-                          stopper: stopper, stop: stop) { record in write(render(record)) }
+                          stopper: stopper, stopListening: stopListening, stop: stop) { record in write(render(record)) }
     } else if let folder = request.watch {
         let spool = SpoolFolder(folder: folder, runner: runner, stop: stop) { record in
             let rendered = render(record)

@@ -405,6 +405,58 @@ struct ListenTests {
         #expect(Set(records.compactMap { $0["seq"] as? Int }) == Set(1...2_000))
     }
 
+    @Test func manyConnectionsAtOnceAreAllAnswered() throws {
+        let keyring = try KeyringFixture()
+        let folder = TemporaryFolder()
+        folder.write("payload.json", try keyring.encrypt(["-t", "Many", "-b", "connections"]).stdout)
+        let listener = try Listener(["--plaintext", "--json", "--keys", keyring.keys])
+        let run = try runProcess("/usr/bin/h2load", [
+            "-n", "2000", "-c", "50", "-m", "10", "-H", acceptable[0], "-H", acceptable[1],
+            "-d", folder.file("payload.json"), listener.url + "/3/device/" + deviceToken,
+        ])
+        #expect(run.stdout.contains("status codes: 2000 2xx"), "\(run.stdout)")
+        let finished = listener.finish()
+        #expect(finished.status == 0)
+        let records = finished.stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(records.count == 2_000)
+        #expect(Set(records.compactMap { ($0["source"] as? String)?.split(separator: "/").first }).count == 50)
+    }
+
+    @Test func oversizedHeadersAreAnswered431AndOthersStillServed() throws {
+        let keyring = try KeyringFixture()
+        let payload = try keyring.encrypt(["-t", "Big", "-b", "headers"]).stdout
+        let listener = try Listener(["--plaintext", "--json", "--keys", keyring.keys])
+        let big = try curl(listener.url + "/3/device/" + deviceToken,
+                           headers: acceptable + ["x-padding: " + String(repeating: "p", count: 9_000)], body: payload)
+        #expect(big.status == 431)
+        let fine = try curl(listener.url + "/3/device/" + deviceToken, headers: acceptable, body: payload)
+        #expect(fine.status == 200)
+        #expect(listener.finish().status == 0)
+    }
+
+    @Test func recordsThatCannotBeWrittenStopTheListenerWith74() throws {
+        let keyring = try KeyringFixture()
+        let folder = TemporaryFolder()
+        folder.write("payload.json", try keyring.encrypt(["-t", "Nobody", "-b", "reads this"]).stdout)
+        let run = try shell("""
+            ( "$PUSHSEAL" receive --listen 0 --plaintext --json --keys "$KEYS" 2> "$DIR/err" | head -c 1 > /dev/null
+              echo "${PIPESTATUS[0]}" > "$DIR/status" ) &
+            for _ in $(seq 200); do grep -q 'listening on' "$DIR/err" 2>/dev/null && break; sleep 0.05; done
+            url=$(grep -o 'http://[^ ]*' "$DIR/err")
+            for _ in $(seq 40); do
+              [ -e "$DIR/status" ] && break
+              curl -s --http2-prior-knowledge --max-time 5 -o /dev/null -H "$TOPIC" -H "$AUTH" \
+                --data-binary @"$DIR/payload.json" "$url/3/device/$DEVICE" || true
+              sleep 0.05
+            done
+            wait
+            cat "$DIR/status"; cat "$DIR/err" >&2
+            """, environment: ["KEYS": keyring.keys, "DIR": folder.path, "TOPIC": acceptable[0], "AUTH": acceptable[1],
+                               "DEVICE": deviceToken])
+        #expect(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "74", "\(run.stderr)")
+        #expect(run.stderr.contains("error:"), "\(run.stderr)")
+    }
+
     // MARK: Stopping
 
     @Test func sigtermLetsDeliveriesInFlightFinishThenExitsZero() throws {
