@@ -19,12 +19,9 @@ command -v taskset >/dev/null 2>&1 || need+=(util-linux)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v h2load >/dev/null 2>&1 || need+=(nghttp2-client)
 command -v nghttpd >/dev/null 2>&1 || [ -x /usr/sbin/nghttpd ] || need+=(nghttp2-server)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "bench: installing ${need[*]}" >&2
-  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+# shellcheck source=Scripts/install-missing.sh
+. Scripts/install-missing.sh
+install_missing bench ${need[@]+"${need[@]}"}
 # shellcheck source=Scripts/python-env.sh
 . Scripts/python-env.sh
 

@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# shellcheck source=Scripts/install-missing.sh
+. Scripts/install-missing.sh
 Scripts/setup.sh
 pushseal="$(swift build -c release --static-swift-stdlib -Xswiftc -static-executable ${SWIFT_FLAGS:-} --show-bin-path)/pushseal"
 
@@ -96,10 +98,7 @@ show "pushseal receive --budget 300ms --extension 'sleep 5' inbox/1-good.json"
 "$pushseal" receive --budget 300ms --extension 'sleep 5' inbox/1-good.json
 
 step "11. An APNs-compatible endpoint: your backend (here curl) posts, the extension runs"
-command -v curl >/dev/null 2>&1 || {
-  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get install -y -qq curl >/dev/null
-}
+command -v curl >/dev/null 2>&1 || install_missing demo curl
 device=$(printf 'ab%.0s' $(seq 32))
 # A provider token of the right shape and age; give --provider-key to verify real ones.
 provider=$(python3 -c "

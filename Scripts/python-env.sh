@@ -6,15 +6,15 @@ python_packages=(cryptography h2 "httpx[http2]" aioapns)
 python_ready() {
   "$1" -c "import cryptography.hazmat.primitives.ciphers.aead, h2, httpx, aioapns" >/dev/null 2>&1
 }
-python_sudo=""
-[ "$(id -u)" -eq 0 ] || python_sudo="sudo"
+# shellcheck source=Scripts/install-missing.sh
+. Scripts/install-missing.sh
 python_venv="$PWD/.build/python"
 if ! python_ready "$python_venv/bin/python3"; then
   if [ ! -x "$python_venv/bin/python3" ]; then
     echo "python: making a virtual environment in .build/python" >&2
     python3 -m venv "$python_venv" 2>/dev/null || {
       rm -rf "$python_venv"
-      $python_sudo apt-get install -y -qq python3-venv >/dev/null
+      install_missing python python3-venv
       python3 -m venv "$python_venv"
     }
   fi

@@ -10,13 +10,9 @@ dpkg -s libssl-dev >/dev/null 2>&1 || missing+=(libssl-dev)
 # The --listen endpoint's HTTP/2.
 dpkg -s libnghttp2-dev >/dev/null 2>&1 || missing+=(libnghttp2-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]}" >&2
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+# shellcheck source=Scripts/install-missing.sh
+. Scripts/install-missing.sh
+install_missing setup ${missing[@]+"${missing[@]}"}
 
 command -v swift >/dev/null 2>&1 || { echo "setup: the Swift 6 toolchain is not on PATH" >&2; exit 1; }
 

@@ -11,13 +11,9 @@ Scripts/setup.sh
 missing=()
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v h2load >/dev/null 2>&1 || missing+=(nghttp2-client)
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "test: installing ${missing[*]}" >&2
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+# shellcheck source=Scripts/install-missing.sh
+. Scripts/install-missing.sh
+install_missing test ${missing[@]+"${missing[@]}"}
 
 # The interoperability tests check pushseal against Python's `cryptography` package, and
 # the listener's against Python's HTTP/2 clients.

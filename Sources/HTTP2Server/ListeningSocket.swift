@@ -14,24 +14,24 @@ enum ListeningSocket {
         var storage = sockaddr_storage()
         let length: socklen_t
         let family: Int32
+        func store<Address>(_ address: Address) -> socklen_t {
+            withUnsafeBytes(of: address) { bytes in
+                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
+            }
+            return socklen_t(MemoryLayout<Address>.size)
+        }
         var address4 = sockaddr_in()
         var address6 = sockaddr_in6()
         if inet_pton(AF_INET, literal, &address4.sin_addr) == 1 {
             family = AF_INET
             address4.sin_family = sa_family_t(AF_INET)
             address4.sin_port = in_port_t(UInt16(port).bigEndian)
-            withUnsafeBytes(of: address4) { bytes in
-                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
-            }
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            length = store(address4)
         } else if inet_pton(AF_INET6, literal.trimmingBrackets, &address6.sin6_addr) == 1 {
             family = AF_INET6
             address6.sin6_family = sa_family_t(AF_INET6)
             address6.sin6_port = in_port_t(UInt16(port).bigEndian)
-            withUnsafeBytes(of: address6) { bytes in
-                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
-            }
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            length = store(address6)
         } else {
             throw HTTP2ServerError(.address, "'\(host)' is not an IP address (use 127.0.0.1, ::1, 0.0.0.0 or localhost)")
         }

@@ -385,39 +385,36 @@ struct ListenTests {
         }
     }
 
-    @Test func twoThousandRequestsOverOneConnectionWithAHundredStreamsAllGetRecords() throws {
+    /// `requests` requests from h2load over `connections` connections with `streams` in
+    /// flight on each; returns h2load's report and the listener's records.
+    private func load(requests: Int, connections: Int, streams: Int) throws -> (report: Run, records: [[String: Any]], status: Int32) {
         let keyring = try KeyringFixture()
         let folder = TemporaryFolder()
         folder.write("payload.json", try keyring.encrypt(["-t", "Load", "-b", "one of many"]).stdout)
         let listener = try Listener(["--plaintext", "--json", "--keys", keyring.keys])
-        let run = try runProcess("/usr/bin/h2load", [
-            "-n", "2000", "-c", "1", "-m", "100", "-H", acceptable[0], "-H", acceptable[1],
+        let report = try runProcess("/usr/bin/h2load", [
+            "-n", String(requests), "-c", String(connections), "-m", String(streams), "-H", acceptable[0], "-H", acceptable[1],
             "-d", folder.file("payload.json"), listener.url + "/3/device/" + deviceToken,
         ])
-        #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stdout.contains("2000 succeeded"), "\(run.stdout)")
-        #expect(run.stdout.contains("status codes: 2000 2xx"), "\(run.stdout)")
         let finished = listener.finish()
-        #expect(finished.status == 0)
-        let records = finished.stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        return (report, finished.stdout.split(separator: "\n").map { jsonObject(String($0)) }, finished.status)
+    }
+
+    @Test func twoThousandRequestsOverOneConnectionWithAHundredStreamsAllGetRecords() throws {
+        let (report, records, status) = try load(requests: 2_000, connections: 1, streams: 100)
+        #expect(report.status == 0, "\(report.stderr)")
+        #expect(report.stdout.contains("2000 succeeded"), "\(report.stdout)")
+        #expect(report.stdout.contains("status codes: 2000 2xx"), "\(report.stdout)")
+        #expect(status == 0)
         #expect(records.count == 2_000)
         #expect(records.allSatisfy { $0["status"] as? String == "decrypted" })
         #expect(Set(records.compactMap { $0["seq"] as? Int }) == Set(1...2_000))
     }
 
     @Test func manyConnectionsAtOnceAreAllAnswered() throws {
-        let keyring = try KeyringFixture()
-        let folder = TemporaryFolder()
-        folder.write("payload.json", try keyring.encrypt(["-t", "Many", "-b", "connections"]).stdout)
-        let listener = try Listener(["--plaintext", "--json", "--keys", keyring.keys])
-        let run = try runProcess("/usr/bin/h2load", [
-            "-n", "2000", "-c", "50", "-m", "10", "-H", acceptable[0], "-H", acceptable[1],
-            "-d", folder.file("payload.json"), listener.url + "/3/device/" + deviceToken,
-        ])
-        #expect(run.stdout.contains("status codes: 2000 2xx"), "\(run.stdout)")
-        let finished = listener.finish()
-        #expect(finished.status == 0)
-        let records = finished.stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        let (report, records, status) = try load(requests: 2_000, connections: 50, streams: 10)
+        #expect(report.stdout.contains("status codes: 2000 2xx"), "\(report.stdout)")
+        #expect(status == 0)
         #expect(records.count == 2_000)
         #expect(Set(records.compactMap { ($0["source"] as? String)?.split(separator: "/").first }).count == 50)
     }
