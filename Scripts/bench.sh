@@ -102,7 +102,7 @@ pick = lambda f: late[min(len(late) - 1, int(len(late) * f + 0.999) - 1)]
 print(f'p50 {pick(0.5):.2f} ms, p99 {pick(0.99):.2f} ms, max {late[-1]:.2f} ms')")
 
 echo "bench: receive --listen under h2load, beside nghttpd" >&2
-listen_requests=${BENCH_LISTEN_REQUESTS:-10000}
+listen_requests=${BENCH_LISTEN_REQUESTS:-50000}
 nghttpd=$(command -v nghttpd || echo /usr/sbin/nghttpd)
 token=$(printf 'ab%.0s' $(seq 32))
 mkdir -p docroot/3/device && : > "docroot/3/device/$token"
@@ -173,7 +173,7 @@ token checked, every payload decrypted and recorded), beside nghttpd answering a
 | requests/s | $(python3 -c "print(f'{$ps_rate:,.0f}')") | $(python3 -c "print(f'{$ng_rate:,.0f}')") | $(python3 -c "print(f'{$ps_rate / $ng_rate:.2f}')") of nghttpd's rate |
 | p99 latency | ${ps_lat} ms | ${ng_lat} ms | |
 | answered 200 / decrypted records (last run) | ${ps_ok} / ${ps_records} | | |
-| peak RSS at $listen_requests notifications | $((ps_rss / 1024)) MB | | NSE cap 24 MB |
+| peak RSS over $listen_requests notifications | $((ps_rss / 1024)) MB | | NSE cap 24 MB |
 
 Deadline lateness past a 100 ms budget, 200 notifications in flight at once:
 $(printf '%s\n' "$deadline" | sed 's/^/  /')

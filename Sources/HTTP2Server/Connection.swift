@@ -20,6 +20,9 @@ final class Connection {
     private var watchingWrites = false
     private var lastReceived: UInt64
     private let acceptedAt: UInt64
+    /// Scratch for the response headers being submitted.
+    private var fieldBytes: [UInt8] = []
+    private var fieldSpans: [(name: Int, value: Int, end: Int)] = []
 
     /// Output gathered from the session before one write, and the most kept waiting for a
     /// slow reader: past it the session's own queue holds the rest, bounded by the streams.
@@ -318,25 +321,26 @@ final class Connection {
     }
 
     private func submit(_ response: HTTP2Server.Response, on stream: Int32, session: OpaquePointer) {
-        // Every name and value in one buffer, the nghttp2_nv entries pointing into it;
-        // nghttp2 copies them on submit.
-        var fields: [(name: String, value: String)] = [(":status", String(response.status))]
-        fields.append(contentsOf: response.headers)
-        if !response.body.isEmpty { fields.append(("content-length", String(response.body.count))) }
-        var bytes: [UInt8] = []
-        var spans: [(name: Range<Int>, value: Range<Int>)] = []
-        for field in fields {
-            let nameStart = bytes.count
-            bytes.append(contentsOf: field.name.utf8)
-            let valueStart = bytes.count
-            bytes.append(contentsOf: field.value.utf8)
-            spans.append((nameStart..<valueStart, valueStart..<bytes.count))
+        // Every name and value in one buffer kept by the connection, the nghttp2_nv entries
+        // pointing into it; nghttp2 copies them on submit, so the buffer is reused.
+        fieldBytes.removeAll(keepingCapacity: true)
+        fieldSpans.removeAll(keepingCapacity: true)
+        func add(_ name: String, _ value: String) {
+            let nameStart = fieldBytes.count
+            fieldBytes.append(contentsOf: name.utf8)
+            let valueStart = fieldBytes.count
+            fieldBytes.append(contentsOf: value.utf8)
+            fieldSpans.append((nameStart, valueStart, fieldBytes.count))
         }
-        bytes.withUnsafeMutableBufferPointer { buffer in
+        add(":status", String(response.status))
+        for field in response.headers { add(field.name, field.value) }
+        if !response.body.isEmpty { add("content-length", String(response.body.count)) }
+        let spans = fieldSpans
+        fieldBytes.withUnsafeMutableBufferPointer { buffer in
             let base = buffer.baseAddress!
             var entries = spans.map { span in
-                nghttp2_nv(name: base + span.name.lowerBound, value: base + span.value.lowerBound,
-                           namelen: span.name.count, valuelen: span.value.count,
+                nghttp2_nv(name: base + span.name, value: base + span.value,
+                           namelen: span.value - span.name, valuelen: span.end - span.value,
                            flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
             }
             if response.body.isEmpty {

@@ -18,15 +18,17 @@ final class EventLoop: @unchecked Sendable {
         let tls: TLSContext?
         let limits: HTTP2Server.Limits
         let handler: HTTP2Server.Handler
+        let roundEnded: (@Sendable () -> Void)?
         let nextConnection: @Sendable () -> Int
         let openConnections: Atomic<Int>
 
         init(listener: Int32, tls: TLSContext?, limits: HTTP2Server.Limits, handler: @escaping HTTP2Server.Handler,
-             nextConnection: @escaping @Sendable () -> Int, openConnections: consuming Atomic<Int>) {
+             roundEnded: (@Sendable () -> Void)?, nextConnection: @escaping @Sendable () -> Int, openConnections: consuming Atomic<Int>) {
             self.listener = listener
             self.tls = tls
             self.limits = limits
             self.handler = handler
+            self.roundEnded = roundEnded
             self.nextConnection = nextConnection
             self.openConnections = openConnections
         }
@@ -119,6 +121,7 @@ final class EventLoop: @unchecked Sendable {
                     connection.handle(events: flags)
                 }
             }
+            if count > 0 { shared.roundEnded?() }
             let now = Self.now()
             if now &- lastSweep >= 250_000_000 {
                 lastSweep = now

@@ -83,8 +83,12 @@ public final class HTTP2Server: Sendable {
     ///   - tls: a certificate and key to serve HTTPS with (ALPN `h2`, or no ALPN at all);
     ///     nil for HTTP/2 in the clear with prior knowledge.
     ///   - threads: event-loop threads.
+    ///   - roundEnded: called on an event-loop thread after each round of I/O (every
+    ///     request that arrived together has been handled), so a handler can hand work on
+    ///     in batches rather than one request at a time.
     public init(host: String, port: Int, tls: TLSIdentity?, limits: Limits = Limits(),
-                threads: Int = 2, handler: @escaping Handler) throws(HTTP2ServerError) {
+                threads: Int = 2, roundEnded: (@Sendable () -> Void)? = nil,
+                handler: @escaping Handler) throws(HTTP2ServerError) {
         let context = try tls.map { identity throws(HTTP2ServerError) in try TLSContext(identity: identity) }
         let bound = try ListeningSocket.bind(host: host, port: port)
         self.host = host
@@ -93,7 +97,7 @@ public final class HTTP2Server: Sendable {
         listener = bound.descriptor
         let connectionNumbers = Atomic<Int>(0)
         let shared = EventLoop.Shared(
-            listener: bound.descriptor, tls: context, limits: limits, handler: handler,
+            listener: bound.descriptor, tls: context, limits: limits, handler: handler, roundEnded: roundEnded,
             nextConnection: { connectionNumbers.add(1, ordering: .relaxed).newValue },
             openConnections: Atomic<Int>(0))
         var loops: [EventLoop] = []

@@ -39,20 +39,36 @@ public struct APNsRules: Sendable {
     /// Judges one request. `bodyLength` is the whole body's, which may be longer than what
     /// was kept of it.
     public func judge(method: String, path: String, headers: [(name: String, value: String)], bodyLength: Int) -> Verdict {
-        func value(_ name: String) -> String? { headers.first { $0.name == name }?.value }
-        let device = Self.deviceToken(in: path)
-        let arrival = APNsArrival(
-            device: device, topic: value("apns-topic"), pushType: value("apns-push-type"),
-            priority: value("apns-priority"), expiration: value("apns-expiration"),
-            collapseID: value("apns-collapse-id"))
-        let given = value("apns-id")
+        // One pass over the headers: this runs for every request.
+        var arrival = APNsArrival(device: Self.deviceToken(in: path))
+        var given: String?
+        var authorization: String?
+        var duplicated = false
+        func take(_ value: String, into slot: inout String?) {
+            duplicated = duplicated || slot != nil
+            slot = value
+        }
+        for header in headers {
+            switch header.name {
+            case "apns-topic": take(header.value, into: &arrival.topic)
+            case "apns-push-type": take(header.value, into: &arrival.pushType)
+            case "apns-priority": take(header.value, into: &arrival.priority)
+            case "apns-expiration": take(header.value, into: &arrival.expiration)
+            case "apns-collapse-id": take(header.value, into: &arrival.collapseID)
+            case "apns-id": take(header.value, into: &given)
+            case "authorization": take(header.value, into: &authorization)
+            default:
+                // Unknown apns-* headers are ignored by APNs, but not when repeated.
+                if header.name.hasPrefix("apns-"), !duplicated {
+                    duplicated = headers.filter { $0.name == header.name }.count > 1
+                }
+            }
+        }
+        let device = arrival.device
         let identifier = given.flatMap { Self.isUUID($0) ? $0 : nil } ?? ReceivedInput.newIdentifier()
         func reject(_ rejection: APNsRejection) -> Verdict { .rejected(rejection, identifier: identifier, arrival: arrival) }
 
-        // A request has a handful of headers: comparing pairs beats building a set.
-        for (index, header) in headers.enumerated() where header.name.hasPrefix("apns-") || header.name == "authorization" {
-            if headers[(index + 1)...].contains(where: { $0.name == header.name }) { return reject(.duplicateHeaders) }
-        }
+        if duplicated { return reject(.duplicateHeaders) }
         if let given, !Self.isUUID(given) { return reject(.badMessageId) }
         guard method == "POST" else { return reject(.methodNotAllowed) }
         guard let topic = arrival.topic, !topic.isEmpty else { return reject(.missingTopic) }
@@ -69,7 +85,7 @@ public struct APNsRules: Sendable {
         let token = device.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x46 }) ? device.lowercased() : device
         if unregistered.contains(token) { return reject(.unregistered) }
         if !devices.isEmpty, !devices.contains(token) { return reject(.badDeviceToken) }
-        if let problem = tokens.check(authorization: value("authorization")) { return reject(problem) }
+        if let problem = tokens.check(authorization: authorization) { return reject(problem) }
         guard bodyLength > 0 else { return reject(.payloadEmpty) }
         let limit = arrival.pushType == "voip" ? ReceivedInput.voipByteLimit : PayloadSealer.byteLimit
         guard bodyLength <= limit else { return reject(.payloadTooLarge) }

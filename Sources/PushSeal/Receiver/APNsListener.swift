@@ -47,7 +47,12 @@ public final class APNsListener: Sendable {
         /// Past this many waiting, the connection's thread delivers itself: back-pressure
         /// instead of an unbounded queue.
         static let limit = 4_096
-        private let waiting = Locked<[Item]>([])
+        private struct Queue {
+            var waiting: [Item] = []
+            /// A drain is scheduled or running; it takes whatever arrives meanwhile.
+            var draining = false
+        }
+        private let queue = Locked(Queue())
         private let deliver: @Sendable (Item) -> Void
 
         init(deliver: @escaping @Sendable (Item) -> Void) {
@@ -55,21 +60,31 @@ public final class APNsListener: Sendable {
         }
 
         func add(_ item: Item) {
-            let (first, full) = waiting.withLock { waiting -> (Bool, Bool) in
-                guard waiting.count < Self.limit else { return (false, true) }
-                waiting.append(item)
-                return (waiting.count == 1, false)
+            let full = queue.withLock { queue -> Bool in
+                guard queue.waiting.count < Self.limit else { return true }
+                queue.waiting.append(item)
+                return false
             }
-            if full { return deliver(item) }
-            // One drain per batch: whoever finds the queue empty schedules it.
-            if first { DispatchQueue.global().async { self.drain() } }
+            if full { deliver(item) }
+        }
+
+        /// Called when a round of requests has been answered: one hand-over per round, not
+        /// per request, so a busy connection costs one wake-up per batch.
+        func roundEnded() {
+            let start = queue.withLock { queue -> Bool in
+                guard !queue.draining, !queue.waiting.isEmpty else { return false }
+                queue.draining = true
+                return true
+            }
+            if start { DispatchQueue.global().async { self.drain() } }
         }
 
         private func drain() {
             while true {
-                let batch = waiting.withLock { waiting -> [Item] in
-                    defer { waiting.removeAll(keepingCapacity: true) }
-                    return waiting
+                let batch = queue.withLock { queue -> [Item] in
+                    if queue.waiting.isEmpty { queue.draining = false }
+                    defer { queue.waiting.removeAll(keepingCapacity: true) }
+                    return queue.waiting
                 }
                 if batch.isEmpty { return }
                 for item in batch { deliver(item) }
@@ -102,7 +117,8 @@ public final class APNsListener: Sendable {
                 }
             }
         }
-        server = try HTTP2Server(host: settings.host, port: settings.port, tls: settings.tls, limits: limits) { request in
+        server = try HTTP2Server(host: settings.host, port: settings.port, tls: settings.tls, limits: limits,
+                                 roundEnded: { handoff.roundEnded() }) { request in
             let seq = sequence.add(1, ordering: .relaxed).newValue
             let source = "listen:\(request.connection)/\(request.stream)"
             switch rules.judge(method: request.method, path: request.path, headers: request.headers, bodyLength: request.bodyLength) {
