@@ -143,7 +143,8 @@ for _ in $(seq "$runs"); do
   ps_rates+=("$rate"); ps_p99+=("$p99"); ps_ok=$ok
   kill -TERM "$(pgrep -P "$ps" pushseal || echo "$ps")"; wait "$ps" || true
   ps_records=$(grep -c '"status":"decrypted"' listen.jsonl || true)
-  rss=$(tail -1 listen.rss); [ "$rss" -gt "$ps_rss" ] && ps_rss=$rss
+  rss=$(tail -1 listen.rss)
+  if [ "$rss" -gt "$ps_rss" ]; then ps_rss=$rss; fi
 done
 med() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 ng_rate=$(med "${ng_rates[@]}"); ng_lat=$(med "${ng_p99[@]}")
