@@ -120,6 +120,8 @@ h2run() { # url log
   python3 - "$2" h2load.out <<'PY'
 import re, sys
 durations = sorted(int(line.split()[2]) for line in open(sys.argv[1]) if line.strip())
+if not durations:
+    sys.exit("bench: h2load got no answers:\n" + open(sys.argv[2]).read())
 ok = sum(1 for line in open(sys.argv[1]) if line.split()[1] == "200")
 rate = re.search(r"finished in [^,]+, ([0-9.]+) req/s", open(sys.argv[2]).read()).group(1)
 print(rate, f"{durations[int(len(durations) * 0.99) - 1] / 1000:.2f}", ok)
@@ -135,6 +137,9 @@ for _ in $(seq "$runs"); do
   ng_rates+=("$rate"); ng_p99+=("$p99")
   kill "$ng"; wait "$ng" 2>/dev/null || true
 
+  # Removed first: the background job truncates it only once it runs, and the wait below
+  # must not read the last run's address.
+  rm -f listen.err listen.rss
   /usr/bin/time -f %M -o listen.rss "$pushseal" receive --listen 127.0.0.1:0 --plaintext --json > listen.jsonl 2> listen.err &
   ps=$!
   for _ in $(seq 100); do grep -q 'listening on' listen.err 2>/dev/null && break; sleep 0.05; done
