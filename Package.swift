@@ -6,6 +6,8 @@ let package = Package(
     products: [
         .executable(name: "pushseal", targets: ["PushSealCLI"]),
         .library(name: "PushSeal", targets: ["PushSeal"]),
+        // The HTTP/2 transport of `pushseal send`, on libcurl; dynamically linked, run as a child.
+        .executable(name: "pushseal-curl", targets: ["PushSealCurl"]),
         // Figures for Scripts/bench.sh that only an in-process clock can take.
         .executable(name: "pushseal-bench", targets: ["PushSealBench"]),
     ],
@@ -29,6 +31,13 @@ let package = Package(
         // A small HTTP/2 server (TLS or prior knowledge) for `receive --listen`; knows nothing of APNs.
         .target(name: "HTTP2Server", dependencies: ["CNGHTTP2"]),
         .target(name: "PushSeal", dependencies: ["SealCrypto", "CSystem", "HTTP2Server"]),
+        // libcurl (Debian's libcurl4-openssl-dev); PushSealCurl is its only user.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .executableTarget(name: "PushSealCurl", dependencies: ["PushSeal", "CCurl"]),
         .executableTarget(name: "PushSealCLI", dependencies: ["PushSeal", "HTTP2Server"]),
         .executableTarget(name: "PushSealBench", dependencies: ["PushSeal"]),
         .testTarget(

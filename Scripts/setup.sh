@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 
 missing=()
 dpkg -s libssl-dev >/dev/null 2>&1 || missing+=(libssl-dev)
-# The --listen endpoint's HTTP/2.
+# The --listen endpoint's HTTP/2, and send's transport.
 dpkg -s libnghttp2-dev >/dev/null 2>&1 || missing+=(libnghttp2-dev)
+dpkg -s libcurl4-openssl-dev >/dev/null 2>&1 || missing+=(libcurl4-openssl-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 # shellcheck source=Scripts/install-missing.sh
 . Scripts/install-missing.sh
@@ -23,9 +24,20 @@ static="--static-swift-stdlib -Xswiftc -static-executable"
 # dlopen) would need glibc's shared libraries at run time. pushseal never calls those paths
 # (it only seals and opens), so those lines are dropped here; any other line is shown.
 # shellcheck disable=SC2086 # flags are word lists
-swift build -c release $static ${SWIFT_FLAGS:-} 2>&1 \
-  | grep -v -E "warning: Using '(gethostbyname|getaddrinfo|dlopen)' in statically linked applications" >&2 \
-  || true
-[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "setup: the release build failed" >&2; exit 1; }
+for product in pushseal pushseal-bench; do
+  swift build -c release $static ${SWIFT_FLAGS:-} --product "$product" 2>&1 \
+    | grep -v -E "warning: Using '(gethostbyname|getaddrinfo|dlopen)' in statically linked applications" >&2 \
+    || true
+  [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "setup: the release build of $product failed" >&2; exit 1; }
+done
+# send's HTTP/2 transport runs libcurl, which Debian cannot link statically (its static
+# dependencies include Kerberos and LDAP): it is its own, dynamically linked program, run
+# by `pushseal send` from beside the pushseal binary. pushseal itself stays static, so no
+# other command pays for loading libcurl.
 # shellcheck disable=SC2086
-echo "setup: built $(swift build -c release $static ${SWIFT_FLAGS:-} --show-bin-path)/pushseal" >&2
+swift build -c release --static-swift-stdlib ${SWIFT_FLAGS:-} --product pushseal-curl --build-path .build/transport >&2 \
+  || { echo "setup: the release build of pushseal-curl failed" >&2; exit 1; }
+# shellcheck disable=SC2086
+bin="$(swift build -c release $static ${SWIFT_FLAGS:-} --show-bin-path)"
+cp .build/transport/release/pushseal-curl "$bin/pushseal-curl.tmp" && mv "$bin/pushseal-curl.tmp" "$bin/pushseal-curl"
+echo "setup: built $bin/pushseal (and pushseal-curl beside it, for send)" >&2

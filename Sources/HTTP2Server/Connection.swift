@@ -132,6 +132,12 @@ final class Connection {
         defer { nghttp2_option_del(options) }
         // HPACK's dynamic table and the header list stay small: a request is a few headers.
         nghttp2_option_set_max_deflate_dynamic_table_size(options, 4_096)
+        // libcurl 7.88 resets every stream once its answer is in, so nghttp2's default
+        // allowance (1000, then 33 a second, against "rapid reset" floods) would send a busy
+        // curl client GOAWAY within seconds. A reset costs this server almost nothing (a
+        // request is handled only once its stream has ended), so the allowance is one
+        // that no well-behaved client reaches and a flood still does.
+        nghttp2_option_set_stream_reset_rate_limit(options, 100_000, 50_000)
         let user = Unmanaged.passUnretained(self).toOpaque()
         guard nghttp2_session_server_new2(&created, loop.callbacks, user, options) == 0, let created else {
             return close()

@@ -39,6 +39,35 @@ public enum FileIO {
             offset += count
         }
     }
+
+    /// Replaces the file at `path` with `bytes` (mode 0600) so that a reader sees the old
+    /// file or the new one, never part of either, and the new one survives a crash: written
+    /// to a temporary beside it, synced, renamed over it, and the folder synced.
+    public static func replace(_ path: String, with bytes: [UInt8]) throws(FileIOFailure) {
+        let temporary = "\(path).tmp-\(getpid())"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        // Only this failure carries the errno: nothing was created.
+        guard descriptor >= 0 else { throw FileIOFailure(code: errno, message: "cannot write \(temporary): \(lastError())") }
+        do throws(FileIOFailure) {
+            try writeAll(descriptor, bytes)
+            guard fsync(descriptor) == 0 else { throw FileIOFailure(message: lastError()) }
+            guard close(descriptor) == 0 else { throw FileIOFailure(message: lastError()) }
+        } catch {
+            close(descriptor)
+            unlink(temporary)
+            throw FileIOFailure(message: "cannot write \(temporary): \(error.message)")
+        }
+        guard rename(temporary, path) == 0 else {
+            let message = lastError()
+            unlink(temporary)
+            throw FileIOFailure(message: "cannot replace \(path): \(message)")
+        }
+        let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        let folderDescriptor = open(folder.isEmpty ? "/" : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard folderDescriptor >= 0 else { throw FileIOFailure(message: "cannot sync \(folder): \(lastError())") }
+        defer { close(folderDescriptor) }
+        guard fsync(folderDescriptor) == 0 else { throw FileIOFailure(message: "cannot sync \(folder): \(lastError())") }
+    }
 }
 
 /// A failed system call, with the OS's own words.
@@ -50,6 +79,11 @@ public struct FileIOFailure: Error, CustomStringConvertible {
 
     public init(message: String) {
         self.code = nil
+        self.message = message
+    }
+
+    public init(code: Int32, message: String) {
+        self.code = code
         self.message = message
     }
 

@@ -9,6 +9,7 @@ enum Command: Equatable {
     case encrypt(EncryptRequest)
     case decrypt(DecryptRequest)
     case receive(ReceiveRequest)
+    case send(SendRequest)
 }
 
 enum KeysAction: Equatable {
@@ -82,6 +83,32 @@ struct ReceiveRequest: Equatable {
     var listen: ListenRequest? = nil
 }
 
+/// `pushseal send`: what to seal (or a ready payload), where to, and how.
+struct SendRequest: Equatable {
+    /// The alert to seal; nil when a ready payload comes on stdin (`-`).
+    var alert: EncryptRequest?
+    var devices: [String]
+    /// A file of tokens, or `-` for stdin.
+    var devicesFile: String?
+    var topic: String
+    var authKey: String
+    var keyID: String
+    var teamID: String
+    var endpoint: String
+    var caFile: String?
+    var priority: String?
+    var collapseID: String?
+    var pushType: String
+    var expiration: String?
+    var retries: Int
+    var concurrency: Int
+    var json: Bool
+    var keysFolder: String
+
+    static let production = "https://api.push.apple.com"
+    static let sandbox = "https://api.sandbox.push.apple.com"
+}
+
 /// `receive --listen` and the options that go with it.
 struct ListenRequest: Equatable {
     var host: String
@@ -130,8 +157,9 @@ func parseCommand(_ arguments: [String], environment: [String: String]) throws(U
     case "encrypt": return try parseEncrypt(rest, environment: environment)
     case "decrypt": return try parseDecrypt(rest, environment: environment)
     case "receive": return try parseReceive(rest, environment: environment)
+    case "send": return try parseSend(rest, environment: environment)
     default:
-        throw UsageError("unknown command '\(first)' (commands: keys, encrypt, decrypt, receive)", command: [])
+        throw UsageError("unknown command '\(first)' (commands: keys, encrypt, decrypt, receive, send)", command: [])
     }
 }
 
@@ -244,7 +272,22 @@ private func parseEncrypt(_ arguments: [String], environment: [String: String]) 
     let parsed = try parseArguments(arguments, spec: spec, environment: environment)
     if parsed.helpRequested { return .help(spec.name) }
     func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
+    let request = try alertOptions(parsed, spec: spec, stdinIsBody: true)
+    if request.batch {
+        guard request.fields.isEmpty, request.url == nil, request.body == .none, request.data.isEmpty, request.timeToLive == nil else {
+            throw fail("--batch reads every alert from stdin as JSON lines; alert options cannot be combined with it")
+        }
+    } else if request.fields.title == nil && request.body == .none {
+        throw fail("nothing to send: give --title, --body, a BODY argument, or '-' to read the body from stdin")
+    }
+    return .encrypt(request)
+}
 
+/// The alert and sealing options `encrypt` and `send` share, as an encrypt request.
+/// - Parameter stdinIsBody: whether a lone `-` reads the body (`encrypt`) or is left to the
+///   caller (`send`, where it reads a ready payload).
+private func alertOptions(_ parsed: ParsedArguments, spec: CommandSpec, stdinIsBody: Bool) throws(UsageError) -> EncryptRequest {
+    func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
     let field = parsed.value("field") ?? PayloadSealer.defaultField
     do {
         try PayloadSealer.validate(field: field)
@@ -283,7 +326,7 @@ private func parseEncrypt(_ arguments: [String], environment: [String: String]) 
     let bodyFlags = [parsed.value("body"), parsed.value("message")].compactMap { $0 }
     guard bodyFlags.count <= 1 else { throw fail("give the body once: --body and --message are the same option") }
     if parsed.positionals == ["-"] {
-        request.body = .standardInput
+        if stdinIsBody { request.body = .standardInput }
     } else if parsed.positionals.contains("-") {
         throw fail("'-' (body from stdin) cannot be combined with other body words")
     } else if !parsed.positionals.isEmpty {
@@ -294,14 +337,7 @@ private func parseEncrypt(_ arguments: [String], environment: [String: String]) 
         request.body = .text(flag)
     }
 
-    if request.batch {
-        guard request.fields.isEmpty, request.url == nil, request.body == .none, request.data.isEmpty, request.timeToLive == nil else {
-            throw fail("--batch reads every alert from stdin as JSON lines; alert options cannot be combined with it")
-        }
-    } else if request.fields.title == nil && request.body == .none {
-        throw fail("nothing to send: give --title, --body, a BODY argument, or '-' to read the body from stdin")
-    }
-    return .encrypt(request)
+    return request
 }
 
 private func parseDataItem(_ item: String, command: CommandSpec.Name) throws(UsageError) -> DataItem {
@@ -456,4 +492,83 @@ private func parseListen(_ parsed: ParsedArguments, spec: CommandSpec) throws(Us
         providerKeys: providerKeys, team: parsed.value("team"),
         idleTimeout: try duration(parsed, "idle-timeout", in: DurationRange.idleTimeout, example: "30s or 5m", command: spec.name)
             ?? HTTP2Server.Limits().idleTimeout)
+}
+
+private func parseSend(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+    let spec = Specs.send
+    let parsed = try parseArguments(arguments, spec: spec, environment: environment)
+    if parsed.helpRequested { return .help(spec.name) }
+    func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
+    func required(_ option: String, _ what: String) throws(UsageError) -> String {
+        guard let value = parsed.value(option), !value.isEmpty else {
+            throw fail("--\(option) is required: \(what) (or set PUSHSEAL_\(String(option.uppercased().map { $0 == "-" ? "_" : $0 })))")
+        }
+        return value
+    }
+    let ready = parsed.positionals == ["-"]
+    var alert: EncryptRequest?
+    if !ready {
+        let request = try alertOptions(parsed, spec: spec, stdinIsBody: false)
+        guard request.fields.title != nil || request.body != .none else {
+            throw fail("nothing to send: give --title, --body, a BODY argument, or '-' to send a ready payload from stdin")
+        }
+        alert = request
+    } else if Specs.alertFieldOptions.contains(where: { parsed.value($0.option.long) != nil }) || parsed.value("url") != nil
+                || !parsed.all("data").isEmpty {
+        throw fail("'-' sends the payload read from stdin as it is; alert options cannot be combined with it")
+    }
+    let devicesFile = parsed.value("devices")
+    if devicesFile == "-", ready {
+        throw fail("stdin can carry the payload ('-') or the devices (--devices -), not both")
+    }
+    let devices = parsed.all("device").map { $0.lowercased() }
+    for device in devices where !(APNsRules.deviceTokenLengths.contains(device.count) && device.count % 2 == 0 && device.allSatisfy(\.isHexDigit)) {
+        throw fail("--device takes a device token in hex (64 digits for today's devices), not '\(device)'")
+    }
+    guard !devices.isEmpty || devicesFile != nil else {
+        throw fail("no devices: give --device TOKEN (repeatable) or --devices FILE")
+    }
+    if parsed.has("sandbox"), parsed.has("production") { throw fail("--sandbox and --production contradict each other") }
+    var endpoint = parsed.has("sandbox") ? SendRequest.sandbox : SendRequest.production
+    if let given = parsed.value("endpoint") {
+        guard (given.hasPrefix("https://") || given.hasPrefix("http://")), given.count > 8 else {
+            throw fail("--endpoint takes a URL such as https://127.0.0.1:8443 (http:// for HTTP/2 without TLS)")
+        }
+        endpoint = given.hasSuffix("/") ? String(given.dropLast()) : given
+    }
+    if let priority = parsed.value("priority"), !APNsRules.priorities.contains(priority) {
+        throw fail("--priority is 10 (now), 5 (when convenient) or 1 (background)")
+    }
+    if let collapse = parsed.value("collapse-id"), collapse.utf8.count > APNsRules.collapseIDLimit {
+        throw fail("--collapse-id is at most 64 bytes")
+    }
+    let pushType = parsed.value("push-type") ?? "alert"
+    guard APNsRules.pushTypes.contains(pushType) else {
+        throw fail("--push-type is one of \(APNsRules.pushTypes.sorted().joined(separator: ", "))")
+    }
+    var expiration = parsed.value("expiration")
+    if let text = expiration, Int64(text).map({ $0 < 0 }) ?? true { throw fail("--expiration takes UNIX seconds") }
+    if let ttl = alert?.timeToLive {
+        guard expiration == nil else { throw fail("--ttl sets apns-expiration itself; give --ttl or --expiration") }
+        expiration = String(Timestamp.now() + ttl.components.seconds)
+    }
+    var retries = 3
+    if let text = parsed.value("retries") {
+        guard let value = Int(text), (0...10).contains(value) else { throw fail("--retries is a whole number from 0 to 10") }
+        retries = value
+    }
+    var concurrency = 1_000
+    if let text = parsed.value("concurrency") {
+        guard let value = Int(text), (1...1_000).contains(value) else { throw fail("--concurrency is a whole number from 1 to 1000") }
+        concurrency = value
+    }
+    return .send(SendRequest(
+        alert: alert, devices: devices, devicesFile: devicesFile,
+        topic: try required("topic", "the app's bundle id"),
+        authKey: try required("auth-key", "the .p8 file from Apple"),
+        keyID: try required("key-id", "the .p8 key's id"),
+        teamID: try required("team-id", "your Apple team id"),
+        endpoint: endpoint, caFile: parsed.value("cacert"), priority: parsed.value("priority"),
+        collapseID: parsed.value("collapse-id"), pushType: pushType, expiration: expiration,
+        retries: retries, concurrency: concurrency, json: parsed.has("json"), keysFolder: keysFolder(parsed)))
 }

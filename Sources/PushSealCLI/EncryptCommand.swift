@@ -10,7 +10,12 @@ func runEncrypt(_ request: EncryptRequest, console: Console) throws -> ExitStatu
     if request.batch {
         return try runBatch(sealer: sealer, jobs: request.jobs, console: console)
     }
+    console.output(bytes: try sealedPayload(request, sealer: sealer))
+    return .ok
+}
 
+/// The one payload an encrypt request describes (`encrypt` prints it, `send` sends it).
+func sealedPayload(_ request: EncryptRequest, sealer: PayloadSealer) throws -> [UInt8] {
     var alert = AlertRequest()
     alert.fields = request.fields
     switch request.body {
@@ -34,8 +39,7 @@ func runEncrypt(_ request: EncryptRequest, console: Console) throws -> ExitStatu
     alert.url = request.url
     for item in request.data { alert.data[item.key] = item.value }
     alert.timeToLive = request.timeToLive
-    console.output(bytes: try sealer.payload(for: try alert.alert(now: Timestamp.now())))
-    return .ok
+    return try sealer.payload(for: try alert.alert(now: Timestamp.now()))
 }
 
 /// What one batch of lines became: payload lines, and the lines that could not be sealed.

@@ -29,6 +29,7 @@ enum Specs {
           encrypt   Seal an alert into an APNs payload.
           decrypt   Open a payload's sealed alert and print it as JSON.
           receive   Deliver payloads through a Notification Service Extension emulator.
+          send      Seal an alert and deliver it to APNs over HTTP/2.
           help      Show help for a command ('pushseal help keys rotate').
 
         The real alert travels sealed with AES-256-GCM in one custom payload field; Apple,
@@ -234,6 +235,64 @@ enum Specs {
           pushseal receive --listen 8443 --json
         """)
 
+    static let send = CommandSpec(
+        name: ["send"], overview: "Seal an alert and deliver it to APNs over HTTP/2, one result line per device.",
+        usage: "pushseal send --device TOKEN...|--devices FILE|- --topic BUNDLE --auth-key F.p8 --key-id K --team-id T [alert options] [BODY...]\n       pushseal encrypt ... | pushseal send --device TOKEN... [options] -",
+        options: alertFieldOptions.map(\.option) + [
+            OptionSpec("message", short: "m", value: "body", help: "Same as --body."),
+            OptionSpec("url", value: "url", help: "URL for the app to open, sealed as data.url."),
+            OptionSpec("data", value: "key=value", repeatable: true, help: "Custom data merged into userInfo; key:=JSON for non-strings."),
+            OptionSpec("ttl", value: "duration", environment: "PUSHSEAL_TTL", help: "Sealed exp and apns-expiration this far ahead (e.g. 1h; 1s to 365d)."),
+            OptionSpec("fallback-title", value: "title", environment: "PUSHSEAL_FALLBACK_TITLE", help: "Visible title when nothing decrypts (default: New notification)."),
+            OptionSpec("fallback-body", value: "body", environment: "PUSHSEAL_FALLBACK_BODY", help: "Visible body when nothing decrypts (default: Open the app to read it)."),
+            fieldOption,
+            OptionSpec("pad", value: "bytes", environment: "PUSHSEAL_PAD", help: "Pad the sealed alert to a multiple of this (default: 32)."),
+            OptionSpec("device", value: "token", repeatable: true, help: "A device token (hex) to send to."),
+            OptionSpec("devices", value: "file", help: "Device tokens, one per line ('-': stdin; blank lines and # comments skipped)."),
+            OptionSpec("topic", value: "bundle", environment: "PUSHSEAL_TOPIC", help: "apns-topic: the app's bundle id (required)."),
+            OptionSpec("auth-key", value: "file", environment: "PUSHSEAL_AUTH_KEY", help: "The .p8 signing key from Apple (read from the file; never give it as an argument)."),
+            OptionSpec("key-id", value: "keyid", environment: "PUSHSEAL_KEY_ID", help: "The .p8 key's id (kid)."),
+            OptionSpec("team-id", value: "teamid", environment: "PUSHSEAL_TEAM_ID", help: "Your Apple team id (iss)."),
+            OptionSpec("sandbox", help: "Send to APNs' sandbox (development builds)."),
+            OptionSpec("production", help: "Send to APNs' production servers (the default)."),
+            OptionSpec("endpoint", value: "url", environment: "PUSHSEAL_ENDPOINT", help: "Another APNs-compatible server, such as pushseal receive --listen."),
+            OptionSpec("cacert", value: "file", help: "Trust the certificates in FILE (PEM) for --endpoint."),
+            OptionSpec("priority", value: "10|5|1", help: "apns-priority."),
+            OptionSpec("collapse-id", value: "id", help: "apns-collapse-id (at most 64 bytes)."),
+            OptionSpec("push-type", value: "type", help: "apns-push-type (default: alert)."),
+            OptionSpec("expiration", value: "unix", help: "apns-expiration: UNIX seconds (0: deliver now or never)."),
+            OptionSpec("retries", value: "n", help: "Send again after 429, 500, 503 or no answer, at most N times (default: 3)."),
+            OptionSpec("concurrency", value: "n", help: "At most N requests in flight on the connection (default: the server's limit, up to 1000)."),
+            OptionSpec("json", help: "Write one JSON result per line instead of text."),
+            keysOption,
+        ],
+        discussion: """
+        ARGUMENTS:
+          BODY...   The body as words. '-' instead sends a ready payload read from stdin (what
+                    'pushseal encrypt' printed) to every device.
+
+        RESULTS: one line per device, in the order given: 'ok TOKEN APNS-ID', or
+          'fail TOKEN STATUS REASON [TIMESTAMP]'. With --json: {"device","status"
+          (ok, refused, failed),"http-status","apns-id","reason","timestamp","attempts",
+          "elapsed_ms"}.
+
+        PROVIDER TOKEN: signed with --auth-key (ES256), kept in the keyring folder (mode 0600)
+          and shared by every pushseal process for 50 minutes; minted again only then, or
+          when APNs answers ExpiredProviderToken (the request is then sent once more).
+
+        RETRIES: 429, 500, 503 and requests that got no answer are sent again with
+          exponential backoff and jitter, at most --retries times; other refusals are final.
+
+        EXIT STATUS: 0 every device accepted; 69 some refused for good; 75 only temporary
+          failures left; 64 usage; 65 a bad payload or .p8; 66 a missing file; 74 results
+          could not be written.
+
+        EXAMPLES:
+          pushseal send --device "$TOKEN" --topic com.example.app -t "Deploy" -b "api-7 is live"
+          pushseal encrypt -t Hi -b there | pushseal send --devices tokens.txt -
+          pushseal send --endpoint https://127.0.0.1:8443 --cacert Keys/tls-cert.pem --device "$TOKEN" -b test
+        """)
+
     static func spec(named name: CommandSpec.Name) -> CommandSpec? {
         switch name {
         case []: root
@@ -241,6 +300,7 @@ enum Specs {
         case ["encrypt"]: encrypt
         case ["decrypt"]: decrypt
         case ["receive"]: receive
+        case ["send"]: send
         default: keys.first { $0.name == name }
         }
     }

@@ -47,6 +47,8 @@ do {
         try runDecrypt(request, console: console)
     case .receive(let request):
         status = try runReceive(request, console: console)
+    case .send(let request):
+        status = try runSend(request, console: console)
     }
     try console.finish()
 } catch let error as UsageError {

@@ -110,7 +110,9 @@ public struct KeyringStore: Sendable {
 
     // MARK: Locking and atomic replacement
 
-    private func withLock<Result>(_ body: () throws -> Result) throws -> Result {
+    /// Runs `body` under the folder's lock: every process that changes a file in the
+    /// keyring folder (the keyring, the provider-token cache) takes it.
+    func withLock<Result>(_ body: () throws -> Result) throws -> Result {
         let lockPath = folder + "/" + Self.lockName
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
@@ -161,11 +163,6 @@ public struct KeyringStore: Sendable {
     }
 
     private func replace(with keyring: Keyring) throws {
-        let temporary = "\(path).tmp-\(getpid())"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else {
-            throw KeyringError(.cannotCreate, "cannot write \(temporary): \(FileIO.lastError())")
-        }
         var text = KeyringFile.encode(keyring)
         defer { SecureMemory.wipe(&text) }
         // No input may make the keyring unreadable: what is about to replace it must read
@@ -175,29 +172,13 @@ public struct KeyringStore: Sendable {
             defer { SecureMemory.wipe(&again) }
             guard again == text else { throw KeyringError(.corrupt, "it reads back differently") }
         } catch {
-            close(descriptor)
-            unlink(temporary)
             throw KeyringError(.notAllowed, "the change would leave a keyring that cannot be read back (\(error)); nothing was changed")
         }
-        do throws(FileIOFailure) {
-            try FileIO.writeAll(descriptor, text)
-            guard fsync(descriptor) == 0 else { throw FileIOFailure(message: FileIO.lastError()) }
-            guard close(descriptor) == 0 else { throw FileIOFailure(message: FileIO.lastError()) }
+        do {
+            try FileIO.replace(path, with: text)
         } catch {
-            close(descriptor)
-            unlink(temporary)
-            throw KeyringError(.io, "cannot write \(temporary): \(error.message)")
+            throw KeyringError(error.code != nil ? .cannotCreate : .io, error.message)
         }
-        guard rename(temporary, path) == 0 else {
-            let message = FileIO.lastError()
-            unlink(temporary)
-            throw KeyringError(.io, "cannot replace \(path): \(message)")
-        }
-        // The rename is durable only once the folder entry itself reaches the disk.
-        let folderDescriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard folderDescriptor >= 0 else { throw KeyringError(.io, "cannot sync \(folder): \(FileIO.lastError())") }
-        defer { close(folderDescriptor) }
-        guard fsync(folderDescriptor) == 0 else { throw KeyringError(.io, "cannot sync \(folder): \(FileIO.lastError())") }
     }
 
     /// Creates the folder when missing and makes it private: changing a keyring is the

@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SealCrypto
+
+/// APNs provider tokens for one team and key, minted with ES256 and shared on disk by every
+/// process: a shell loop of a thousand `pushseal send` calls mints one token, not a thousand
+/// (APNs answers `TooManyProviderTokenUpdates` to a provider that renews more often than
+/// every 20 minutes).
+///
+/// The token lives in the keyring folder (`provider-token.<team>.<key id>.json`, mode 0600),
+/// read and replaced under the folder's lock, and is reused until it is 50 minutes old
+/// (APNs accepts it for 60), or until APNs calls it expired.
+public final class ProviderTokenCache: Sendable {
+    /// Age after which a token is minted again.
+    public static let reuseFor: Int64 = 50 * 60
+
+    private let store: KeyringStore
+    private let key: ES256Key
+    private let keyID: String
+    private let teamID: String
+    private let clock: @Sendable () -> Int64
+    private let current = Locked<(token: String, issuedAt: Int64)?>(nil)
+
+    public init(folder: String, key: ES256Key, keyID: String, teamID: String,
+                clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) {
+        store = KeyringStore(folder: folder)
+        self.key = key
+        self.keyID = keyID
+        self.teamID = teamID
+        self.clock = clock
+    }
+
+    /// Where the token is kept.
+    public var path: String { store.folder + "/provider-token.\(Self.safe(teamID)).\(Self.safe(keyID)).json" }
+
+    /// A token good for at least ten more minutes; minted only when the shared one is older
+    /// than 50 minutes or is `rejected` (the one APNs just called expired).
+    public func token(replacing rejected: String? = nil) throws -> String {
+        let now = clock()
+        if let held = current.withLock({ $0 }), held.token != rejected, now - held.issuedAt < Self.reuseFor {
+            return held.token
+        }
+        let fresh = try store.withLock { () throws -> (token: String, issuedAt: Int64) in
+            if let shared = read(), shared.token != rejected, now - shared.issuedAt < Self.reuseFor, shared.issuedAt <= now + 60 {
+                return shared
+            }
+            let minted = try mint(issuedAt: now)
+            let json = JSONWriter.bytes(.object(JSONObject([("token", .string(minted)), ("iat", .integer(now))])))
+            do throws(FileIOFailure) {
+                try FileIO.replace(path, with: json)
+            } catch {
+                throw KeyringError(.io, "cannot keep the provider token in \(path): \(error.message)")
+            }
+            return (minted, now)
+        }
+        current.withLock { $0 = fresh }
+        return fresh.token
+    }
+
+    private func read() -> (token: String, issuedAt: Int64)? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        guard let bytes = try? FileIO.readAll(descriptor), let value = try? JSONParser.parse(bytes),
+              let token = value.objectValue?["token"]?.stringValue, let issued = value.objectValue?["iat"]?.integerValue else { return nil }
+        return (token, issued)
+    }
+
+    /// `header.claims.signature`, each base64url: ES256 over the first two, the signature as
+    /// the raw 64 bytes r‖s that JWS wants (not OpenSSL's DER).
+    func mint(issuedAt: Int64) throws -> String {
+        let header = JSONWriter.bytes(.object(JSONObject([("alg", .string("ES256")), ("kid", .string(keyID))])))
+        let claims = JSONWriter.bytes(.object(JSONObject([("iss", .string(teamID)), ("iat", .integer(issuedAt))])))
+        let signed = Base64.encode(header) + "." + Base64.encode(claims)
+        let signature = try Array(signed.utf8).withUnsafeBytes { try key.signature(for: $0) }
+        return signed + "." + Base64.encode(signature)
+    }
+
+    private static func safe(_ text: String) -> String {
+        String(text.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })
+    }
+}

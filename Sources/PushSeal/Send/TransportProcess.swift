@@ -1,0 +1,100 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSystem
+import Dispatch
+import SealCrypto
+
+/// The `pushseal-curl` child that carries `send`'s requests over HTTP/2: frames go to its
+/// stdin, answers come back on its stdout to `onResponse`, on a reader thread.
+public final class TransportProcess: Sendable {
+    private let pid: pid_t
+    private let input: Int32
+    private let writing = Locked(())
+    private let done = DispatchSemaphore(value: 0)
+
+    /// Starts the transport.
+    /// - Parameters:
+    ///   - program: the `pushseal-curl` executable.
+    ///   - endpoint: `https://host[:port]` (or `http://` for HTTP/2 in the clear).
+    ///   - caFile: a PEM file of certificates to trust instead of the system's.
+    public init(program: String, endpoint: String, caFile: String?, maximumStreams: Int,
+                onResponse: @escaping @Sendable (TransportFrame.Response) -> Void) throws(SendError) {
+        guard access(program, X_OK) == 0 else {
+            throw SendError(.transport, "the HTTP/2 transport \(program) is missing (it is built beside pushseal)")
+        }
+        var toChild: [Int32] = [-1, -1]
+        var fromChild: [Int32] = [-1, -1]
+        guard pushseal_pipe_cloexec(&toChild) == 0, pushseal_pipe_cloexec(&fromChild) == 0 else {
+            throw SendError(.transport, "cannot make pipes: \(FileIO.lastError())")
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // The CLI blocks or ignores signals; the transport starts with the defaults.
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        sigaddset(&defaults, SIGTERM)
+        sigaddset(&defaults, SIGINT)
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        let arguments = [program, endpoint, caFile ?? "-", String(maximumStreams)]
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var child: pid_t = 0
+        let rc = posix_spawn(&child, program, &actions, &attributes, &argv, environ)
+        close(toChild[0])
+        close(fromChild[1])
+        guard rc == 0 else {
+            close(toChild[1])
+            close(fromChild[0])
+            throw SendError(.transport, "cannot start \(program): \(String(cString: strerror(rc)))")
+        }
+        pid = child
+        input = toChild[1]
+        let output = fromChild[0]
+        let done = self.done
+        OwnThread.start {
+            var buffer: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 64 * 1_024)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { break }
+                buffer.append(contentsOf: chunk[..<count])
+                for frame in TransportFrame.takeFrames(from: &buffer) {
+                    if let response = TransportFrame.decodeResponse(frame) { onResponse(response) }
+                }
+            }
+            close(output)
+            done.signal()
+        }
+    }
+
+    /// Hands one request to the transport.
+    public func send(_ request: TransportFrame.Request) throws(SendError) {
+        let frame = TransportFrame.encode(request)
+        let written = writing.withLock { _ in (try? FileIO.writeAll(input, frame)) != nil }
+        guard written else { throw SendError(.transport, "the HTTP/2 transport stopped") }
+    }
+
+    /// No more requests: waits for the transport to answer the rest and exit.
+    /// Returns its exit status.
+    @discardableResult
+    public func finish() -> Int32 {
+        writing.withLock { _ in _ = close(input) }
+        done.wait()
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return status
+    }
+}

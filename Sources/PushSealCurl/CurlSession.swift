@@ -1,0 +1,196 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+internal import CCurl
+import PushSeal
+import SealCrypto
+
+/// One libcurl multi handle sending requests to one endpoint over one HTTP/2 connection
+/// (CURLPIPE_MULTIPLEX, one connection per host): the first request alone, so the
+/// connection and its SETTINGS are in place, then up to `maximumStreams` at once (libcurl
+/// also keeps to the server's SETTINGS_MAX_CONCURRENT_STREAMS).
+final class CurlSession: @unchecked Sendable {
+    // Unchecked: `running` and the curl handles are used on the thread inside `run` only;
+    // other threads reach the session through `pending` (locked) and curl_multi_wakeup,
+    // which libcurl documents as callable from any thread.
+    private let multi: UnsafeMutableRawPointer
+    private let base: String
+    private let caFile: String?
+    private let maximumStreams: Int
+    private let pending = Locked<(queue: [TransportFrame.Request], ended: Bool)>(([], false))
+    private var running: [UInt32: Transfer] = [:]
+    private var connected = false
+
+    /// One request in flight: its easy handle and what it keeps alive for libcurl.
+    final class Transfer {
+        let id: UInt32
+        let easy: UnsafeMutableRawPointer
+        let body: [UInt8]
+        var headers: UnsafeMutablePointer<curl_slist>?
+        var response: [UInt8] = []
+        var apnsID = ""
+
+        init(id: UInt32, easy: UnsafeMutableRawPointer, body: [UInt8]) {
+            self.id = id
+            self.easy = easy
+            self.body = body
+        }
+
+        deinit {
+            curl_slist_free_all(headers)
+            curl_easy_cleanup(easy)
+        }
+    }
+
+    init(base: String, caFile: String?, maximumStreams: Int) {
+        curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+        multi = curl_multi_init()
+        self.base = base
+        self.caFile = caFile
+        // Without TLS, one request at a time (see `start`).
+        self.maximumStreams = base.hasPrefix("http://") ? 1 : max(1, maximumStreams)
+        _ = pushseal_multi_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        _ = pushseal_multi_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1)
+        _ = pushseal_multi_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, self.maximumStreams)
+    }
+
+    /// Queues a request; callable from any thread.
+    func enqueue(_ request: TransportFrame.Request) {
+        pending.withLock { $0.queue.append(request) }
+        curl_multi_wakeup(multi)
+    }
+
+    /// No more requests will come; `run` returns once the queued ones are answered.
+    func endOfInput() {
+        pending.withLock { $0.ended = true }
+        curl_multi_wakeup(multi)
+    }
+
+    /// Sends until input has ended and every request has its answer in `emit`.
+    func run(emit: (TransportFrame.Response) -> Void) {
+        while true {
+            // Until the first answer, one request: it opens the connection that the
+            // others then share instead of each racing to open its own.
+            let room = (connected ? maximumStreams : 1) - running.count
+            if room > 0 {
+                let (taken, ended) = pending.withLock { state -> ([TransportFrame.Request], Bool) in
+                    let count = min(room, state.queue.count)
+                    defer { state.queue.removeFirst(count) }
+                    return (Array(state.queue.prefix(count)), state.ended)
+                }
+                for request in taken { start(request, emit: emit) }
+                if ended, taken.isEmpty, running.isEmpty, pending.withLock({ $0.queue.isEmpty }) { return }
+            }
+            var active: Int32 = 0
+            curl_multi_perform(multi, &active)
+            var left: Int32 = 0
+            while let message = curl_multi_info_read(multi, &left) {
+                guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+                finish(easy, result: pushseal_message_result(message), emit: emit)
+            }
+            curl_multi_poll(multi, nil, 0, 1_000, nil)
+        }
+    }
+
+    private func start(_ request: TransportFrame.Request, emit: (TransportFrame.Response) -> Void) {
+        guard let easy = curl_easy_init() else {
+            return emit(.init(id: request.id, status: 0, apnsID: "", body: [], failure: "libcurl could not make a request", unprocessed: true))
+        }
+        let transfer = Transfer(id: request.id, easy: easy, body: request.body)
+        let url = base + request.path
+        _ = pushseal_easy_pointer(easy, CURLOPT_URL, url)
+        // HTTP/2 only, as APNs speaks: over TLS by ALPN, in the clear with prior knowledge.
+        let clear = base.hasPrefix("http://")
+        _ = pushseal_easy_long(easy, CURLOPT_HTTP_VERSION, Int(clear ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS))
+        // libcurl 7.88 (Debian 12) fails every request after the first on a reused or
+        // multiplexed HTTP/2 connection without TLS ("Error in the HTTP2 framing layer",
+        // against any server): there, each request gets a connection of its own.
+        if clear { _ = pushseal_easy_long(easy, CURLOPT_FORBID_REUSE, 1) }
+        _ = pushseal_easy_long(easy, CURLOPT_PIPEWAIT, 1)
+        // libcurl's own trace on stderr, for diagnosing a server.
+        if getenv("PUSHSEAL_CURL_VERBOSE") != nil { _ = pushseal_easy_long(easy, CURLOPT_VERBOSE, 1) }
+        _ = pushseal_easy_long(easy, CURLOPT_NOSIGNAL, 1)
+        _ = pushseal_easy_long(easy, CURLOPT_CONNECTTIMEOUT_MS, 10_000)
+        // A stream that stalls is given up on (and retried) rather than waited for forever.
+        _ = pushseal_easy_long(easy, CURLOPT_TIMEOUT_MS, 30_000)
+        _ = pushseal_easy_long(easy, CURLOPT_POST, 1)
+        transfer.body.withUnsafeBytes { bytes in
+            _ = pushseal_easy_pointer(easy, CURLOPT_POSTFIELDS, bytes.baseAddress)
+        }
+        _ = pushseal_easy_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(transfer.body.count))
+        if let caFile { _ = pushseal_easy_pointer(easy, CURLOPT_CAINFO, caFile) }
+        // libcurl's form content type means nothing to APNs; leave it out.
+        var list = curl_slist_append(nil, "Content-Type:")
+        for header in request.headers { list = curl_slist_append(list, "\(header.name): \(header.value)") }
+        transfer.headers = list
+        _ = pushseal_easy_pointer(easy, CURLOPT_HTTPHEADER, list)
+        let user = Unmanaged.passUnretained(transfer).toOpaque()
+        _ = pushseal_easy_pointer(easy, CURLOPT_PRIVATE, user)
+        _ = pushseal_easy_pointer(easy, CURLOPT_WRITEDATA, user)
+        _ = pushseal_easy_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, user in
+            let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
+            let length = size * count
+            // An APNs answer is a short JSON object; more than that is not one.
+            if transfer.response.count < 16_384, let data {
+                transfer.response.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
+            }
+            return length
+        }
+        _ = pushseal_easy_pointer(easy, CURLOPT_HEADERDATA, user)
+        _ = pushseal_easy_callback(easy, CURLOPT_HEADERFUNCTION) { data, size, count, user in
+            let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
+            let length = size * count
+            if let data {
+                let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
+                if line.lowercased().hasPrefix("apns-id:") {
+                    transfer.apnsID = line.dropFirst(8).trimmingCharacters(in: " \r\n\t")
+                }
+            }
+            return length
+        }
+        running[request.id] = transfer
+        curl_multi_add_handle(multi, easy)
+    }
+
+    private func finish(_ easy: UnsafeMutableRawPointer, result: CURLcode, emit: (TransportFrame.Response) -> Void) {
+        guard let user = pushseal_private(easy) else { return }
+        let transfer = Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue()
+        curl_multi_remove_handle(multi, easy)
+        running[transfer.id] = nil
+        let status = pushseal_response_code(easy)
+        if result == CURLE_OK, status > 0 {
+            connected = true
+            emit(.init(id: transfer.id, status: Int32(status), apnsID: transfer.apnsID, body: transfer.response,
+                       failure: "", unprocessed: false))
+        } else {
+            // No answer: the server cannot have acted on a request it never took (no
+            // connection, a refused stream, a GOAWAY before it), which is what a resend needs.
+            let neverTaken: Set<CURLcode> = [CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_HTTP2_STREAM,
+                                             CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION]
+            let problem: TransportFrame.EndpointProblem? = switch result {
+            case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST: .unreachable
+            case CURLE_OPERATION_TIMEDOUT where !connected: .unreachable
+            case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CONNECT_ERROR: .untrusted
+            default: nil
+            }
+            emit(.init(id: transfer.id, status: 0, apnsID: "", body: [],
+                       failure: String(cString: curl_easy_strerror(result)), unprocessed: neverTaken.contains(result),
+                       endpointProblem: problem))
+        }
+    }
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: String) -> String {
+        var text = Substring(self)
+        while let first = text.first, set.contains(first) { text = text.dropFirst() }
+        while let last = text.last, set.contains(last) { text = text.dropLast() }
+        return String(text)
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters(in set: String) -> String {
+        String(self).trimmingCharacters(in: set)
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import Testing
+
+/// `pushseal send` against `pushseal receive --listen`, both run as processes: the sender's
+/// provider tokens are verified by the listener with the test's .p8, every notification
+/// goes over HTTP/2 (libcurl on one side, nghttp2 on the other) and ends as a record.
+@Suite("send: sealed alerts to an APNs-compatible server")
+struct SendTests {
+    /// A keyring, an Apple-style key pair and the send options that use them.
+    struct Sending {
+        let keyring: KeyringFixture
+        let folder = TemporaryFolder()
+        let p8: String
+        let publicKey: String
+
+        init() throws {
+            keyring = try KeyringFixture()
+            (p8, publicKey) = try PythonClients.keypair(in: folder)
+        }
+
+        /// The listener that checks this sender's tokens.
+        func listener(_ extra: [String] = []) throws -> Listener {
+            try Listener(["--json", "--keys", keyring.keys, "--provider-key", "KEY1234567=\(publicKey)",
+                          "--team", "TEAM123456"] + extra)
+        }
+
+        func send(to listener: Listener, _ arguments: [String], stdin: String? = nil, authKey: String? = nil) throws -> Run {
+            try pushseal(["send", "--keys", keyring.keys, "--endpoint", listener.url, "--topic", topic,
+                          "--auth-key", authKey ?? p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456"]
+                         + (listener.url.hasPrefix("https") ? ["--cacert", keyring.keys + "/tls-cert.pem"] : []) + arguments,
+                         stdin: stdin)
+        }
+
+        var tokenFile: String { keyring.keys + "/provider-token.TEAM123456.KEY1234567.json" }
+    }
+
+    @Test func eachDeviceGetsOneResultLineInOrderAndTheDocumentedExitStatus() throws {
+        let sending = try Sending()
+        let gone = String(repeating: "ef", count: 32)
+        let unknown = String(repeating: "cd", count: 32)
+        let listener = try sending.listener(["--device", deviceToken, "--device", gone, "--unregistered", gone])
+        let run = try sending.send(to: listener, ["--device", deviceToken, "--device", gone, "--device", unknown,
+                                                  "-t", "Deploy finished", "-b", "api-7 is live"])
+        #expect(run.status == 69, "some refused for good: \(run.stderr)")
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        #expect(lines[0].hasPrefix("ok \(deviceToken) "))
+        #expect(lines[1].hasPrefix("fail \(gone) 410 Unregistered 20"), "\(lines[1])")
+        #expect(lines[2] == "fail \(unknown) 400 BadDeviceToken")
+        let records = listener.finish().stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        let delivered = try #require(records.first { $0["status"] as? String == "decrypted" })
+        #expect(delivered["title"] as? String == "Deploy finished")
+        #expect(delivered["body"] as? String == "api-7 is live")
+        #expect(delivered["apns-push-type"] as? String == "alert")
+        #expect(lines[0].hasSuffix(delivered["apns-id"] as! String), "the result names the notification APNs saw")
+        // The provider token never shows, and is kept with mode 0600.
+        let token = jsonObject(try String(contentsOfFile: sending.tokenFile, encoding: .utf8))["token"] as! String
+        #expect(!run.stdout.contains(token) && !run.stderr.contains(token))
+        let mode = try FileManager.default.attributesOfItem(atPath: sending.tokenFile)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
+    @Test func jsonResultsAndAReadyPayloadFromStdin() throws {
+        let sending = try Sending()
+        let listener = try sending.listener()
+        let payload = try sending.keyring.encrypt(["-t", "Ready", "-b", "made by encrypt"]).stdout
+        let run = try sending.send(to: listener, ["--device", deviceToken, "--json", "--priority", "5",
+                                                  "--collapse-id", "builds", "-"], stdin: payload)
+        #expect(run.status == 0, "\(run.stderr)")
+        let result = jsonObject(run.stdout)
+        #expect(result["device"] as? String == deviceToken)
+        #expect(result["status"] as? String == "ok")
+        #expect(result["http-status"] as? Int == 200)
+        #expect(result["attempts"] as? Int == 1)
+        #expect(result["elapsed_ms"] as? Double != nil)
+        let record = jsonObject(listener.finish().stdout)
+        #expect(record["title"] as? String == "Ready")
+        #expect(record["apns-priority"] as? String == "5")
+        #expect(record["apns-collapse-id"] as? String == "builds")
+        #expect(record["apns-id"] as? String == result["apns-id"] as? String)
+    }
+
+    @Test func tenThousandDevicesGoOverOneConnection() throws {
+        let sending = try Sending()
+        let listener = try sending.listener()
+        let tokens = (0..<10_000).map { String(format: "%064x", $0 + 1) }
+        sending.folder.write("devices.txt", "# every test device\n" + tokens.joined(separator: "\n") + "\n")
+        let run = try sending.send(to: listener, ["--devices", sending.folder.file("devices.txt"), "-t", "Fan-out", "-b", "to many"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n")
+        #expect(lines.count == 10_000)
+        #expect(lines.allSatisfy { $0.hasPrefix("ok ") })
+        #expect(lines.map { String($0.split(separator: " ")[1]) } == tokens, "results in input order")
+        let records = listener.finish().stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(records.count == 10_000)
+        #expect(records.allSatisfy { $0["status"] as? String == "decrypted" })
+        let connections = Set(records.compactMap { ($0["source"] as? String)?.split(separator: "/").first })
+        #expect(connections.count == 1, "one HTTP/2 connection: \(connections)")
+    }
+
+    @Test func aHundredSendsInAShellLoopMintOneToken() throws {
+        let sending = try Sending()
+        let listener = try sending.listener()
+        let first = try sending.send(to: listener, ["--device", deviceToken, "-b", "first"])
+        #expect(first.status == 0, "\(first.stderr)")
+        let minted = try String(contentsOfFile: sending.tokenFile, encoding: .utf8)
+        let loop = try shell("""
+            for i in $(seq 99); do
+              "$PUSHSEAL" send --keys "$KEYS" --endpoint "$URL" --cacert "$KEYS/tls-cert.pem" --topic "$TOPIC" --auth-key "$P8" \\
+                --key-id KEY1234567 --team-id TEAM123456 --device "$DEVICE" -b "loop $i" >/dev/null || exit 1
+            done
+            """, environment: ["KEYS": sending.keyring.keys, "URL": listener.url, "TOPIC": topic, "P8": sending.p8,
+                               "DEVICE": deviceToken])
+        #expect(loop.status == 0, "\(loop.stderr)")
+        #expect(try String(contentsOfFile: sending.tokenFile, encoding: .utf8) == minted, "the token was reused, not minted again")
+        let records = listener.finish().stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(records.count == 100)
+        #expect(records.allSatisfy { $0["status"] as? String == "decrypted" })
+    }
+
+    @Test func anExpiredTokenIsMintedAgainAndTheRequestSentOnce() throws {
+        let sending = try Sending()
+        let listener = try sending.listener()
+        // A token the cache believes fresh but whose iat is two hours old: APNs says expired.
+        let stale = try PythonClients.token(p8: sending.p8, kid: "KEY1234567", team: "TEAM123456",
+                                            issuedAt: Int(Date().timeIntervalSince1970) - 7_200)
+        try FileManager.default.createDirectory(atPath: sending.keyring.keys, withIntermediateDirectories: true)
+        sending.keyring.folder.write("Keys/provider-token.TEAM123456.KEY1234567.json",
+                                     #"{"token":"\#(stale)","iat":\#(Int(Date().timeIntervalSince1970))}"#)
+        let run = try sending.send(to: listener, ["--device", deviceToken, "--json", "-b", "after renewal"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(jsonObject(run.stdout)["attempts"] as? Int == 2)
+        let renewed = jsonObject(try String(contentsOfFile: sending.tokenFile, encoding: .utf8))
+        #expect(renewed["token"] as? String != stale)
+        let records = listener.finish().stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(records.map { $0["reason"] as? String ?? $0["status"] as! String } == ["ExpiredProviderToken", "decrypted"])
+    }
+
+    @Test func aPlaintextEndpointWorksOneRequestAtATime() throws {
+        let sending = try Sending()
+        let listener = try sending.listener(["--plaintext"])
+        let devices = (1...5).flatMap { ["--device", String(format: "%064x", $0)] }
+        let run = try sending.send(to: listener, devices + ["-b", "over HTTP/2 without TLS"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count == 5)
+        #expect(listener.finish().stdout.split(separator: "\n").count == 5)
+    }
+
+    @Test func setupProblemsGiveOneClearErrorAndTheirExitStatus() throws {
+        let sending = try Sending()
+        let listener = try sending.listener()
+        sending.folder.write("bad.p8", "-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n")
+        let badKey = try sending.send(to: listener, ["--device", deviceToken, "-b", "x"], authKey: sending.folder.file("bad.p8"))
+        #expect(badKey.status == 65)
+        #expect(badKey.stderr.contains("is not an APNs signing key"))
+        let publicOnly = try sending.send(to: listener, ["--device", deviceToken, "-b", "x"], authKey: sending.publicKey)
+        #expect(publicOnly.status == 65)
+        let missingTeam = try pushseal(["send", "--keys", sending.keyring.keys, "--topic", topic, "--auth-key", sending.p8,
+                                        "--key-id", "KEY1234567", "--device", deviceToken, "-b", "x"])
+        #expect(missingTeam.status == 64)
+        #expect(missingTeam.stderr.contains("--team-id is required"))
+        // Nothing listens on port 1; and the listener's certificate without --cacert is not trusted.
+        let unreachable = try pushseal(["send", "--keys", sending.keyring.keys, "--endpoint", "https://127.0.0.1:1",
+                                        "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567",
+                                        "--team-id", "TEAM123456", "--device", deviceToken, "--device", String(repeating: "cd", count: 32),
+                                        "--retries", "1", "-b", "x"])
+        #expect(unreachable.status == 75)
+        #expect(unreachable.stderr.split(separator: "\n").count == 1, "one line: \(unreachable.stderr)")
+        #expect(unreachable.stderr.contains("cannot reach https://127.0.0.1:1"))
+        #expect(unreachable.stdout.isEmpty)
+        let untrusted = try pushseal(["send", "--keys", sending.keyring.keys, "--endpoint", listener.url, "--topic", topic,
+                                      "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
+                                      "--device", deviceToken, "-b", "x"])
+        #expect(untrusted.status == 78)
+        #expect(untrusted.stderr.split(separator: "\n").count == 1, "one line: \(untrusted.stderr)")
+        #expect(untrusted.stderr.contains("is not trusted"))
+        #expect(listener.finish().stdout.isEmpty, "nothing reached the listener")
+    }
+
+    @Test(arguments: [
+        (["--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T", "-b", "x"], "no devices"),
+        (["--device", "xyz", "--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T", "-b", "x"], "--device takes a device token in hex"),
+        (["--device", String(repeating: "ab", count: 32), "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T", "-b", "x"], "--topic is required"),
+        (["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T"], "nothing to send"),
+        (["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T", "-b", "x", "--priority", "7"], "--priority is 10"),
+        (["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T", "-t", "x", "-"], "alert options cannot be combined"),
+        (["--devices", "-", "--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T", "-"], "not both"),
+    ])
+    func badSendOptionsAreUsageErrors(arguments: [String], message: String) throws {
+        let run = try pushseal(["send"] + arguments)
+        #expect(run.status == 64)
+        #expect(run.stderr.contains(message), "\(run.stderr)")
+    }
+}
