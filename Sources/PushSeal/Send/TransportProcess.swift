@@ -9,8 +9,9 @@ import SealCrypto
 /// stdin, answers come back on its stdout to `onResponse`, on a reader thread.
 public final class TransportProcess: Sendable {
     private let pid: pid_t
-    private let input: Int32
-    private let writing = Locked(())
+    /// The write end of the transport's stdin; -1 once closed, so a late send cannot write
+    /// to a descriptor number that has been reused.
+    private let input: Locked<Int32>
     private let done = DispatchSemaphore(value: 0)
 
     /// Starts the transport.
@@ -60,7 +61,7 @@ public final class TransportProcess: Sendable {
             throw SendError(.transport, "cannot start \(program): \(String(cString: strerror(rc)))")
         }
         pid = child
-        input = toChild[1]
+        input = Locked(toChild[1])
         let output = fromChild[0]
         let done = self.done
         OwnThread.start {
@@ -83,7 +84,7 @@ public final class TransportProcess: Sendable {
     /// Hands one request to the transport.
     public func send(_ request: TransportFrame.Request) throws(SendError) {
         let frame = TransportFrame.encode(request)
-        let written = writing.withLock { _ in (try? FileIO.writeAll(input, frame)) != nil }
+        let written = input.withLock { fd in fd >= 0 && (try? FileIO.writeAll(fd, frame)) != nil }
         guard written else { throw SendError(.transport, "the HTTP/2 transport stopped") }
     }
 
@@ -91,7 +92,10 @@ public final class TransportProcess: Sendable {
     /// Returns its exit status.
     @discardableResult
     public func finish() -> Int32 {
-        writing.withLock { _ in _ = close(input) }
+        input.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
         done.wait()
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
