@@ -102,6 +102,8 @@ struct SendRequest: Equatable {
     var expiration: String?
     var retries: Int
     var concurrency: Int
+    /// How long one request may wait for its answer before it is given up (and retried).
+    var timeout: Duration
     var json: Bool
     var keysFolder: String
 
@@ -171,6 +173,7 @@ enum DurationRange {
     static let timeToLive = AlertRequest.timeToLiveRange
     static let lockTimeout = Duration.zero...Duration.seconds(3_600)
     static let idleTimeout = Duration.seconds(1)...Duration.seconds(86_400)
+    static let requestTimeout = Duration.milliseconds(100)...Duration.seconds(600)
 
     static func text(_ range: ClosedRange<Duration>) -> String {
         "from \(DurationText.format(range.lowerBound)) to \(DurationText.format(range.upperBound))"
@@ -570,5 +573,7 @@ private func parseSend(_ arguments: [String], environment: [String: String]) thr
         teamID: try required("team-id", "your Apple team id"),
         endpoint: endpoint, caFile: parsed.value("cacert"), priority: parsed.value("priority"),
         collapseID: parsed.value("collapse-id"), pushType: pushType, expiration: expiration,
-        retries: retries, concurrency: concurrency, json: parsed.has("json"), keysFolder: keysFolder(parsed)))
+        retries: retries, concurrency: concurrency,
+        timeout: try duration(parsed, "timeout", in: DurationRange.requestTimeout, example: "30s", command: spec.name) ?? .seconds(30),
+        json: parsed.has("json"), keysFolder: keysFolder(parsed)))
 }

@@ -37,7 +37,7 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
         tokens: tokens, endpoint: request.endpoint,
         startTransport: { onResponse in
             try TransportProcess(program: transportProgram(), endpoint: request.endpoint, caFile: request.caFile,
-                                 maximumStreams: request.concurrency, onResponse: onResponse)
+                                 maximumStreams: request.concurrency, timeout: request.timeout, onResponse: onResponse)
         },
         emit: { result in
             tally.withLock { $0[result.outcome, default: 0] += 1 }

@@ -263,6 +263,7 @@ enum Specs {
             OptionSpec("expiration", value: "unix", help: "apns-expiration: UNIX seconds (0: deliver now or never)."),
             OptionSpec("retries", value: "n", help: "Send again after 429, 500, 503 or no answer, at most N times (default: 3)."),
             OptionSpec("concurrency", value: "n", help: "At most N requests in flight on the connection (default: the server's limit, up to 1000)."),
+            OptionSpec("timeout", value: "duration", help: "Give up on an answer after this long and send again (default: 30s; 100ms to 600s)."),
             OptionSpec("json", help: "Write one JSON result per line instead of text."),
             keysOption,
         ],

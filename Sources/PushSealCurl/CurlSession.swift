@@ -17,6 +17,7 @@ final class CurlSession: @unchecked Sendable {
     private let base: String
     private let caFile: String?
     private let maximumStreams: Int
+    private let timeoutMilliseconds: Int
     private let pending = Locked<(queue: [TransportFrame.Request], ended: Bool)>(([], false))
     private var running: [UInt32: Transfer] = [:]
     private var connected = false
@@ -42,11 +43,12 @@ final class CurlSession: @unchecked Sendable {
         }
     }
 
-    init(base: String, caFile: String?, maximumStreams: Int) {
+    init(base: String, caFile: String?, maximumStreams: Int, timeoutMilliseconds: Int) {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
         multi = curl_multi_init()
         self.base = base
         self.caFile = caFile
+        self.timeoutMilliseconds = timeoutMilliseconds
         // Without TLS, one request at a time (see `start`).
         self.maximumStreams = base.hasPrefix("http://") ? 1 : max(1, maximumStreams)
         _ = pushseal_multi_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
@@ -112,7 +114,7 @@ final class CurlSession: @unchecked Sendable {
         _ = pushseal_easy_long(easy, CURLOPT_NOSIGNAL, 1)
         _ = pushseal_easy_long(easy, CURLOPT_CONNECTTIMEOUT_MS, 10_000)
         // A stream that stalls is given up on (and retried) rather than waited for forever.
-        _ = pushseal_easy_long(easy, CURLOPT_TIMEOUT_MS, 30_000)
+        _ = pushseal_easy_long(easy, CURLOPT_TIMEOUT_MS, timeoutMilliseconds)
         _ = pushseal_easy_long(easy, CURLOPT_POST, 1)
         transfer.body.withUnsafeBytes { bytes in
             _ = pushseal_easy_pointer(easy, CURLOPT_POSTFIELDS, bytes.baseAddress)

@@ -3,17 +3,18 @@ import Glibc
 #endif
 import PushSeal
 
-// pushseal-curl BASE-URL CA-FILE|- MAXIMUM-STREAMS
+// pushseal-curl BASE-URL CA-FILE|- MAXIMUM-STREAMS TIMEOUT-MS
 //
 // The HTTP/2 transport of `pushseal send`, run by it as a child: request frames
 // (TransportFrame) on stdin, one response frame per request on stdout, in the order the
 // answers come. Not meant to be run by hand.
 let arguments = CommandLine.arguments
-guard arguments.count == 4, let streams = Int(arguments[3]) else {
-    FileHandleless.fail("usage: pushseal-curl BASE-URL CA-FILE|- MAXIMUM-STREAMS (run by pushseal send)")
+guard arguments.count == 5, let streams = Int(arguments[3]), let timeout = Int(arguments[4]), timeout > 0 else {
+    FileHandleless.fail("usage: pushseal-curl BASE-URL CA-FILE|- MAXIMUM-STREAMS TIMEOUT-MS (run by pushseal send)")
 }
 signal(SIGPIPE, SIG_IGN)
-let session = CurlSession(base: arguments[1], caFile: arguments[2] == "-" ? nil : arguments[2], maximumStreams: streams)
+let session = CurlSession(base: arguments[1], caFile: arguments[2] == "-" ? nil : arguments[2], maximumStreams: streams,
+                          timeoutMilliseconds: timeout)
 
 OwnThread.start {
     var buffer: [UInt8] = []

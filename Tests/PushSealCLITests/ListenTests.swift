@@ -5,12 +5,12 @@ import Testing
 /// A `pushseal receive --listen 0 …` for one test: started, its address read from stderr,
 /// stopped with SIGTERM by `finish`.
 final class Listener: Sendable {
-    let process: RunningPushseal
+    let process: RunningProcess
     let url: String
     let port: Int
 
     init(_ arguments: [String]) throws {
-        process = try RunningPushseal(["receive", "--listen", "0"] + arguments)
+        process = try RunningProcess(["receive", "--listen", "0"] + arguments)
         let running = process
         guard eventually(within: .seconds(20), { running.stderrSoFar.contains("listening on ") }) else {
             let run = running.wait(atMost: .seconds(1))

@@ -17,7 +17,7 @@ struct ReceiverPromiseTests {
     @Test func deadlineHoldsWhenTheExtensionNeverReadsItsRequest() throws {
         let folder = TemporaryFolder()
         folder.write("payload.json", eligiblePayload(bytes: 4_000))
-        let receiver = try RunningPushseal([
+        let receiver = try RunningProcess([
             "receive", "--json", "--extension", "sleep 1000", "--budget", "300ms", "--expiry-grace", "200ms",
             folder.file("payload.json"),
         ])
@@ -78,7 +78,7 @@ struct ReceiverPromiseTests {
     @Test(arguments: [SIGTERM, SIGINT])
     func aSignalStopsInputEndsExtensionsWritesEveryRecordAndExitsZero(_ signal: Int32) throws {
         let marker = "stop-test-\(UUID().uuidString.prefix(8))"
-        let receiver = try RunningPushseal([
+        let receiver = try RunningProcess([
             "receive", "--json", "--extension", "exec -a \(marker) sleep 50", "--expiry-grace", "300ms", "-",
         ])
         for index in 0..<3 { receiver.send(eligiblePayload(bytes: 200, title: "n\(index)") + "\n") }
@@ -94,7 +94,7 @@ struct ReceiverPromiseTests {
 
     @Test func aSecondSignalForcesTheStopAndLeavesNoExtensionBehind() throws {
         let marker = "forced-stop-\(UUID().uuidString.prefix(8))"
-        let receiver = try RunningPushseal([
+        let receiver = try RunningProcess([
             "receive", "--json", "--extension", "trap '' TERM; exec -a \(marker) sleep 50", "--expiry-grace", "20s", "-",
         ])
         receiver.send(eligiblePayload(bytes: 200) + "\n")
@@ -110,7 +110,7 @@ struct ReceiverPromiseTests {
     @Test func aSignalStopsAWatchedFolderCleanly() throws {
         let keyring = try KeyringFixture()
         let spool = TemporaryFolder()
-        let receiver = try RunningPushseal(["receive", "--json", "--keys", keyring.keys, "--watch", spool.path])
+        let receiver = try RunningProcess(["receive", "--json", "--keys", keyring.keys, "--watch", spool.path])
         spool.write(".a.tmp", try keyring.encrypt(["-t", "A"]).stdout)
         rename(spool.file(".a.tmp"), spool.file("a.json"))
         #expect(eventually { FileManager.default.fileExists(atPath: spool.file("processed/a.json")) })
@@ -162,7 +162,7 @@ struct ReceiverPromiseTests {
     @Test func aFileThatCannotBeMovedStopsTheReceiverAfterOneRecord() throws {
         let keyring = try KeyringFixture()
         let spool = TemporaryFolder()
-        let receiver = try RunningPushseal(["receive", "--json", "--keys", keyring.keys, "--watch", spool.path])
+        let receiver = try RunningProcess(["receive", "--json", "--keys", keyring.keys, "--watch", spool.path])
         #expect(eventually { FileManager.default.fileExists(atPath: spool.file("processed")) })
         try FileManager.default.removeItem(atPath: spool.file("processed"))
         spool.write(".a.tmp", try keyring.encrypt(["-t", "A"]).stdout)
@@ -203,7 +203,7 @@ struct ReceiverPromiseTests {
     @Test func aWatchingReceiverFollowsEveryRotationAtOnce() throws {
         let keyring = try KeyringFixture()
         let spool = TemporaryFolder()
-        let receiver = try RunningPushseal(["receive", "--json", "--keys", keyring.keys, "--watch", spool.path])
+        let receiver = try RunningProcess(["receive", "--json", "--keys", keyring.keys, "--watch", spool.path])
         for index in 0..<20 {
             #expect(try keyring.keysCommand(["rotate"]).status == 0)
             spool.write(".\(index).tmp", try keyring.encrypt(["-t", "n\(index)"]).stdout)
@@ -221,7 +221,7 @@ struct ReceiverPromiseTests {
         let old = try keyring.keysCommand(["list", "--json"]).stdout
         let oldKid = try #require((try JSONSerialization.jsonObject(with: Data(old.utf8)) as? [[String: Any]])?.first?["id"] as? String)
         let sealedUnderOld = try keyring.encrypt(["-t", "old"]).stdout
-        let receiver = try RunningPushseal(["receive", "--json", "--keys", keyring.keys, "-"])
+        let receiver = try RunningProcess(["receive", "--json", "--keys", keyring.keys, "-"])
         receiver.send(sealedUnderOld)
         #expect(eventually { receiver.stdoutSoFar.contains("decrypted") })
         #expect(try keyring.keysCommand(["rotate"]).status == 0)

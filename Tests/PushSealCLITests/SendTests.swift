@@ -25,10 +25,15 @@ struct SendTests {
         }
 
         func send(to listener: Listener, _ arguments: [String], stdin: String? = nil, authKey: String? = nil) throws -> Run {
-            try pushseal(["send", "--keys", keyring.keys, "--endpoint", listener.url, "--topic", topic,
+            try send(to: listener.url, trusting: listener.url.hasPrefix("https") ? keyring.keys + "/tls-cert.pem" : nil,
+                     arguments, stdin: stdin, authKey: authKey)
+        }
+
+        func send(to endpoint: String, trusting certificate: String?, _ arguments: [String], stdin: String? = nil,
+                  authKey: String? = nil) throws -> Run {
+            try pushseal(["send", "--keys", keyring.keys, "--endpoint", endpoint, "--topic", topic,
                           "--auth-key", authKey ?? p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456"]
-                         + (listener.url.hasPrefix("https") ? ["--cacert", keyring.keys + "/tls-cert.pem"] : []) + arguments,
-                         stdin: stdin)
+                         + (certificate.map { ["--cacert", $0] } ?? []) + arguments, stdin: stdin)
         }
 
         var tokenFile: String { keyring.keys + "/provider-token.TEAM123456.KEY1234567.json" }
@@ -190,5 +195,124 @@ struct SendTests {
         let run = try pushseal(["send"] + arguments)
         #expect(run.status == 64)
         #expect(run.stderr.contains(message), "\(run.stderr)")
+    }
+}
+
+/// The Python APNs stand-in (Reference/apns_standin.py) for one test: h2 over TLS, tokens
+/// verified with `cryptography`, answers scripted per device, a log of what it processed.
+final class APNsStandIn {
+    static let script = Bundle.module.url(forResource: "apns_standin", withExtension: "py", subdirectory: "Reference")!.path
+
+    let process: RunningProcess
+    let folder = TemporaryFolder()
+    let url: String
+    var certificate: String { folder.file("cert.pem") }
+
+    /// - Parameter script: `{"answers": {device: [[status, reason], ["stall"], …]}, "goaway_after": N}`.
+    init(for sending: SendTests.Sending, script: String = "{}") throws {
+        process = try RunningProcess(["python3", Self.script, folder.path, sending.publicKey, "KEY1234567", "TEAM123456",
+                                      topic, script], executable: "/usr/bin/env")
+        let running = process
+        guard eventually(within: .seconds(20), { running.stdoutSoFar.contains("listening ") }) else {
+            throw Listener.ListenerDidNotStart(stderr: running.wait(atMost: .seconds(1)).stderr)
+        }
+        let port = running.stdoutSoFar.split(separator: " ")[1].trimmingCharacters(in: .whitespacesAndNewlines)
+        url = "https://127.0.0.1:\(port)"
+    }
+
+    /// Each request it processed, in order.
+    var log: [[String: Any]] {
+        (try? String(contentsOfFile: folder.file("log.jsonl"), encoding: .utf8))?
+            .split(separator: "\n").map { jsonObject(String($0)) } ?? []
+    }
+
+    deinit {
+        process.closeInput()
+        _ = process.wait(atMost: .seconds(5))
+    }
+}
+
+/// `pushseal send` against a server that is not pushseal: every header checked, answers
+/// scripted, GOAWAY and stalls on demand.
+@Suite("send: against a Python APNs stand-in")
+struct SendStandInTests {
+    static func device(_ number: Int) -> String { String(format: "%064x", number) }
+
+    @Test func eachAnswerGetsItsResultAndOnlyTemporaryOnesAreRetried() throws {
+        let sending = try SendTests.Sending()
+        let (bad, gone, busy, down, fine) = (Self.device(1), Self.device(2), Self.device(3), Self.device(4), Self.device(5))
+        let standIn = try APNsStandIn(for: sending, script: """
+            {"answers": {"\(bad)": [[400, "BadDeviceToken"]], "\(gone)": [[410, "Unregistered"]],
+                         "\(busy)": [[429, "TooManyRequests"]], "\(down)": [[503, "ServiceUnavailable"]]}}
+            """)
+        let run = try sending.send(to: standIn.url, trusting: standIn.certificate, [
+            "--device", bad, "--device", gone, "--device", busy, "--device", down, "--device", fine, "--json",
+            "--priority", "5", "--collapse-id", "deploys", "--ttl", "1h", "-t", "Deploy", "-b", "api-7 is live",
+        ])
+        #expect(run.status == 69, "refused for good: \(run.stderr)")
+        let results = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(results.map { $0["device"] as? String } == [bad, gone, busy, down, fine], "input order")
+        #expect(results.map { $0["status"] as? String } == ["refused", "refused", "ok", "ok", "ok"])
+        #expect(results.map { $0["http-status"] as? Int } == [400, 410, 200, 200, 200])
+        #expect(results.map { $0["attempts"] as? Int } == [1, 1, 2, 2, 1], "429 and 503 once more, 400 and 410 never")
+        #expect(results[0]["reason"] as? String == "BadDeviceToken")
+        #expect(results[1]["reason"] as? String == "Unregistered")
+        #expect((results[1]["timestamp"] as? Int ?? 0) > 1_700_000_000_000, "410's timestamp, in ms")
+        let log = standIn.log
+        #expect(log.count == 7)
+        #expect(log.allSatisfy { $0["problem"] is NSNull }, "every header, the path and the token as APNs wants: \(log)")
+        let tries = log.filter { $0["device"] as? String == busy }
+        #expect(tries.count == 2 && tries[0]["apns-id"] as? String == tries[1]["apns-id"] as? String,
+                "a retry is the same notification")
+        #expect(Set(log.compactMap { $0["iat"] as? Int }).count == 1, "one token, not minted again after a 429")
+        // The text form of the same answers, and 75 when only temporary failures are left.
+        let worn = try APNsStandIn(for: sending, script: #"{"answers": {"\#(busy)": [[503, "ServiceUnavailable"], [503, "ServiceUnavailable"]]}}"#)
+        let temporary = try sending.send(to: worn.url, trusting: worn.certificate, ["--device", busy, "--retries", "1", "-b", "x"])
+        #expect(temporary.status == 75, "\(temporary.stderr)")
+        #expect(temporary.stdout == "fail \(busy) 503 ServiceUnavailable (after 2 attempts)\n")
+    }
+
+    @Test func anExpiredTokenAnswerBringsATokenWithANewIat() throws {
+        let sending = try SendTests.Sending()
+        // A token 40 minutes old: still reused by the cache, but this server calls it expired.
+        let issued = Int(Date().timeIntervalSince1970) - 2_400
+        let old = try PythonClients.token(p8: sending.p8, kid: "KEY1234567", team: "TEAM123456", issuedAt: issued)
+        try FileManager.default.createDirectory(atPath: sending.keyring.keys, withIntermediateDirectories: true)
+        sending.keyring.folder.write("Keys/provider-token.TEAM123456.KEY1234567.json", #"{"token":"\#(old)","iat":\#(issued)}"#)
+        let standIn = try APNsStandIn(for: sending, script: #"{"answers": {"\#(deviceToken)": [[403, "ExpiredProviderToken"]]}}"#)
+        let run = try sending.send(to: standIn.url, trusting: standIn.certificate, ["--device", deviceToken, "--json", "-b", "x"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(jsonObject(run.stdout)["attempts"] as? Int == 2)
+        let iats = standIn.log.compactMap { $0["iat"] as? Int }
+        #expect(iats.count == 2 && iats[0] == issued && iats[1] > issued + 2_000, "\(iats)")
+        #expect(jsonObject(try String(contentsOfFile: sending.tokenFile, encoding: .utf8))["iat"] as? Int == iats.last)
+    }
+
+    @Test func aGoawayInTheMiddleResendsOnlyWhatWasNotProcessed() throws {
+        let sending = try SendTests.Sending()
+        let standIn = try APNsStandIn(for: sending, script: #"{"goaway_after": 150}"#)
+        let devices = (1...400).map(Self.device)
+        sending.folder.write("devices.txt", devices.joined(separator: "\n"))
+        let run = try sending.send(to: standIn.url, trusting: standIn.certificate,
+                                   ["--devices", sending.folder.file("devices.txt"), "-b", "through a GOAWAY"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n")
+        #expect(lines.count == 400 && lines.allSatisfy { $0.hasPrefix("ok ") })
+        let log = standIn.log
+        #expect(log.compactMap { $0["device"] as? String }.sorted() == devices, "each processed exactly once")
+        #expect(Set(log.compactMap { $0["connection"] as? Int }).count >= 2, "a new connection after the GOAWAY")
+    }
+
+    @Test func aStalledStreamIsGivenUpAndSentAgain() throws {
+        let sending = try SendTests.Sending()
+        let stalled = Self.device(7)
+        let standIn = try APNsStandIn(for: sending, script: #"{"answers": {"\#(stalled)": [["stall"]]}}"#)
+        let run = try sending.send(to: standIn.url, trusting: standIn.certificate,
+                                   ["--device", Self.device(6), "--device", stalled, "--device", Self.device(8),
+                                    "--timeout", "1s", "--json", "-b", "x"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let results = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(results.map { $0["attempts"] as? Int } == [1, 2, 1])
+        #expect(standIn.log.filter { $0["device"] as? String == stalled }.map { "\($0["answer"]!)" } == ["stall", "200"])
     }
 }

@@ -117,15 +117,15 @@ func shell(_ script: String, stdin: String? = nil, environment: [String: String]
     return try runProcess("/bin/bash", ["-c", script], stdin: stdin, environment: environment)
 }
 
-/// A `pushseal` process the test talks to while it runs: input through a pipe, output
+/// A process (`pushseal` unless told) the test talks to while it runs: input through a pipe, output
 /// into files, signals on demand.
-final class RunningPushseal: @unchecked Sendable {
+final class RunningProcess: @unchecked Sendable {
     let process = Process()
     private let scratch = TemporaryFolder()
     private let input = Pipe()
 
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
-        process.executableURL = URL(fileURLWithPath: pushsealBinary)
+    init(_ arguments: [String], executable: String = pushsealBinary, environment: [String: String] = [:]) throws {
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         var inherited = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHSEAL_") }
         inherited.merge(environment) { _, new in new }

@@ -19,7 +19,8 @@ public final class TransportProcess: Sendable {
     ///   - program: the `pushseal-curl` executable.
     ///   - endpoint: `https://host[:port]` (or `http://` for HTTP/2 in the clear).
     ///   - caFile: a PEM file of certificates to trust instead of the system's.
-    public init(program: String, endpoint: String, caFile: String?, maximumStreams: Int,
+    ///   - timeout: how long one request may wait for its answer before it is given up.
+    public init(program: String, endpoint: String, caFile: String?, maximumStreams: Int, timeout: Duration,
                 onResponse: @escaping @Sendable (TransportFrame.Response) -> Void) throws(SendError) {
         guard access(program, X_OK) == 0 else {
             throw SendError(.transport, "the HTTP/2 transport \(program) is missing (it is built beside pushseal)")
@@ -48,7 +49,7 @@ public final class TransportProcess: Sendable {
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setsigmask(&attributes, &empty)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-        let arguments = [program, endpoint, caFile ?? "-", String(maximumStreams)]
+        let arguments = [program, endpoint, caFile ?? "-", String(maximumStreams), String(max(1, Int(timeout.milliseconds)))]
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var child: pid_t = 0

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""A small APNs stand-in for `pushseal send`'s tests: HTTP/2 over TLS with Python's `h2`,
+provider tokens verified with `cryptography`. Nothing here is pushseal's code.
+
+  apns_standin.py FOLDER PUBLIC_KEY KID TEAM TOPIC SCRIPT_JSON
+
+- Writes a self-signed certificate for 127.0.0.1 and localhost to FOLDER/cert.pem (the
+  sender trusts it with --cacert), prints "listening PORT" once it accepts connections,
+  and serves until stdin closes.
+- Checks every request as APNs does: POST, /3/device/<hex token>, apns-topic = TOPIC, a
+  UUID apns-id, a known apns-push-type, priority, collapse id, expiration, an ES256 token
+  signed by PUBLIC_KEY with this KID and TEAM no older than an hour, and a JSON payload
+  with "aps" within 4096 bytes. A request that breaks a rule gets 400 with the rule's
+  name in "reason" (and "problem" in the log), so a test sees what the sender got wrong.
+- SCRIPT_JSON scripts the answers: {"answers": {"<device>": [[429, "TooManyRequests"],
+  [200], ["stall"], ...]}, "goaway_after": N}. Each request for a device takes the next
+  answer of its list (200 once the list is used up); "stall" never answers that stream.
+  After the Nth processed request the connection gets a GOAWAY naming that request's
+  stream as the last one processed, and is closed.
+- Appends one JSON line per request it processed to FOLDER/log.jsonl: connection, stream,
+  device, apns-id, the token's iat, the answer (or "stall"), and any problem.
+"""
+import base64
+import datetime
+import ipaddress
+import json
+import re
+import socket
+import ssl
+import sys
+import threading
+import time
+
+import h2.config
+import h2.connection
+import h2.events
+import h2.exceptions
+import h2.settings
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+from cryptography.x509.oid import NameOID
+
+UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+DEVICE = re.compile(r"^/3/device/([0-9a-fA-F]{64})$")
+PUSH_TYPES = {"alert", "background", "location", "voip", "complication", "fileprovider", "mdm",
+              "liveactivity", "pushtotalk", "widgets"}
+
+
+def unb64(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def self_signed(folder):
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
+                                                    x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256()))
+    with open(folder + "/cert.pem", "wb") as out:
+        out.write(certificate.public_bytes(serialization.Encoding.PEM))
+    with open(folder + "/key.pem", "wb") as out:
+        out.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                    serialization.NoEncryption()))
+
+
+class StandIn:
+    def __init__(self, folder, public_key, kid, team, topic, script):
+        self.folder = folder
+        with open(public_key, "rb") as source:
+            self.public_key = serialization.load_pem_public_key(source.read())
+        self.kid, self.team, self.topic = kid, team, topic
+        self.answers = {device.lower(): list(answers) for device, answers in script.get("answers", {}).items()}
+        self.goaway_after = script.get("goaway_after")
+        self.processed = 0
+        self.connections = 0
+        self.lock = threading.Lock()
+        self.log = open(folder + "/log.jsonl", "a", buffering=1)
+
+    def token_problem(self, authorization):
+        """None for a good provider token, else APNs' reason; and the token's iat."""
+        if not authorization.startswith("bearer "):
+            return "MissingProviderToken", None
+        parts = authorization[len("bearer "):].split(".")
+        if len(parts) != 3:
+            return "InvalidProviderToken", None
+        try:
+            header, claims, signature = json.loads(unb64(parts[0])), json.loads(unb64(parts[1])), unb64(parts[2])
+        except ValueError:
+            return "InvalidProviderToken", None
+        iat = claims.get("iat")
+        if header != {"alg": "ES256", "kid": self.kid} or claims.get("iss") != self.team or len(signature) != 64:
+            return "InvalidProviderToken", iat
+        der = encode_dss_signature(int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big"))
+        try:
+            self.public_key.verify(der, f"{parts[0]}.{parts[1]}".encode(), ec.ECDSA(hashes.SHA256()))
+        except InvalidSignature:
+            return "InvalidProviderToken", iat
+        if not isinstance(iat, int) or time.time() - iat > 3600:
+            return "ExpiredProviderToken", iat
+        return None, iat
+
+    def problem(self, headers, body):
+        """The first rule the request breaks, as APNs names it (or the header's name)."""
+        if headers.get(":method") != "POST":
+            return "MethodNotAllowed"
+        if not DEVICE.match(headers.get(":path", "")):
+            return "BadPath"
+        if headers.get("apns-topic") != self.topic:
+            return "BadTopic"
+        if not UUID.match(headers.get("apns-id", "")):
+            return "BadMessageId"
+        if headers.get("apns-push-type") not in PUSH_TYPES:
+            return "InvalidPushType"
+        if headers.get("apns-priority", "10") not in ("10", "5", "1"):
+            return "BadPriority"
+        if len(headers.get("apns-collapse-id", "").encode()) > 64:
+            return "BadCollapseId"
+        if not headers.get("apns-expiration", "0").isdigit():
+            return "BadExpirationDate"
+        if headers.get("content-type", "application/json") != "application/json":
+            return "BadContentType"
+        if not body:
+            return "PayloadEmpty"
+        if len(body) > 4096:
+            return "PayloadTooLarge"
+        try:
+            if "aps" not in json.loads(body):
+                return "PayloadNotAPNs"
+        except ValueError:
+            return "PayloadNotJSON"
+        return None
+
+    def serve(self, sock):
+        with self.lock:
+            self.connections += 1
+            number = self.connections
+        conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
+        conn.initiate_connection()
+        conn.update_settings({h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: 1000})
+        sock.sendall(conn.data_to_send())
+        requests = {}
+        closing = False
+        try:
+            while not closing:
+                data = sock.recv(65536)
+                if not data:
+                    break
+                try:
+                    events = conn.receive_data(data)
+                except h2.exceptions.ProtocolError:
+                    break
+                for event in events:
+                    if isinstance(event, h2.events.RequestReceived):
+                        requests[event.stream_id] = (dict(event.headers), bytearray())
+                    elif isinstance(event, h2.events.DataReceived):
+                        if event.stream_id in requests:
+                            requests[event.stream_id][1].extend(event.data)
+                        conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                    elif isinstance(event, h2.events.StreamEnded) and event.stream_id in requests and not closing:
+                        headers, body = requests.pop(event.stream_id)
+                        closing = self.answer(conn, number, event.stream_id, headers, bytes(body))
+                    elif isinstance(event, h2.events.StreamReset):
+                        requests.pop(event.stream_id, None)
+                sock.sendall(conn.data_to_send())
+        except (OSError, ssl.SSLError):
+            pass
+        finally:
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+    def answer(self, conn, number, stream, headers, body):
+        """Answers one request; True when the connection is to be closed after it."""
+        problem = self.problem(headers, body)
+        token_problem, iat = self.token_problem(headers.get("authorization", ""))
+        match = DEVICE.match(headers.get(":path", ""))
+        device = match.group(1).lower() if match else None
+        if problem or token_problem:
+            status, reason = (403, token_problem) if token_problem and not problem else (400, problem)
+            answer = [status, reason]
+        else:
+            with self.lock:
+                queue = self.answers.get(device, [])
+                answer = queue.pop(0) if queue else [200]
+        with self.lock:
+            self.processed += 1
+            goaway = self.goaway_after is not None and self.processed == self.goaway_after
+            if goaway:
+                self.goaway_after = None
+            entry = {"connection": number, "stream": stream, "device": device, "apns-id": headers.get("apns-id"),
+                     "iat": iat, "answer": answer[0], "reason": answer[1] if len(answer) > 1 else None,
+                     "problem": problem or token_problem}
+            self.log.write(json.dumps(entry) + "\n")
+        if answer[0] != "stall":
+            status = answer[0]
+            reply = [(":status", str(status)), ("apns-id", headers.get("apns-id", ""))]
+            if status == 200:
+                conn.send_headers(stream, reply, end_stream=True)
+            else:
+                detail = {"reason": answer[1]}
+                if status == 410:
+                    detail["timestamp"] = int(time.time() * 1000)
+                payload = json.dumps(detail).encode()
+                conn.send_headers(stream, reply + [("content-type", "application/json"),
+                                                   ("content-length", str(len(payload)))])
+                conn.send_data(stream, payload, end_stream=True)
+        if goaway:
+            conn.close_connection(last_stream_id=stream)
+        return goaway
+
+
+def main():
+    folder, public_key, kid, team, topic, script = sys.argv[1:7]
+    self_signed(folder)
+    standin = StandIn(folder, public_key, kid, team, topic, json.loads(script))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(folder + "/cert.pem", folder + "/key.pem")
+    context.set_alpn_protocols(["h2"])
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+
+    def accept():
+        while True:
+            try:
+                client, _ = listener.accept()
+                tls = context.wrap_socket(client, server_side=True)
+            except (OSError, ssl.SSLError):
+                continue
+            threading.Thread(target=standin.serve, args=(tls,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    print(f"listening {listener.getsockname()[1]}", flush=True)
+    sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()
