@@ -473,8 +473,7 @@ private func parseListen(_ parsed: ParsedArguments, spec: CommandSpec) throws(Us
     }
     func tokens(_ option: String) throws(UsageError) -> [String] {
         let values = parsed.all(option).map { $0.lowercased() }
-        for value in values where !(APNsRules.deviceTokenLengths.contains(value.count) && value.count % 2 == 0
-                                    && value.allSatisfy({ $0.isHexDigit })) {
+        for value in values where !APNsRules.isDeviceToken(value) {
             throw fail("--\(option) takes a device token in hex (64 digits for today's devices), not '\(value)'")
         }
         return values
@@ -509,8 +508,19 @@ private func parseSend(_ arguments: [String], environment: [String: String]) thr
         return value
     }
     let ready = parsed.positionals == ["-"]
+    let batch = parsed.has("batch")
     var alert: EncryptRequest?
-    if !ready {
+    if batch {
+        let request = try alertOptions(parsed, spec: spec, stdinIsBody: false)
+        guard request.fields.isEmpty, request.url == nil, request.body == .none, request.data.isEmpty, request.timeToLive == nil,
+              parsed.positionals.isEmpty else {
+            throw fail("--batch reads every device and alert from stdin as JSON lines; alert options cannot be combined with it")
+        }
+        guard parsed.all("device").isEmpty, parsed.value("devices") == nil else {
+            throw fail("--batch names each device in its line ({\"device\": TOKEN, …}); --device and --devices cannot be combined with it")
+        }
+        alert = request
+    } else if !ready {
         let request = try alertOptions(parsed, spec: spec, stdinIsBody: false)
         guard request.fields.title != nil || request.body != .none else {
             throw fail("nothing to send: give --title, --body, a BODY argument, or '-' to send a ready payload from stdin")
@@ -525,11 +535,11 @@ private func parseSend(_ arguments: [String], environment: [String: String]) thr
         throw fail("stdin can carry the payload ('-') or the devices (--devices -), not both")
     }
     let devices = parsed.all("device").map { $0.lowercased() }
-    for device in devices where !(APNsRules.deviceTokenLengths.contains(device.count) && device.count % 2 == 0 && device.allSatisfy(\.isHexDigit)) {
+    for device in devices where !APNsRules.isDeviceToken(device) {
         throw fail("--device takes a device token in hex (64 digits for today's devices), not '\(device)'")
     }
-    guard !devices.isEmpty || devicesFile != nil else {
-        throw fail("no devices: give --device TOKEN (repeatable) or --devices FILE")
+    guard !devices.isEmpty || devicesFile != nil || batch else {
+        throw fail("no devices: give --device TOKEN (repeatable), --devices FILE or --batch")
     }
     if parsed.has("sandbox"), parsed.has("production") { throw fail("--sandbox and --production contradict each other") }
     var endpoint = parsed.has("sandbox") ? SendRequest.sandbox : SendRequest.production

@@ -109,14 +109,21 @@ enum InputFiles {
     /// Reads a whole file, or stdin for `-`.
     static func read(_ source: String) throws -> [UInt8] {
         if source == "-" { return try readAll(0, name: "stdin") }
-        let descriptor = open(source, O_RDONLY | O_CLOEXEC)
+        let descriptor = try open(source)
+        defer { close(descriptor) }
+        return try readAll(descriptor, name: source)
+    }
+
+    /// Opens a file for reading (the caller closes it), or gives stdin for `-`.
+    static func open(_ source: String) throws -> Int32 {
+        if source == "-" { return 0 }
+        let descriptor = Glibc.open(source, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             let reason = String(cString: strerror(errno))
             throw CLIFailure(errno == ENOENT ? .noInput : errno == EACCES ? .noPermission : .ioError,
                              "cannot read \(source): \(reason)")
         }
-        defer { close(descriptor) }
-        return try readAll(descriptor, name: source)
+        return descriptor
     }
 
     /// Reads stdin, but no more than `limit` bytes: a caller that cannot use more learns

@@ -14,6 +14,10 @@ enum ExitStatus: Int32 {
     case temporaryFailure = 75
     case noPermission = 77
     case configuration = 78
+    /// Stopped by SIGINT (128 + 2), after finishing what was under way.
+    case interrupted = 130
+    /// Stopped by SIGTERM (128 + 15), after finishing what was under way.
+    case terminated = 143
 }
 
 /// A failure found by the CLI itself (reading an input file, say), with its exit code.

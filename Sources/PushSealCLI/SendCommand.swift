@@ -1,33 +1,45 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 import PushSeal
 import SealCrypto
 
-/// Runs `pushseal send`: seals the alert once (or takes the ready payload on stdin), sends
-/// it to every device over one HTTP/2 connection and prints one result per device, in order.
+/// Runs `pushseal send`: seals the alert once (or takes the ready payload on stdin, or seals
+/// each `--batch` line), sends it to every device over one HTTP/2 connection and prints one
+/// result per device, in order.
+///
+/// A first SIGINT or SIGTERM, or stdout failing, stops taking devices; the answers in
+/// flight are still awaited and printed. A second signal exits at once.
 func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
+    // Set before any thread starts, so every later thread inherits the blocked signals.
+    let stop = try StopRequest()
+    let stoppedBy = Locked<(signal: Int32?, sending: Bool)>((nil, false))
+    let signals = StopSignals(first: { signal in
+        // Before the first request there is nothing to finish: stop as the signal says.
+        guard stoppedBy.withLock({ state in
+            state.signal = signal
+            return state.sending
+        }) else { exit(128 + signal) }
+        stop.request()
+    }, second: { signal in
+        console.flush()
+        exit(128 + signal)
+    })
+    defer { signals.restore() }
+
+    let sealer: PayloadSealer?
     let payload: [UInt8]
     if let alert = request.alert {
         let keyring = try KeyringStore(folder: request.keysFolder).load()
-        let sealer = try PayloadSealer(keyring: keyring, field: alert.field, pad: alert.pad, fallback: alert.fallback)
-        payload = try sealedPayload(alert, sealer: sealer)
+        let made = try PayloadSealer(keyring: keyring, field: alert.field, pad: alert.pad, fallback: alert.fallback)
+        (sealer, payload) = alert.batch ? (made, []) : (made, try sealedPayload(alert, sealer: made))
     } else {
-        payload = try readyPayload(pushType: request.pushType)
+        (sealer, payload) = (nil, try readyPayload(pushType: request.pushType))
     }
-    let keyBytes = try InputFiles.read(request.authKey)
-    let key: ES256Key
-    do {
-        key = try ES256Key(pem: keyBytes)
-        guard key.canSign else { throw SealCryptoError(.invalidKey, "a public key cannot sign") }
-    } catch let error as SealCryptoError {
-        throw CLIFailure(.dataError, "\(request.authKey) is not an APNs signing key (\(error.reason)); give the .p8 file Apple made")
-    }
-    // The provider token is kept beside the keys; a sender of ready payloads may have none yet.
-    if mkdir(request.keysFolder, 0o700) != 0, errno != EEXIST {
-        throw CLIFailure(.cannotCreate, "cannot create \(request.keysFolder) for the provider token: \(String(cString: strerror(errno)))")
-    }
-    let tokens = ProviderTokenCache(folder: request.keysFolder, key: key, keyID: request.keyID, teamID: request.teamID)
+    let tokens = try providerTokens(request)
+    // Minted (or read) before connecting: a cache that cannot be kept is a setup error.
+    _ = try tokens.token()
 
     let tally = Locked<[Sender.Result.Outcome: Int]>([:])
     let json = request.json
@@ -41,26 +53,111 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
         },
         emit: { result in
             tally.withLock { $0[result.outcome, default: 0] += 1 }
-            console.write(Array((json ? resultJSON(result) : resultText(result)).utf8) + [UInt8(ascii: "\n")])
+            // Results nobody can read stop the sending: the rest would go out unreported.
+            guard console.write(Array((json ? resultJSON(result) : resultText(result)).utf8) + [UInt8(ascii: "\n")]) else {
+                return stop.request()
+            }
         })
+    stoppedBy.withLock { $0.sending = true }
+    if let signal = stoppedBy.withLock({ $0.signal }) { exit(128 + signal) }
+    // Results reach a pipe within a tenth of a second even when answers trickle in.
+    let flusher = DispatchSource.makeTimerSource(queue: .global())
+    flusher.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
+    flusher.setEventHandler { if !console.flush() { stop.request() } }
+    flusher.resume()
+
+    var badLines = (count: 0, of: 0)
     do {
-        for device in request.devices { try sender.add(device: device, payload: payload) }
-        if let file = request.devicesFile {
-            try forEachDevice(in: file) { try sender.add(device: $0, payload: payload) }
+        if let sealer, request.alert?.batch == true {
+            badLines = try sendBatch(sealer: sealer, sender: sender, stop: stop, console: console)
+        } else {
+            for device in request.devices {
+                guard !stop.isRequested else { break }
+                try sender.add(device: device, payload: payload)
+            }
+            if let file = request.devicesFile {
+                try forEachDevice(in: file, stop: stop) { try sender.add(device: $0, payload: payload) }
+            }
         }
     } catch is SendError {
-        // Reported below, once.
+        // The endpoint failed as a whole: reported below, once.
     }
     sender.finish()
+    flusher.cancel()
     try console.finish()
     if let failure = sender.failure {
         throw CLIFailure(failure.code == .untrusted ? .configuration : .temporaryFailure,
                          failure.message + (failure.code == .untrusted ? "; give --cacert FILE to trust it" : ""))
     }
+    if let signal = stoppedBy.withLock({ $0.signal }) {
+        console.error("stopped by \(signal == SIGINT ? "SIGINT" : "SIGTERM"): devices after the last result were not sent")
+        return signal == SIGINT ? .interrupted : .terminated
+    }
+    if badLines.count > 0 {
+        console.error("\(badLines.count) of \(badLines.of) lines were not sent")
+        return .dataError
+    }
     let counts = tally.withLock { $0 }
     if counts[.refused, default: 0] > 0 { return .unavailable }
     if counts[.failed, default: 0] > 0 { return .temporaryFailure }
     return .ok
+}
+
+/// The provider token cache for the request's .p8, team and key id.
+private func providerTokens(_ request: SendRequest) throws -> ProviderTokenCache {
+    let keyBytes = try InputFiles.read(request.authKey)
+    let key: ES256Key
+    do {
+        key = try ES256Key(pem: keyBytes)
+        guard key.canSign else { throw SealCryptoError(.invalidKey, "a public key cannot sign") }
+    } catch let error as SealCryptoError {
+        throw CLIFailure(.dataError, "\(request.authKey) is not an APNs signing key (\(error.reason)); give the .p8 file Apple made")
+    }
+    // The provider token is kept beside the keys; a sender of ready payloads may have none yet.
+    if mkdir(request.keysFolder, 0o700) != 0, errno != EEXIST {
+        throw CLIFailure(.cannotCreate, "cannot create \(request.keysFolder) for the provider token: \(String(cString: strerror(errno)))")
+    }
+    return ProviderTokenCache(folder: request.keysFolder, key: key, keyID: request.keyID, teamID: request.teamID)
+}
+
+/// `--batch`: each JSON line names a device and its own alert, sealed on its own (a line's
+/// ttl is its apns-expiration too). A bad line is reported with its number and skipped.
+/// Returns how many lines were bad, of how many.
+private func sendBatch(sealer: PayloadSealer, sender: Sender, stop: StopRequest, console: Console) throws -> (count: Int, of: Int) {
+    var reader = LineReader(descriptor: 0, stop: stop)
+    var number = 0
+    var bad = 0
+    try reader.forEachLine { line in
+        number += 1
+        guard !line.isBlankLine else { return }
+        let sealed: (device: String, payload: [UInt8], expiration: String?)
+        do {
+            sealed = try batchLine(line, sealer: sealer)
+        } catch {
+            bad += 1
+            return console.error("line \(number): \(error)")
+        }
+        try sender.add(device: sealed.device, payload: sealed.payload, expiration: sealed.expiration)
+    }
+    return (bad, number)
+}
+
+/// One `--batch` line: its device, its sealed payload and its own expiration, if any.
+private func batchLine(_ line: UnsafeRawBufferPointer, sealer: PayloadSealer) throws -> (device: String, payload: [UInt8], expiration: String?) {
+    guard case .object(let object) = try JSONParser.parse(line) else {
+        throw PayloadError(.invalidAlert, "the line is not a JSON object")
+    }
+    guard case .string(let given)? = object["device"] else {
+        throw PayloadError(.invalidAlert, "the line has no \"device\" (the device token in hex)")
+    }
+    let device = given.lowercased()
+    guard APNsRules.isDeviceToken(device) else {
+        throw PayloadError(.invalidAlert, "\"device\" is not a device token in hex")
+    }
+    let request = try AlertRequest(json: JSONObject(object.filter { $0.key != "device" }))
+    let now = Timestamp.now()
+    let expiration = request.timeToLive.map { String(now + $0.components.seconds) }
+    return (device, try sealer.payload(for: try request.alert(now: now)), expiration)
 }
 
 /// `pushseal-curl`, beside this binary (or where PUSHSEAL_CURL says).
@@ -87,15 +184,18 @@ private func readyPayload(pushType: String) throws -> [UInt8] {
     return bytes
 }
 
-/// Each token in a devices file (one per line; blank lines and # comments skipped).
-private func forEachDevice(in file: String, _ body: (String) throws -> Void) throws {
-    let bytes = try InputFiles.read(file)
+/// Each token in a devices file or stdin (one per line; blank lines and # comments
+/// skipped), read as it comes, until `stop` is requested.
+private func forEachDevice(in file: String, stop: StopRequest, _ body: (String) throws -> Void) throws {
+    let descriptor = try InputFiles.open(file)
+    defer { if descriptor != 0 { close(descriptor) } }
+    var reader = LineReader(descriptor: descriptor, stop: stop)
     var number = 0
-    for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+    try reader.forEachLine { line in
         number += 1
         let text = String(String(decoding: line, as: UTF8.self).filter { !$0.isWhitespace }).lowercased()
-        guard !text.isEmpty, !text.hasPrefix("#") else { continue }
-        guard APNsRules.deviceTokenLengths.contains(text.count), text.count % 2 == 0, text.allSatisfy({ $0.isHexDigit }) else {
+        guard !text.isEmpty, !text.hasPrefix("#") else { return }
+        guard APNsRules.isDeviceToken(text) else {
             throw CLIFailure(.dataError, "\(file) line \(number): not a device token in hex")
         }
         try body(text)

@@ -237,7 +237,7 @@ enum Specs {
 
     static let send = CommandSpec(
         name: ["send"], overview: "Seal an alert and deliver it to APNs over HTTP/2, one result line per device.",
-        usage: "pushseal send --device TOKEN...|--devices FILE|- --topic BUNDLE --auth-key F.p8 --key-id K --team-id T [alert options] [BODY...]\n       pushseal encrypt ... | pushseal send --device TOKEN... [options] -",
+        usage: "pushseal send --device TOKEN...|--devices FILE|- --topic BUNDLE --auth-key F.p8 --key-id K --team-id T [alert options] [BODY...]\n       pushseal encrypt ... | pushseal send --device TOKEN... [options] -\n       pushseal send --batch [options] < alerts.jsonl",
         options: alertFieldOptions.map(\.option) + [
             OptionSpec("message", short: "m", value: "body", help: "Same as --body."),
             OptionSpec("url", value: "url", help: "URL for the app to open, sealed as data.url."),
@@ -249,6 +249,7 @@ enum Specs {
             OptionSpec("pad", value: "bytes", environment: "PUSHSEAL_PAD", help: "Pad the sealed alert to a multiple of this (default: 32)."),
             OptionSpec("device", value: "token", repeatable: true, help: "A device token (hex) to send to."),
             OptionSpec("devices", value: "file", help: "Device tokens, one per line ('-': stdin; blank lines and # comments skipped)."),
+            OptionSpec("batch", help: "Read JSON lines on stdin, each a device and its own alert: {\"device\": TOKEN, \"title\": …}."),
             OptionSpec("topic", value: "bundle", environment: "PUSHSEAL_TOPIC", help: "apns-topic: the app's bundle id (required)."),
             OptionSpec("auth-key", value: "file", environment: "PUSHSEAL_AUTH_KEY", help: "The .p8 signing key from Apple (read from the file; never give it as an argument)."),
             OptionSpec("key-id", value: "keyid", environment: "PUSHSEAL_KEY_ID", help: "The .p8 key's id (kid)."),
@@ -272,6 +273,11 @@ enum Specs {
           BODY...   The body as words. '-' instead sends a ready payload read from stdin (what
                     'pushseal encrypt' printed) to every device.
 
+        BATCH LINES (--batch): one JSON object per line: "device" (hex) and the alert's own
+          fields as in 'pushseal encrypt --batch' (title, subtitle, body, level, url, data,
+          ttl, ...). Each line is sealed on its own; a line's ttl also sets its
+          apns-expiration. A bad line is reported on stderr with its number and skipped.
+
         RESULTS: one line per device, in the order given: 'ok TOKEN APNS-ID', or
           'fail TOKEN STATUS REASON [TIMESTAMP]'. With --json: {"device","status"
           (ok, refused, failed),"http-status","apns-id","reason","timestamp","attempts",
@@ -284,9 +290,13 @@ enum Specs {
         RETRIES: 429, 500, 503 and requests that got no answer are sent again with
           exponential backoff and jitter, at most --retries times; other refusals are final.
 
+        STOPPING: a first SIGINT or SIGTERM stops taking devices; the answers in flight are
+          awaited and printed, then pushseal exits 130 (SIGINT) or 143 (SIGTERM). A second
+          signal exits at once.
+
         EXIT STATUS: 0 every device accepted; 69 some refused for good; 75 only temporary
-          failures left; 64 usage; 65 a bad payload or .p8; 66 a missing file; 74 results
-          could not be written.
+          failures left; 64 usage; 65 a bad payload, batch line or .p8; 66 a missing file;
+          74 results could not be written (sending stops: nobody would see them).
 
         EXAMPLES:
           pushseal send --device "$TOKEN" --topic com.example.app -t "Deploy" -b "api-7 is live"

@@ -182,6 +182,74 @@ struct SendTests {
         #expect(listener.finish().stdout.isEmpty, "nothing reached the listener")
     }
 
+    @Test func batchLinesEachCarryTheirOwnDeviceAndAlert() throws {
+        let sending = try SendTests.Sending()
+        let listener = try sending.listener()
+        let (first, second, third) = (String(format: "%064x", 1), String(format: "%064x", 2), String(format: "%064x", 3))
+        let lines = """
+            {"device": "\(first)", "title": "Build 41", "body": "passed"}
+            {"device": "\(second)", "title": "Build 42", "body": "failed", "level": "time-sensitive", "ttl": "1h"}
+
+            {"title": "no device"}
+            {"device": "\(third)", "title": "Build 43", "data": {"run": 43}}
+            """
+        let run = try sending.send(to: listener, ["--batch", "--json"], stdin: lines + "\n")
+        #expect(run.status == 65, "a bad line: \(run.stderr)")
+        #expect(run.stderr.contains("line 4: ") && run.stderr.contains("no \"device\""), "\(run.stderr)")
+        #expect(run.stderr.contains("1 of 5 lines were not sent"))
+        let results = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(results.map { $0["device"] as? String } == [first, second, third])
+        #expect(results.allSatisfy { $0["status"] as? String == "ok" })
+        let records = Dictionary(uniqueKeysWithValues: listener.finish().stdout.split(separator: "\n").map {
+            let record = jsonObject(String($0))
+            return (record["device"] as! String, record)
+        })
+        #expect(records[first]?["title"] as? String == "Build 41")
+        #expect(records[second]?["body"] as? String == "failed")
+        #expect(records[third]?["title"] as? String == "Build 43")
+        #expect(records[first]?["apns-expiration"] == nil || records[first]?["apns-expiration"] is NSNull)
+        let expiration = Int(records[second]?["apns-expiration"] as? String ?? "") ?? 0
+        #expect(abs(expiration - Int(Date().timeIntervalSince1970) - 3_600) < 120, "the line's ttl is its apns-expiration")
+    }
+
+    @Test func aSignalStopsTakingDevicesAndPrintsWhatWasInFlight() throws {
+        let sending = try SendTests.Sending()
+        let listener = try sending.listener()
+        let send = try RunningProcess([
+            "send", "--keys", sending.keyring.keys, "--endpoint", listener.url, "--cacert", sending.keyring.keys + "/tls-cert.pem",
+            "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
+            "--devices", "-", "-b", "until stopped",
+        ])
+        send.send((1...5).map { String(format: "%064x\n", $0) }.joined())
+        #expect(eventually(within: .seconds(20)) { send.stdoutSoFar.split(separator: "\n").count == 5 })
+        send.signal(SIGTERM)
+        let run = send.wait(atMost: .seconds(30))
+        #expect(run.status == 143, "\(run.stderr)")
+        #expect(run.stdout.split(separator: "\n").count == 5)
+        #expect(run.stderr == "error: stopped by SIGTERM: devices after the last result were not sent\n")
+        #expect(listener.finish().stdout.split(separator: "\n").count == 5)
+    }
+
+    @Test func resultsThatCannotBeWrittenAndATokenThatCannotBeKeptAreErrors() throws {
+        let sending = try SendTests.Sending()
+        let listener = try sending.listener()
+        let full = try shell("""
+            "$PUSHSEAL" send --keys "$KEYS" --endpoint "$URL" --cacert "$KEYS/tls-cert.pem" --topic "$TOPIC" --auth-key "$P8" \\
+              --key-id KEY1234567 --team-id TEAM123456 --device "$DEVICE" -b "to a full disk" > /dev/full
+            """, environment: ["KEYS": sending.keyring.keys, "URL": listener.url, "TOPIC": topic, "P8": sending.p8,
+                               "DEVICE": deviceToken])
+        #expect(full.status == 74)
+        #expect(full.stderr.hasPrefix("error: cannot write to stdout") && full.stderr.split(separator: "\n").count == 1, "\(full.stderr)")
+        // Where the token should be kept, a folder stands: nothing can be sent with it.
+        try FileManager.default.removeItem(atPath: sending.tokenFile)
+        try FileManager.default.createDirectory(atPath: sending.tokenFile, withIntermediateDirectories: false)
+        let unkept = try sending.send(to: listener, ["--device", deviceToken, "-b", "x"])
+        #expect(unkept.status == 74, "\(unkept.stderr)")
+        #expect(unkept.stderr.contains("cannot keep the provider token") && unkept.stderr.split(separator: "\n").count == 1)
+        #expect(unkept.stdout.isEmpty)
+        #expect(listener.finish().stdout.split(separator: "\n").count == 1, "only the first send went out")
+    }
+
     @Test(arguments: [
         (["--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T", "-b", "x"], "no devices"),
         (["--device", "xyz", "--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T", "-b", "x"], "--device takes a device token in hex"),
@@ -190,6 +258,9 @@ struct SendTests {
         (["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T", "-b", "x", "--priority", "7"], "--priority is 10"),
         (["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T", "-t", "x", "-"], "alert options cannot be combined"),
         (["--devices", "-", "--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T", "-"], "not both"),
+        (["--batch", "-t", "x", "--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T"], "alert options cannot be combined"),
+        (["--batch", "--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T"], "--device and --devices cannot"),
+        (["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T", "--timeout", "1ms", "-b", "x"], "--timeout must be a duration"),
     ])
     func badSendOptionsAreUsageErrors(arguments: [String], message: String) throws {
         let run = try pushseal(["send"] + arguments)
@@ -299,7 +370,10 @@ struct SendStandInTests {
         let lines = run.stdout.split(separator: "\n")
         #expect(lines.count == 400 && lines.allSatisfy { $0.hasPrefix("ok ") })
         let log = standIn.log
-        #expect(log.compactMap { $0["device"] as? String }.sorted() == devices, "each processed exactly once")
+        let processed = log.compactMap { $0["device"] as? String }
+        #expect(Set(processed) == Set(devices), "every device processed")
+        #expect(Dictionary(grouping: processed, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted() == [],
+                "none processed twice")
         #expect(Set(log.compactMap { $0["connection"] as? Int }).count >= 2, "a new connection after the GOAWAY")
     }
 

@@ -30,6 +30,13 @@ public struct APNsRules: Sendable {
     /// Device tokens are hex: 32 bytes today, up to 100 allowed for.
     public static let deviceTokenLengths = 64...200
 
+    /// A device token as APNs takes it: ASCII hex, an even number of digits, of a length
+    /// devices use. (Character.isHexDigit would also let fullwidth digits through.)
+    public static func isDeviceToken(_ text: some StringProtocol) -> Bool {
+        deviceTokenLengths.contains(text.utf8.count) && text.utf8.count % 2 == 0
+            && text.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) }
+    }
+
     /// A request as the listener judges it.
     public enum Verdict: Sendable {
         case accepted(identifier: String, arrival: APNsArrival)
@@ -78,10 +85,7 @@ public struct APNsRules: Sendable {
         if let type = arrival.pushType, !Self.pushTypes.contains(type) { return reject(.invalidPushType) }
         guard let device else { return reject(.badPath) }
         guard !device.isEmpty else { return reject(.missingDeviceToken) }
-        guard Self.deviceTokenLengths.contains(device.utf8.count), device.utf8.count % 2 == 0,
-              device.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) }) else {
-            return reject(.badDeviceToken)
-        }
+        guard Self.isDeviceToken(device) else { return reject(.badDeviceToken) }
         let token = device.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x46 }) ? device.lowercased() : device
         if unregistered.contains(token) { return reject(.unregistered) }
         if !devices.isEmpty, !devices.contains(token) { return reject(.badDeviceToken) }

@@ -64,6 +64,8 @@ public final class Sender: Sendable {
         let seq: Int
         let device: String
         let payload: [UInt8]
+        /// This notification's apns-expiration, when it has its own (a batch line's ttl).
+        let expiration: String?
         let apnsID: String
         let start: ContinuousClock.Instant
         var attempts = 0
@@ -109,7 +111,8 @@ public final class Sender: Sendable {
     }
 
     /// Sends `payload` to `device`; waits while `window` results are pending.
-    public func add(device: String, payload: [UInt8]) throws {
+    /// - Parameter expiration: apns-expiration for this one, instead of the settings'.
+    public func add(device: String, payload: [UInt8], expiration: String? = nil) throws {
         if let failure { throw failure }
         room.wait()
         outstanding.enter()
@@ -117,7 +120,8 @@ public final class Sender: Sendable {
             defer { next += 1 }
             return next
         }
-        let item = Pending(seq: seq, device: device, payload: payload, apnsID: ReceivedInput.newIdentifier(), start: .now)
+        let item = Pending(seq: seq, device: device, payload: payload, expiration: expiration,
+                           apnsID: ReceivedInput.newIdentifier(), start: .now)
         try submit(item, id: UInt32(truncatingIfNeeded: seq))
     }
 
@@ -138,7 +142,7 @@ public final class Sender: Sendable {
             TransportFrame.Header("authorization", "bearer " + item.token),
         ]
         if let priority = settings.priority { headers.append(.init("apns-priority", priority)) }
-        if let expiration = settings.expiration { headers.append(.init("apns-expiration", expiration)) }
+        if let expiration = item.expiration ?? settings.expiration { headers.append(.init("apns-expiration", expiration)) }
         if let collapse = settings.collapseID { headers.append(.init("apns-collapse-id", collapse)) }
         let request = TransportFrame.Request(id: id, path: "/3/device/" + item.device, headers: headers, body: item.payload)
         pending.withLock { $0[id] = item }

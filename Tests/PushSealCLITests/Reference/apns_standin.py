@@ -16,7 +16,8 @@ provider tokens verified with `cryptography`. Nothing here is pushseal's code.
   [200], ["stall"], ...]}, "goaway_after": N}. Each request for a device takes the next
   answer of its list (200 once the list is used up); "stall" never answers that stream.
   After the Nth processed request the connection gets a GOAWAY naming that request's
-  stream as the last one processed, and is closed.
+  stream as the last one processed; later requests on it are not processed, and it is
+  closed when the client closes it (or after two seconds).
 - Appends one JSON line per request it processed to FOLDER/log.jsonl: connection, stream,
   device, apns-id, the token's iat, the answer (or "stall"), and any problem.
 """
@@ -150,10 +151,17 @@ class StandIn:
         requests = {}
         closing = False
         try:
-            while not closing:
-                data = sock.recv(65536)
+            while True:
+                try:
+                    data = sock.recv(65536)
+                except socket.timeout:
+                    break
                 if not data:
                     break
+                if closing:
+                    # h2 takes no frames after its own GOAWAY; what still comes is
+                    # drained unread until the client closes.
+                    continue
                 try:
                     events = conn.receive_data(data)
                 except h2.exceptions.ProtocolError:
@@ -167,7 +175,12 @@ class StandIn:
                         conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
                     elif isinstance(event, h2.events.StreamEnded) and event.stream_id in requests and not closing:
                         headers, body = requests.pop(event.stream_id)
-                        closing = self.answer(conn, number, event.stream_id, headers, bytes(body))
+                        if self.answer(conn, number, event.stream_id, headers, bytes(body)):
+                            # As a server going away does: no new work, but the client
+                            # reads the answers and the GOAWAY before the socket closes
+                            # (closing at once could reset them away).
+                            closing = True
+                            sock.settimeout(2)
                     elif isinstance(event, h2.events.StreamReset):
                         requests.pop(event.stream_id, None)
                 sock.sendall(conn.data_to_send())
