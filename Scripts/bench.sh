@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Side-by-side figures for pushseal, measured in one run on this machine: a C tool (jose),
 # the same work in Python (Scripts/bench/ps1_python.py), OpenSSL's own AES-GCM ceiling, and
-# for `receive --listen`, nghttpd answering the same h2load requests with a static 200.
+# for `receive --listen`, nghttpd answering the same h2load requests with a static 200; for
+# `send`, aioapns and a shell loop of curl sending to the same listener.
 # Prints one table of medians. A benchmark, not a test: it never fails on a number.
 #   Scripts/bench.sh            (BENCH_LINES=100000 BENCH_FILES=10000 BENCH_RUNS=5 by default)
 set -euo pipefail
@@ -29,6 +30,7 @@ Scripts/setup.sh
 bin="$(swift build -c release --static-swift-stdlib -Xswiftc -static-executable ${SWIFT_FLAGS:-} --show-bin-path)"
 pushseal="$bin/pushseal"
 python_ps1="$PWD/Scripts/bench/ps1_python.py"
+bench_scripts="$PWD/Scripts/bench"
 cores=$(nproc)
 
 work=$(mktemp -d)
@@ -152,8 +154,93 @@ for _ in $(seq "$runs"); do
   if [ "$rss" -gt "$ps_rss" ]; then ps_rss=$rss; fi
 done
 med() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+echo "bench: send --batch to receive --listen (TLS), beside aioapns and a shell loop of curl" >&2
+send_count=${BENCH_SEND:-100000}
+aioapns_count=${BENCH_AIOAPNS:-20000}
+curl_count=${BENCH_CURL:-200}
+python3 - "$send_count" "$aioapns_count" <<'PY'
+import json, sys
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+key = ec.generate_private_key(ec.SECP256R1())
+open("AuthKey.p8", "wb").write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+open("AuthKey.pub.pem", "wb").write(key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+with open("send-batch.jsonl", "w") as out, open("aioapns-alerts.jsonl", "w") as alerts:
+    for i in range(int(sys.argv[1])):
+        alert = {"title": f"Build {i} finished", "body": "pipeline green on main, 4m12s"}
+        out.write(json.dumps({"device": f"{i + 1:064x}", **alert}) + "\n")
+        if i < int(sys.argv[2]):
+            alerts.write(json.dumps(alert) + "\n")
+PY
+head -n $((send_count / 10)) send-batch.jsonl > send-batch-tenth.jsonl
+# aioapns gets the same alerts already sealed (it cannot seal): the comparison favours it.
+"$pushseal" encrypt --batch < aioapns-alerts.jsonl | python3 -c "
+import json, sys
+for i, payload in enumerate(sys.stdin):
+    print(json.dumps({'device': f'{i + 1:064x}', 'payload': json.loads(payload)}))" > aioapns-lines.jsonl
+send_options=(--topic com.example.app --auth-key AuthKey.p8 --key-id KEY1234567 --team-id TEAM123456 --cacert Keys/tls-cert.pem)
+start_listener() {
+  rm -f send-listen.err
+  "$pushseal" receive --listen 127.0.0.1:0 --provider-key KEY1234567=AuthKey.pub.pem --team TEAM123456 --json \
+    > send-listen.jsonl 2> send-listen.err &
+  listener=$!
+  for _ in $(seq 200); do grep -q 'listening on' send-listen.err 2>/dev/null && break; sleep 0.05; done
+  send_url=$(grep -o 'https://[^ ]*' send-listen.err | head -1)
+}
+stop_listener() { kill -TERM "$listener"; wait "$listener" || true; }
+send_rates=(); aioapns_rates=(); send_rss=0; send_ok=0; send_records=0
+for _ in $(seq "$runs"); do
+  start_listener
+  /usr/bin/time -f '%e %M' -o send.time "$pushseal" send --batch --endpoint "$send_url" "${send_options[@]}" \
+    < send-batch.jsonl > send-results.txt
+  read -r seconds rss < send.time
+  send_rates+=("$(python3 -c "print($send_count / max($seconds, 0.01))")")
+  send_ok=$(grep -c '^ok ' send-results.txt || true)
+  if [ "$rss" -gt "$send_rss" ]; then send_rss=$rss; fi
+  python3 "$bench_scripts/send_aioapns.py" "${send_url##*:}" Keys/tls-cert.pem AuthKey.p8 KEY1234567 TEAM123456 \
+    com.example.app aioapns-lines.jsonl > aioapns.out 2> aioapns.err || { echo "bench: aioapns failed:" >&2; cat aioapns.err >&2; }
+  read -r _ aio_ok aio_seconds < aioapns.out || { aio_ok=0; aio_seconds=0; }
+  aioapns_rates+=("$(python3 -c "print($aio_ok / $aio_seconds if $aio_seconds else 0)")")
+  stop_listener
+  send_records=$(grep -c '"status":"decrypted"' send-listen.jsonl || true)
+done
+# Memory in the number of devices: the same send with a tenth of the lines.
+start_listener
+/usr/bin/time -f '%e %M' -o send-tenth.time "$pushseal" send --batch --endpoint "$send_url" "${send_options[@]}" \
+  < send-batch-tenth.jsonl > /dev/null
+read -r _ send_rss_tenth < send-tenth.time
+# One process per notification, as a shell script without pushseal sends.
+"$pushseal" encrypt -t 'Build 7 finished' -b 'pipeline green on main, 4m12s' > curl-payload.json
+jwt=$(python3 -c "
+import base64, json, time
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+b = lambda d: base64.urlsafe_b64encode(d).rstrip(b'=').decode()
+key = serialization.load_pem_private_key(open('AuthKey.p8', 'rb').read(), password=None)
+signed = b(json.dumps({'alg': 'ES256', 'kid': 'KEY1234567'}).encode()) + '.' + b(json.dumps({'iss': 'TEAM123456', 'iat': int(time.time())}).encode())
+r, s = decode_dss_signature(key.sign(signed.encode(), ec.ECDSA(hashes.SHA256())))
+print(signed + '.' + b(r.to_bytes(32, 'big') + s.to_bytes(32, 'big')))")
+curl_started=$(date +%s.%N)
+for i in $(seq "$curl_count"); do
+  curl -s -o /dev/null --http2 --cacert Keys/tls-cert.pem -H 'apns-topic: com.example.app' -H 'apns-push-type: alert' \
+    -H "authorization: bearer $jwt" --data-binary @curl-payload.json "$send_url/3/device/$(printf '%064x' "$i")"
+done
+curl_rate=$(python3 -c "import time; print($curl_count / (time.time() - $curl_started))")
+# libcurl's own ceiling here: the curl tool multiplexing 100 streams on one connection.
+python3 -c "
+for i in range($aioapns_count):
+    print(f'url = \"$send_url/3/device/{i + 1:064x}\"')
+    print('output = \"/dev/null\"')" > curl-parallel.cfg
+parallel_started=$(date +%s.%N)
+curl -s --http2 --parallel --parallel-max 100 --cacert Keys/tls-cert.pem -H 'apns-topic: com.example.app' \
+  -H 'apns-push-type: alert' -H "authorization: bearer $jwt" --data-binary @curl-payload.json -K curl-parallel.cfg
+parallel_rate=$(python3 -c "import time; print($aioapns_count / (time.time() - $parallel_started))")
+stop_listener
 ng_rate=$(med "${ng_rates[@]}"); ng_lat=$(med "${ng_p99[@]}")
 ps_rate=$(med "${ps_rates[@]}"); ps_lat=$(med "${ps_p99[@]}")
+send_rate=$(med "${send_rates[@]}"); aioapns_rate=$(med "${aioapns_rates[@]}")
 
 k=$((lines / 1000))k
 cat <<TABLE
@@ -180,6 +267,16 @@ token checked, every payload decrypted and recorded), beside nghttpd answering a
 | p99 latency | ${ps_lat} ms | ${ng_lat} ms | |
 | answered 200 / decrypted records (last run) | ${ps_ok} / ${ps_records} | | |
 | peak RSS over $listen_requests notifications | $((ps_rss / 1024)) MB | | NSE cap 24 MB |
+
+send --batch over one HTTP/2 connection (libcurl) to receive --listen over TLS (provider token
+verified, every payload decrypted and recorded by the listener on the same $cores cores):
+
+| measurement | pushseal send --batch | aioapns (Python) | shell loop of curl --http2 | ratio |
+| --- | --- | --- | --- | --- |
+| notifications/s | $(rate "$send_rate" 1) ($send_count, each sealed) | $(rate "$aioapns_rate" 1) ($aioapns_count, sealed beforehand) | $(rate "$curl_rate" 1) ($curl_count) | $(ratio "$send_rate" "$aioapns_rate") aioapns, $(ratio "$send_rate" "$curl_rate") curl |
+| accepted / decrypted records (last run) | ${send_ok} / ${send_records} | | | |
+| libcurl's ceiling: curl --parallel, 100 streams, one connection | | | $(rate "$parallel_rate" 1) ($aioapns_count) | send is $(ratio "$send_rate" "$parallel_rate") that |
+| peak RSS | $((send_rss / 1024)) MB at $((send_count / 1000))k | | | $((send_rss_tenth / 1024)) MB at $((send_count / 10000))k |
 
 Deadline lateness past a 100 ms budget, 200 notifications in flight at once:
 $(printf '%s\n' "$deadline" | sed 's/^/  /')

@@ -9,6 +9,10 @@ import SealCrypto
 /// (CURLPIPE_MULTIPLEX, one connection per host): the first request alone, so the
 /// connection and its SETTINGS are in place, then up to `maximumStreams` at once (libcurl
 /// also keeps to the server's SETTINGS_MAX_CONCURRENT_STREAMS).
+///
+/// Per request costs are what limit the rate, so easy handles are reused (libcurl's own
+/// advice: creating one is a dozen allocations and every option set again), requests are
+/// taken and answers handed on in batches, one wake-up and one write per batch.
 final class CurlSession: @unchecked Sendable {
     // Unchecked: `running` and the curl handles are used on the thread inside `run` only;
     // other threads reach the session through `pending` (locked) and curl_multi_wakeup,
@@ -20,21 +24,30 @@ final class CurlSession: @unchecked Sendable {
     private let timeoutMilliseconds: Int
     private let pending = Locked<(queue: [TransportFrame.Request], ended: Bool)>(([], false))
     private var running: [UInt32: Transfer] = [:]
+    /// Easy handles whose transfer is over, kept for the next requests.
+    private var idle: [Transfer] = []
     private var connected = false
 
-    /// One request in flight: its easy handle and what it keeps alive for libcurl.
+    /// An easy handle, and what it keeps alive for libcurl while its request is in flight.
     final class Transfer {
-        let id: UInt32
         let easy: UnsafeMutableRawPointer
-        let body: [UInt8]
+        var id: UInt32 = 0
+        var body: [UInt8] = []
         var headers: UnsafeMutablePointer<curl_slist>?
         var response: [UInt8] = []
         var apnsID = ""
 
-        init(id: UInt32, easy: UnsafeMutableRawPointer, body: [UInt8]) {
-            self.id = id
+        init(easy: UnsafeMutableRawPointer) {
             self.easy = easy
-            self.body = body
+        }
+
+        /// Ready for another request; the options that never change stay set.
+        func clear() {
+            curl_slist_free_all(headers)
+            headers = nil
+            body = []
+            response.removeAll(keepingCapacity: true)
+            apnsID = ""
         }
 
         deinit {
@@ -56,9 +69,10 @@ final class CurlSession: @unchecked Sendable {
         _ = pushseal_multi_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, self.maximumStreams)
     }
 
-    /// Queues a request; callable from any thread.
-    func enqueue(_ request: TransportFrame.Request) {
-        pending.withLock { $0.queue.append(request) }
+    /// Queues requests; callable from any thread.
+    func enqueue(_ requests: [TransportFrame.Request]) {
+        guard !requests.isEmpty else { return }
+        pending.withLock { $0.queue.append(contentsOf: requests) }
         curl_multi_wakeup(multi)
     }
 
@@ -68,8 +82,11 @@ final class CurlSession: @unchecked Sendable {
         curl_multi_wakeup(multi)
     }
 
-    /// Sends until input has ended and every request has its answer in `emit`.
-    func run(emit: (TransportFrame.Response) -> Void) {
+    /// Sends until input has ended and every request has its answer in `emit`, which gets
+    /// the answers that came together.
+    func run(emit: ([TransportFrame.Response]) -> Void) {
+        var answers: [TransportFrame.Response] = []
+        let collect: (TransportFrame.Response) -> Void = { answers.append($0) }
         while true {
             // Until the first answer, one request: it opens the connection that the
             // others then share instead of each racing to open its own.
@@ -80,27 +97,31 @@ final class CurlSession: @unchecked Sendable {
                     defer { state.queue.removeFirst(count) }
                     return (Array(state.queue.prefix(count)), state.ended)
                 }
-                for request in taken { start(request, emit: emit) }
-                if ended, taken.isEmpty, running.isEmpty, pending.withLock({ $0.queue.isEmpty }) { return }
+                for request in taken { start(request, emit: collect) }
+                if ended, taken.isEmpty, running.isEmpty, pending.withLock({ $0.queue.isEmpty }) {
+                    if !answers.isEmpty { emit(answers) }
+                    return
+                }
             }
             var active: Int32 = 0
             curl_multi_perform(multi, &active)
             var left: Int32 = 0
             while let message = curl_multi_info_read(multi, &left) {
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
-                finish(easy, result: pushseal_message_result(message), emit: emit)
+                finish(easy, result: pushseal_message_result(message), emit: collect)
+            }
+            if !answers.isEmpty {
+                emit(answers)
+                answers.removeAll(keepingCapacity: true)
             }
             curl_multi_poll(multi, nil, 0, 1_000, nil)
         }
     }
 
-    private func start(_ request: TransportFrame.Request, emit: (TransportFrame.Response) -> Void) {
-        guard let easy = curl_easy_init() else {
-            return emit(.init(id: request.id, status: 0, apnsID: "", body: [], failure: "libcurl could not make a request", unprocessed: true))
-        }
-        let transfer = Transfer(id: request.id, easy: easy, body: request.body)
-        let url = base + request.path
-        _ = pushseal_easy_pointer(easy, CURLOPT_URL, url)
+    /// A fresh easy handle with every option that is the same for each request.
+    private func makeTransfer() -> Transfer? {
+        guard let easy = curl_easy_init() else { return nil }
+        let transfer = Transfer(easy: easy)
         // HTTP/2 only, as APNs speaks: over TLS by ALPN, in the clear with prior knowledge.
         let clear = base.hasPrefix("http://")
         _ = pushseal_easy_long(easy, CURLOPT_HTTP_VERSION, Int(clear ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS))
@@ -116,16 +137,7 @@ final class CurlSession: @unchecked Sendable {
         // A stream that stalls is given up on (and retried) rather than waited for forever.
         _ = pushseal_easy_long(easy, CURLOPT_TIMEOUT_MS, timeoutMilliseconds)
         _ = pushseal_easy_long(easy, CURLOPT_POST, 1)
-        transfer.body.withUnsafeBytes { bytes in
-            _ = pushseal_easy_pointer(easy, CURLOPT_POSTFIELDS, bytes.baseAddress)
-        }
-        _ = pushseal_easy_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(transfer.body.count))
         if let caFile { _ = pushseal_easy_pointer(easy, CURLOPT_CAINFO, caFile) }
-        // libcurl's form content type means nothing to APNs; leave it out.
-        var list = curl_slist_append(nil, "Content-Type:")
-        for header in request.headers { list = curl_slist_append(list, "\(header.name): \(header.value)") }
-        transfer.headers = list
-        _ = pushseal_easy_pointer(easy, CURLOPT_HTTPHEADER, list)
         let user = Unmanaged.passUnretained(transfer).toOpaque()
         _ = pushseal_easy_pointer(easy, CURLOPT_PRIVATE, user)
         _ = pushseal_easy_pointer(easy, CURLOPT_WRITEDATA, user)
@@ -142,14 +154,36 @@ final class CurlSession: @unchecked Sendable {
         _ = pushseal_easy_callback(easy, CURLOPT_HEADERFUNCTION) { data, size, count, user in
             let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
             let length = size * count
-            if let data {
-                let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
-                if line.lowercased().hasPrefix("apns-id:") {
-                    transfer.apnsID = line.dropFirst(8).trimmingCharacters(in: " \r\n\t")
+            // Only apns-id is wanted; other lines are passed over without making a String.
+            if let data, length > 8 {
+                let line = UnsafeRawBufferPointer(start: data, count: length)
+                if zip(line.prefix(8), "apns-id:".utf8).allSatisfy({ $0 | 0x20 == $1 | 0x20 }) {
+                    transfer.apnsID = String(decoding: line.dropFirst(8), as: UTF8.self).trimmingCharacters(in: " \r\n\t")
                 }
             }
             return length
         }
+        return transfer
+    }
+
+    private func start(_ request: TransportFrame.Request, emit: (TransportFrame.Response) -> Void) {
+        guard let transfer = idle.popLast() ?? makeTransfer() else {
+            return emit(.init(id: request.id, status: 0, apnsID: "", body: [], failure: "libcurl could not make a request", unprocessed: true))
+        }
+        let easy = transfer.easy
+        transfer.id = request.id
+        transfer.body = request.body
+        _ = pushseal_easy_pointer(easy, CURLOPT_URL, base + request.path)
+        // The body stays alive in the transfer until the request is over.
+        transfer.body.withUnsafeBytes { bytes in
+            _ = pushseal_easy_pointer(easy, CURLOPT_POSTFIELDS, bytes.baseAddress)
+        }
+        _ = pushseal_easy_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(transfer.body.count))
+        // libcurl's form content type means nothing to APNs; leave it out.
+        var list = curl_slist_append(nil, "Content-Type:")
+        for header in request.headers { list = curl_slist_append(list, "\(header.name): \(header.value)") }
+        transfer.headers = list
+        _ = pushseal_easy_pointer(easy, CURLOPT_HTTPHEADER, list)
         running[request.id] = transfer
         curl_multi_add_handle(multi, easy)
     }
@@ -159,6 +193,10 @@ final class CurlSession: @unchecked Sendable {
         let transfer = Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue()
         curl_multi_remove_handle(multi, easy)
         running[transfer.id] = nil
+        defer {
+            transfer.clear()
+            if idle.count < maximumStreams { idle.append(transfer) }
+        }
         let status = pushseal_response_code(easy)
         if result == CURLE_OK, status > 0 {
             connected = true

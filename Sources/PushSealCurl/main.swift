@@ -24,19 +24,20 @@ OwnThread.start {
         if count < 0, errno == EINTR { continue }
         guard count > 0 else { break }
         buffer.append(contentsOf: chunk[..<count])
-        for frame in TransportFrame.takeFrames(from: &buffer) {
+        // Every request of one read goes to the session at once: one wake-up, not one each.
+        session.enqueue(TransportFrame.takeFrames(from: &buffer).map { frame in
             guard let request = TransportFrame.decodeRequest(frame) else {
                 FileHandleless.fail("pushseal-curl: an unreadable request frame")
             }
-            session.enqueue(request)
-        }
+            return request
+        })
     }
     session.endOfInput()
 }
 
 var output: [UInt8] = []
-session.run { response in
-    output.append(contentsOf: TransportFrame.encode(response))
+session.run { responses in
+    for response in responses { output.append(contentsOf: TransportFrame.encode(response)) }
     // Answers go out at once: the sender's results and retries wait on them.
     do {
         try FileIO.writeAll(1, output)
