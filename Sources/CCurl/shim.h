@@ -25,6 +25,12 @@ static inline CURLcode pushseal_easy_callback(CURL *easy, CURLoption option, pus
     return curl_easy_setopt(easy, option, callback);
 }
 
+typedef int (*pushseal_debug_callback)(CURL *easy, curl_infotype type, char *data, size_t size, void *user);
+
+static inline CURLcode pushseal_easy_debug(CURL *easy, pushseal_debug_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_DEBUGFUNCTION, callback);
+}
+
 static inline CURLMcode pushseal_multi_long(CURLM *multi, CURLMoption option, long value) {
     return curl_multi_setopt(multi, option, value);
 }

@@ -130,8 +130,22 @@ final class CurlSession: @unchecked Sendable {
         // against any server): there, each request gets a connection of its own.
         if clear { _ = pushseal_easy_long(easy, CURLOPT_FORBID_REUSE, 1) }
         _ = pushseal_easy_long(easy, CURLOPT_PIPEWAIT, 1)
-        // libcurl's own trace on stderr, for diagnosing a server.
-        if getenv("PUSHSEAL_CURL_VERBOSE") != nil { _ = pushseal_easy_long(easy, CURLOPT_VERBOSE, 1) }
+        // libcurl's own trace on stderr, for diagnosing a server, with the provider token
+        // taken out of every line that would show it.
+        if getenv("PUSHSEAL_CURL_VERBOSE") != nil {
+            _ = pushseal_easy_long(easy, CURLOPT_VERBOSE, 1)
+            _ = pushseal_easy_debug(easy) { _, type, data, size, _ in
+                let marks: [curl_infotype: String] = [CURLINFO_TEXT: "* ", CURLINFO_HEADER_IN: "< ", CURLINFO_HEADER_OUT: "> "]
+                guard let mark = marks[type], let data else { return 0 }
+                let text = String(decoding: UnsafeRawBufferPointer(start: data, count: size), as: UTF8.self)
+                var trace = ""
+                for line in text.split(omittingEmptySubsequences: true, whereSeparator: \.isNewline) {
+                    trace += mark + CurlSession.hidingToken(in: String(line)) + "\n"
+                }
+                try? FileIO.writeAll(2, Array(trace.utf8))
+                return 0
+            }
+        }
         _ = pushseal_easy_long(easy, CURLOPT_NOSIGNAL, 1)
         _ = pushseal_easy_long(easy, CURLOPT_CONNECTTIMEOUT_MS, 10_000)
         // A stream that stalls is given up on (and retried) rather than waited for forever.
@@ -217,6 +231,20 @@ final class CurlSession: @unchecked Sendable {
                        failure: String(cString: curl_easy_strerror(result)), unprocessed: neverTaken.contains(result),
                        endpointProblem: problem))
         }
+    }
+}
+
+extension CurlSession {
+    /// The line with whatever follows `authorization:` replaced: the trace is for people,
+    /// and a provider token is a credential for an hour.
+    static func hidingToken(in line: String) -> String {
+        let name = Array("authorization:".utf8)
+        let bytes = Array(line.utf8)
+        guard bytes.count >= name.count,
+              let start = (0...(bytes.count - name.count)).first(where: { at in
+                  (0..<name.count).allSatisfy { bytes[at + $0] | 0x20 == name[$0] | 0x20 }
+              }) else { return line }
+        return String(decoding: bytes[..<(start + name.count)], as: UTF8.self) + " (hidden)" + (line.hasSuffix("]") ? "]" : "")
     }
 }
 

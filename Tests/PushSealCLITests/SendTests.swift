@@ -30,10 +30,10 @@ struct SendTests {
         }
 
         func send(to endpoint: String, trusting certificate: String?, _ arguments: [String], stdin: String? = nil,
-                  authKey: String? = nil) throws -> Run {
+                  authKey: String? = nil, environment: [String: String] = [:]) throws -> Run {
             try pushseal(["send", "--keys", keyring.keys, "--endpoint", endpoint, "--topic", topic,
                           "--auth-key", authKey ?? p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456"]
-                         + (certificate.map { ["--cacert", $0] } ?? []) + arguments, stdin: stdin)
+                         + (certificate.map { ["--cacert", $0] } ?? []) + arguments, stdin: stdin, environment: environment)
         }
 
         var tokenFile: String { keyring.keys + "/provider-token.TEAM123456.KEY1234567.json" }
@@ -180,6 +180,18 @@ struct SendTests {
         #expect(untrusted.stderr.split(separator: "\n").count == 1, "one line: \(untrusted.stderr)")
         #expect(untrusted.stderr.contains("is not trusted"))
         #expect(listener.finish().stdout.isEmpty, "nothing reached the listener")
+    }
+
+    @Test func libcurlsTraceShowsNoProviderToken() throws {
+        let sending = try SendTests.Sending()
+        let listener = try sending.listener()
+        let run = try sending.send(to: listener.url, trusting: sending.keyring.keys + "/tls-cert.pem",
+                                   ["--device", deviceToken, "-b", "traced"], environment: ["PUSHSEAL_CURL_VERBOSE": "1"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let token = jsonObject(try String(contentsOfFile: sending.tokenFile, encoding: .utf8))["token"] as! String
+        #expect(run.stderr.contains("> authorization: (hidden)"), "the trace is there: \(run.stderr.prefix(400))")
+        #expect(!run.stderr.contains(token) && !run.stderr.contains(String(token.prefix(20))))
+        _ = listener.finish()
     }
 
     @Test func batchLinesEachCarryTheirOwnDeviceAndAlert() throws {
