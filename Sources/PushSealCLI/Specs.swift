@@ -127,18 +127,24 @@ enum Specs {
         return (field, option)
     }
 
-    static let encrypt = CommandSpec(
-        name: ["encrypt"], overview: "Seal an alert into an APNs payload.",
-        usage: "pushseal encrypt [options] [BODY...|-]",
-        options: alertFieldOptions.map(\.option) + [
+    /// The alert and sealing options `encrypt` and `send` share (one parser reads them).
+    static func sealingOptions(ttl ttlHelp: String) -> [OptionSpec] {
+        alertFieldOptions.map(\.option) + [
             OptionSpec("message", short: "m", value: "body", help: "Same as --body."),
             OptionSpec("url", value: "url", help: "URL for the app to open, sealed as data.url."),
             OptionSpec("data", value: "key=value", repeatable: true, help: "Custom data merged into userInfo; key:=JSON for non-strings."),
-            OptionSpec("ttl", value: "duration", environment: "PUSHSEAL_TTL", help: "Receivers show a placeholder after this long (e.g. 1h; 1s to 365d)."),
+            OptionSpec("ttl", value: "duration", environment: "PUSHSEAL_TTL", help: ttlHelp),
             OptionSpec("fallback-title", value: "title", environment: "PUSHSEAL_FALLBACK_TITLE", help: "Visible title when nothing decrypts (default: New notification)."),
             OptionSpec("fallback-body", value: "body", environment: "PUSHSEAL_FALLBACK_BODY", help: "Visible body when nothing decrypts (default: Open the app to read it)."),
             fieldOption,
             OptionSpec("pad", value: "bytes", environment: "PUSHSEAL_PAD", help: "Pad the sealed alert to a multiple of this (default: 32)."),
+        ]
+    }
+
+    static let encrypt = CommandSpec(
+        name: ["encrypt"], overview: "Seal an alert into an APNs payload.",
+        usage: "pushseal encrypt [options] [BODY...|-]",
+        options: sealingOptions(ttl: "Receivers show a placeholder after this long (e.g. 1h; 1s to 365d).") + [
             OptionSpec("batch", help: "Read alerts as JSON lines on stdin; write one payload per line."),
             jobsOption,
             keysOption,
@@ -238,15 +244,7 @@ enum Specs {
     static let send = CommandSpec(
         name: ["send"], overview: "Seal an alert and deliver it to APNs over HTTP/2, one result line per device.",
         usage: "pushseal send --device TOKEN...|--devices FILE|- --topic BUNDLE --auth-key F.p8 --key-id K --team-id T [alert options] [BODY...]\n       pushseal encrypt ... | pushseal send --device TOKEN... [options] -\n       pushseal send --batch [options] < alerts.jsonl",
-        options: alertFieldOptions.map(\.option) + [
-            OptionSpec("message", short: "m", value: "body", help: "Same as --body."),
-            OptionSpec("url", value: "url", help: "URL for the app to open, sealed as data.url."),
-            OptionSpec("data", value: "key=value", repeatable: true, help: "Custom data merged into userInfo; key:=JSON for non-strings."),
-            OptionSpec("ttl", value: "duration", environment: "PUSHSEAL_TTL", help: "Sealed exp and apns-expiration this far ahead (e.g. 1h; 1s to 365d)."),
-            OptionSpec("fallback-title", value: "title", environment: "PUSHSEAL_FALLBACK_TITLE", help: "Visible title when nothing decrypts (default: New notification)."),
-            OptionSpec("fallback-body", value: "body", environment: "PUSHSEAL_FALLBACK_BODY", help: "Visible body when nothing decrypts (default: Open the app to read it)."),
-            fieldOption,
-            OptionSpec("pad", value: "bytes", environment: "PUSHSEAL_PAD", help: "Pad the sealed alert to a multiple of this (default: 32)."),
+        options: sealingOptions(ttl: "Sealed exp and apns-expiration this far ahead (e.g. 1h; 1s to 365d).") + [
             OptionSpec("device", value: "token", repeatable: true, help: "A device token (hex) to send to."),
             OptionSpec("devices", value: "file", help: "Device tokens, one per line ('-': stdin; blank lines and # comments skipped)."),
             OptionSpec("batch", help: "Read JSON lines on stdin, each a device and its own alert: {\"device\": TOKEN, \"title\": …}."),

@@ -269,41 +269,10 @@ public final class ProcessExtension: NotificationServiceExtension {
     // MARK: Processes
 
     private func spawn(_ command: String, stdin: Int32, stdout: Int32) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, stdin, 0)
-        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // Its own process group, so signals reach whatever the shell starts; default
-        // signal handling, since the receiver ignores SIGPIPE.
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        // The receiver ignores SIGPIPE, SIGINT and SIGTERM itself; ignored signals would
-        // otherwise stay ignored across exec.
-        sigaddset(&defaults, SIGPIPE)
-        sigaddset(&defaults, SIGTERM)
-        sigaddset(&defaults, SIGINT)
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-
         // bash runs a lone command with exec, so the extension itself is the process that
         // gets the signals and whose exit status counts; plain sh may stay in between.
         let shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh"
-        let arguments = [shell, "-c", command]
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, shell, &actions, &attributes, &argv, environ)
-        guard rc == 0 else { throw FileIOFailure(message: String(cString: strerror(rc))) }
-        return pid
+        return try ChildProcess.spawn(shell, [shell, "-c", command], stdin: stdin, stdout: stdout, ownGroup: true)
     }
 
     /// Resident memory of a process and everything it started, from /proc: a compound

@@ -30,38 +30,18 @@ public final class TransportProcess: Sendable {
         guard pushseal_pipe_cloexec(&toChild) == 0, pushseal_pipe_cloexec(&fromChild) == 0 else {
             throw SendError(.transport, "cannot make pipes: \(FileIO.lastError())")
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // The CLI blocks or ignores signals; the transport starts with the defaults.
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)
-        sigaddset(&defaults, SIGTERM)
-        sigaddset(&defaults, SIGINT)
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
         let arguments = [program, endpoint, caFile ?? "-", String(maximumStreams), String(max(1, Int(timeout.milliseconds)))]
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var child: pid_t = 0
-        let rc = posix_spawn(&child, program, &actions, &attributes, &argv, environ)
-        close(toChild[0])
-        close(fromChild[1])
-        guard rc == 0 else {
+        defer {
+            close(toChild[0])
+            close(fromChild[1])
+        }
+        do {
+            pid = try ChildProcess.spawn(program, arguments, stdin: toChild[0], stdout: fromChild[1])
+        } catch {
             close(toChild[1])
             close(fromChild[0])
-            throw SendError(.transport, "cannot start \(program): \(String(cString: strerror(rc)))")
+            throw SendError(.transport, "cannot start \(program): \(error.message)")
         }
-        pid = child
         input = Locked(toChild[1])
         let output = fromChild[0]
         let done = self.done
