@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job end to end, in a temporary folder: make keys, seal alerts, open them,
-# rotate, open a payload sealed before the rotation, watch a tampered one fail, and post
-# to the APNs-compatible listener.
+# rotate, open a payload sealed before the rotation, watch a tampered one fail, post to the
+# APNs-compatible listener, and deliver to it with pushseal send.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -124,5 +124,33 @@ wait "$listener"
 show "cat records.jsonl"
 cat "$work/records.jsonl"
 grep -q '"status":"decrypted"' "$work/records.jsonl" || { echo "demo: the listener did not decrypt" >&2; exit 1; }
+
+step "12. pushseal send: seal once, sign the provider token, fan out over one HTTP/2 connection"
+command -v openssl >/dev/null 2>&1 || install_missing demo openssl
+# A signing key of the kind Apple hands out (.p8: a P-256 key in PKCS#8), made here.
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$work/AuthKey.p8" 2>/dev/null
+gone=$(printf 'ef%.0s' $(seq 32))
+unknown=$(printf 'cd%.0s' $(seq 32))
+show "pushseal receive --listen 0 --provider-key ABC123DEFG=AuthKey.p8 --team DEF123GHIJ --device $device --unregistered $gone --json &"
+"$pushseal" receive --listen 0 --provider-key "ABC123DEFG=$work/AuthKey.p8" --team DEF123GHIJ \
+  --device "$device" --device "$gone" --unregistered "$gone" --json > "$work/sent.jsonl" 2> "$work/listen.err" &
+listener=$!
+for _ in $(seq 100); do grep -q 'listening on' "$work/listen.err" && break; sleep 0.05; done
+url=$(grep -o 'https://[^ ]*' "$work/listen.err")
+show "pushseal send --endpoint $url --cacert Keys/tls-cert.pem --topic com.example.app --auth-key AuthKey.p8 --key-id ABC123DEFG --team-id DEF123GHIJ --device … -t 'Deploy finished' -b 'api-7 is live'"
+set +e
+"$pushseal" send --endpoint "$url" --cacert "$PUSHSEAL_KEYS/tls-cert.pem" --topic com.example.app \
+  --auth-key "$work/AuthKey.p8" --key-id ABC123DEFG --team-id DEF123GHIJ \
+  --device "$device" --device "$gone" --device "$unknown" -t 'Deploy finished' -b 'api-7 is live'
+status=$?
+set -e
+echo "exit status $status (69: some devices refused for good)"
+show "ls Keys   # the provider token is kept for the next 50 minutes, mode 0600"
+ls "$PUSHSEAL_KEYS"
+kill -TERM "$listener"
+wait "$listener"
+show "grep decrypted sent.jsonl"
+grep '"status":"decrypted"' "$work/sent.jsonl" || { echo "demo: send did not reach the extension" >&2; exit 1; }
+[ "$status" -eq 69 ] || { echo "demo: send exited $status, not 69" >&2; exit 1; }
 
 printf '\ndemo: done\n'

@@ -47,7 +47,8 @@ func pushseal(_ arguments: [String], stdin: String? = nil, environment: [String:
     try runProcess(pushsealBinary, arguments, stdin: stdin, environment: environment)
 }
 
-func runProcess(_ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Run {
+func runProcess(_ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+                watchdog limit: Int = 120) throws -> Run {
     let scratch = TemporaryFolder()
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
@@ -65,7 +66,7 @@ func runProcess(_ executable: String, _ arguments: [String], stdin: String? = ni
     // A broken promise (a receiver that never ends) fails its test instead of hanging the suite.
     let pid = process.processIdentifier
     let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
-    DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: watchdog)
+    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(limit), execute: watchdog)
     process.waitUntilExit()
     watchdog.cancel()
     return Run(status: process.terminationStatus, stdout: scratch.read("stdout"), stderr: scratch.read("stderr"))
@@ -111,10 +112,10 @@ func jsonObject(_ text: String) -> [String: Any] {
 
 /// Runs `script` under bash, with `$PUSHSEAL` naming the built binary: for pipelines,
 /// raw bytes in arguments, and redirections such as `> /dev/full`.
-func shell(_ script: String, stdin: String? = nil, environment: [String: String] = [:]) throws -> Run {
+func shell(_ script: String, stdin: String? = nil, environment: [String: String] = [:], watchdog limit: Int = 120) throws -> Run {
     var environment = environment
     environment["PUSHSEAL"] = pushsealBinary
-    return try runProcess("/bin/bash", ["-c", script], stdin: stdin, environment: environment)
+    return try runProcess("/bin/bash", ["-c", script], stdin: stdin, environment: environment, watchdog: limit)
 }
 
 /// A process (`pushseal` unless told) the test talks to while it runs: input through a pipe, output
