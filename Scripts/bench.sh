@@ -198,12 +198,14 @@ for _ in $(seq "$runs"); do
   send_rates+=("$(python3 -c "print($send_count / max($seconds, 0.01))")")
   send_ok=$(grep -c '^ok ' send-results.txt || true)
   if [ "$rss" -gt "$send_rss" ]; then send_rss=$rss; fi
+  stop_listener
+  send_records=$(grep -c '"status":"decrypted"' send-listen.jsonl || true)
+  start_listener
   python3 "$bench_scripts/send_aioapns.py" "${send_url##*:}" Keys/tls-cert.pem AuthKey.p8 KEY1234567 TEAM123456 \
     com.example.app aioapns-lines.jsonl > aioapns.out 2> aioapns.err || { echo "bench: aioapns failed:" >&2; cat aioapns.err >&2; }
   read -r _ aio_ok aio_seconds < aioapns.out || { aio_ok=0; aio_seconds=0; }
   aioapns_rates+=("$(python3 -c "print($aio_ok / $aio_seconds if $aio_seconds else 0)")")
   stop_listener
-  send_records=$(grep -c '"status":"decrypted"' send-listen.jsonl || true)
 done
 # Memory in the number of devices: the same send with a tenth of the lines.
 start_listener
