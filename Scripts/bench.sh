@@ -236,7 +236,7 @@ for i in range($aioapns_count):
     print(f'url = \"$send_url/3/device/{i + 1:064x}\"')
     print('output = \"/dev/null\"')" > curl-parallel.cfg
 parallel_started=$(date +%s.%N)
-curl -s --http2 --parallel --parallel-max 100 --cacert Keys/tls-cert.pem -H 'apns-topic: com.example.app' \
+curl -s --no-progress-meter --http2 --parallel --parallel-max 100 --cacert Keys/tls-cert.pem -H 'apns-topic: com.example.app' \
   -H 'apns-push-type: alert' -H "authorization: bearer $jwt" --data-binary @curl-payload.json -K curl-parallel.cfg
 parallel_rate=$(python3 -c "import time; print($aioapns_count / (time.time() - $parallel_started))")
 stop_listener
