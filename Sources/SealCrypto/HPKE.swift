@@ -1,0 +1,251 @@
+internal import COpenSSL
+
+/// A P-256 public key: a recipient's share, or the ephemeral key an HPKE message carries.
+/// Made only from a point that is on the curve (and so not the point at infinity).
+public final class P256PublicKey: @unchecked Sendable {
+    // Read-only once made; OpenSSL allows concurrent use of one EVP_PKEY for derivation.
+    let key: OpaquePointer
+    /// The 65-byte uncompressed point, 0x04 ‖ x ‖ y (X9.63, CryptoKit's x963Representation).
+    public let x963Representation: [UInt8]
+
+    public static let byteCount = 65
+
+    public init(x963Representation bytes: [UInt8]) throws(SealCryptoError) {
+        guard bytes.count == Self.byteCount, bytes[0] == 0x04 else {
+            throw SealCryptoError(.invalidKey, "a P-256 public key is 65 bytes starting 04, not \(bytes.count) bytes")
+        }
+        guard let key = bytes.withUnsafeBufferPointer({ pushseal_p256_public($0.baseAddress, $0.count) }) else {
+            ERR_clear_error()
+            throw SealCryptoError(.invalidKey, "not a point on P-256")
+        }
+        self.key = key
+        x963Representation = bytes
+    }
+
+    init(taking key: OpaquePointer) throws(SealCryptoError) {
+        var bytes = [UInt8](repeating: 0, count: Self.byteCount)
+        guard pushseal_p256_public_bytes(key, &bytes) == 1 else {
+            EVP_PKEY_free(key)
+            throw SealCryptoError(.libraryFailure, "OpenSSL could not encode a P-256 public key")
+        }
+        self.key = key
+        x963Representation = bytes
+    }
+
+    deinit {
+        EVP_PKEY_free(key)
+    }
+}
+
+/// A P-256 private key: a device's recipient key, or an HPKE sender's ephemeral key.
+public final class P256PrivateKey: @unchecked Sendable {
+    let key: OpaquePointer
+    public let publicKey: P256PublicKey
+
+    public static let scalarByteCount = 32
+
+    /// A fresh key from OpenSSL's random generator.
+    public static func generate() throws(SealCryptoError) -> P256PrivateKey {
+        guard let key = pushseal_p256_generate() else {
+            ERR_clear_error()
+            throw SealCryptoError(.randomUnavailable, "OpenSSL could not make a P-256 key")
+        }
+        return try P256PrivateKey(taking: key)
+    }
+
+    /// The key whose private scalar is these 32 big-endian bytes (in [1, n-1]).
+    public init(scalar: [UInt8]) throws(SealCryptoError) {
+        guard scalar.count == Self.scalarByteCount,
+              let key = scalar.withUnsafeBufferPointer({ pushseal_p256_private($0.baseAddress) }) else {
+            ERR_clear_error()
+            throw SealCryptoError(.invalidKey, "not a P-256 private scalar (32 bytes, from 1 to the group order)")
+        }
+        self.key = key
+        guard let copy = Self.publicPart(of: key) else {
+            EVP_PKEY_free(key)
+            throw SealCryptoError(.libraryFailure, "OpenSSL could not encode a P-256 public key")
+        }
+        publicKey = copy
+    }
+
+    private init(taking key: OpaquePointer) throws(SealCryptoError) {
+        self.key = key
+        guard let copy = Self.publicPart(of: key) else {
+            EVP_PKEY_free(key)
+            throw SealCryptoError(.libraryFailure, "OpenSSL could not encode a P-256 public key")
+        }
+        publicKey = copy
+    }
+
+    private static func publicPart(of key: OpaquePointer) -> P256PublicKey? {
+        var bytes = [UInt8](repeating: 0, count: P256PublicKey.byteCount)
+        guard pushseal_p256_public_bytes(key, &bytes) == 1 else { return nil }
+        return try? P256PublicKey(x963Representation: bytes)
+    }
+
+    deinit {
+        EVP_PKEY_free(key)
+    }
+
+    /// Hands the 32-byte scalar to `body` (for the keyring file) and wipes it afterwards.
+    public func withScalar<Result>(_ body: ([UInt8]) throws -> Result) throws -> Result {
+        var scalar = [UInt8](repeating: 0, count: Self.scalarByteCount)
+        defer { SecureMemory.wipe(&scalar) }
+        guard pushseal_p256_private_bytes(key, &scalar) == 1 else {
+            throw SealCryptoError(.libraryFailure, "OpenSSL could not read a P-256 private scalar")
+        }
+        return try body(scalar)
+    }
+
+    /// ECDH with `peer`: the shared point's x coordinate. The caller wipes it.
+    func sharedSecret(with peer: P256PublicKey) throws(SealCryptoError) -> [UInt8] {
+        var secret = [UInt8](repeating: 0, count: 32)
+        guard pushseal_ecdh(key, peer.key, &secret) == 1 else {
+            ERR_clear_error()
+            SecureMemory.wipe(&secret)
+            throw SealCryptoError(.invalidKey, "ECDH on P-256 failed")
+        }
+        return secret
+    }
+}
+
+/// HPKE (RFC 9180) in base mode with one suite, DHKEM(P-256, HKDF-SHA256), HKDF-SHA256 and
+/// AES-256-GCM (KEM 0x0010, KDF 0x0001, AEAD 0x0002): CryptoKit's
+/// `HPKE.Ciphersuite.P256_SHA256_AES_GCM_256`, so an iOS extension opens what this seals
+/// with `HPKE.Recipient` alone.
+///
+/// Built from OpenSSL 3.0's ECDH (`EVP_PKEY_derive`), HKDF in its extract-only and
+/// expand-only modes, and the AES-GCM of `AESGCM`; 3.0 has no `OSSL_HPKE_*` (that came
+/// in 3.2). Every shared secret and derived key is wiped once used.
+public enum HPKE {
+    /// Bytes of the encapsulated key (`enc`): the ephemeral public point, uncompressed.
+    public static let encapsulatedKeyByteCount = P256PublicKey.byteCount
+
+    static let kemSuite: [UInt8] = Array("KEM".utf8) + [0x00, 0x10]
+    static let suite: [UInt8] = Array("HPKE".utf8) + [0x00, 0x10, 0x00, 0x01, 0x00, 0x02]
+
+    /// Single shot: `enc ‖ ciphertext ‖ tag` of `plaintext` for `recipient`, bound to `info`,
+    /// with empty associated data (the layout of Python cryptography's `Suite.encrypt`).
+    public static func seal(_ plaintext: [UInt8], to recipient: P256PublicKey, info: [UInt8]) throws -> [UInt8] {
+        let (enc, context) = try sender(to: recipient, info: info)
+        return enc + (try context.seal(plaintext))
+    }
+
+    /// Opens what `seal` made; no plaintext byte comes out unless the tag verifies.
+    public static func open(_ message: [UInt8], with recipient: P256PrivateKey, info: [UInt8]) throws -> [UInt8] {
+        guard message.count >= encapsulatedKeyByteCount + AESGCM.tagByteCount else {
+            throw SealCryptoError(.invalidSealedBox, "an HPKE message holds a 65-byte key and a 16-byte tag at least, this one has \(message.count) bytes")
+        }
+        let context = try receiver(enc: Array(message[..<encapsulatedKeyByteCount]), recipient: recipient, info: info)
+        return try context.open(Array(message[encapsulatedKeyByteCount...]))
+    }
+
+    /// The sender's side of the key schedule: `enc` and the context that seals.
+    /// - Parameter ephemeral: only the RFC's test vectors pass one; a reused ephemeral key
+    ///   makes every message to that recipient share a key.
+    @_spi(Testing)
+    public static func sender(to recipient: P256PublicKey, info: [UInt8], ephemeral: P256PrivateKey? = nil) throws -> ([UInt8], Context) {
+        let ephemeral = try ephemeral ?? P256PrivateKey.generate()
+        let enc = ephemeral.publicKey.x963Representation
+        var dh = try ephemeral.sharedSecret(with: recipient)
+        defer { SecureMemory.wipe(&dh) }
+        var shared = try extractAndExpand(dh: dh, kemContext: enc + recipient.x963Representation)
+        defer { SecureMemory.wipe(&shared) }
+        return (enc, try keySchedule(sharedSecret: shared, info: info))
+    }
+
+    /// The recipient's side: the context that opens, from `enc` (checked to be a point on
+    /// the curve before it is used).
+    @_spi(Testing)
+    public static func receiver(enc: [UInt8], recipient: P256PrivateKey, info: [UInt8]) throws -> Context {
+        let ephemeral = try P256PublicKey(x963Representation: enc)
+        var dh = try recipient.sharedSecret(with: ephemeral)
+        defer { SecureMemory.wipe(&dh) }
+        var shared = try extractAndExpand(dh: dh, kemContext: enc + recipient.publicKey.x963Representation)
+        defer { SecureMemory.wipe(&shared) }
+        return try keySchedule(sharedSecret: shared, info: info)
+    }
+
+    /// An encryption context: the AEAD key and base nonce, and the sequence number that
+    /// makes each message's nonce (RFC 9180 §5.2).
+    public final class Context {
+        private let key: SymmetricKey
+        private let baseNonce: [UInt8]
+        private var sequence: UInt64 = 0
+
+        init(key: SymmetricKey, baseNonce: [UInt8]) {
+            self.key = key
+            self.baseNonce = baseNonce
+        }
+
+        private func nextNonce() -> [UInt8] {
+            var nonce = baseNonce
+            for index in 0..<8 { nonce[nonce.count - 1 - index] ^= UInt8(truncatingIfNeeded: sequence >> (8 * UInt64(index))) }
+            sequence += 1
+            return nonce
+        }
+
+        /// `ciphertext ‖ tag` of the next message.
+        public func seal(_ plaintext: [UInt8], authenticating aad: [UInt8] = []) throws -> [UInt8] {
+            let box = try AESGCM.seal(plaintext, using: key, nonce: nextNonce(), authenticating: aad)
+            return Array(box.combined[AESGCM.nonceByteCount...])
+        }
+
+        /// The next message's plaintext, only if its tag verifies.
+        public func open(_ sealed: [UInt8], authenticating aad: [UInt8] = []) throws -> [UInt8] {
+            guard sealed.count >= AESGCM.tagByteCount else {
+                throw SealCryptoError(.invalidSealedBox, "an HPKE ciphertext ends in a 16-byte tag; this one has \(sealed.count) bytes")
+            }
+            let box = try SealedBox(combined: nextNonce() + sealed)
+            return try AESGCM.open(box, using: key, authenticating: aad)
+        }
+    }
+
+    // MARK: RFC 9180's building blocks
+
+    /// DHKEM's ExtractAndExpand: the KEM's shared secret from the Diffie-Hellman output.
+    static func extractAndExpand(dh: [UInt8], kemContext: [UInt8]) throws -> [UInt8] {
+        var prk = try labeledExtract(salt: [], label: "eae_prk", ikm: dh, suite: kemSuite)
+        defer { SecureMemory.wipe(&prk) }
+        return try labeledExpand(prk: prk, label: "shared_secret", info: kemContext, length: 32, suite: kemSuite)
+    }
+
+    /// The base-mode key schedule (no PSK): the AEAD key and base nonce.
+    static func keySchedule(sharedSecret: [UInt8], info: [UInt8]) throws -> Context {
+        let pskIDHash = try labeledExtract(salt: [], label: "psk_id_hash", ikm: [], suite: suite)
+        let infoHash = try labeledExtract(salt: [], label: "info_hash", ikm: info, suite: suite)
+        let context = [0x00] + pskIDHash + infoHash
+        var secret = try labeledExtract(salt: sharedSecret, label: "secret", ikm: [], suite: suite)
+        defer { SecureMemory.wipe(&secret) }
+        var key = try labeledExpand(prk: secret, label: "key", info: context, length: SymmetricKey.byteCount, suite: suite)
+        defer { SecureMemory.wipe(&key) }
+        let nonce = try labeledExpand(prk: secret, label: "base_nonce", info: context, length: AESGCM.nonceByteCount, suite: suite)
+        return Context(key: try SymmetricKey(bytes: key), baseNonce: nonce)
+    }
+
+    static func labeledExtract(salt: [UInt8], label: String, ikm: [UInt8], suite: [UInt8]) throws(SealCryptoError) -> [UInt8] {
+        var labeled = Array("HPKE-v1".utf8) + suite + Array(label.utf8) + ikm
+        defer { SecureMemory.wipe(&labeled) }
+        return try hkdf(extract: true, salt, labeled, length: 32)
+    }
+
+    static func labeledExpand(prk: [UInt8], label: String, info: [UInt8], length: Int, suite: [UInt8]) throws(SealCryptoError) -> [UInt8] {
+        let labeled = [UInt8(length >> 8), UInt8(length & 0xff)] + Array("HPKE-v1".utf8) + suite + Array(label.utf8) + info
+        return try hkdf(extract: false, prk, labeled, length: length)
+    }
+
+    private static func hkdf(extract: Bool, _ first: [UInt8], _ second: [UInt8], length: Int) throws(SealCryptoError) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: length)
+        let ok = first.withUnsafeBufferPointer { a in
+            second.withUnsafeBufferPointer { b in
+                pushseal_hkdf_sha256(extract ? 1 : 0, a.baseAddress, a.count, b.baseAddress, b.count, &out, length)
+            }
+        }
+        guard ok == 1 else {
+            ERR_clear_error()
+            SecureMemory.wipe(&out)
+            throw SealCryptoError(.libraryFailure, "OpenSSL's HKDF failed")
+        }
+        return out
+    }
+}
