@@ -13,12 +13,12 @@ enum Command: Equatable {
 }
 
 enum KeysAction: Equatable {
-    case initialize
-    case add
+    case initialize(recipient: Bool)
+    case add(recipient: Bool)
     case promote(kid: String, grace: Duration)
     case rotate(grace: Duration)
     case list(json: Bool)
-    case export(kid: String?)
+    case export(kid: String?, public: Bool)
     case importShare(source: ShareSource)
     case disable(kid: String)
     case enable(kid: String)
@@ -53,6 +53,8 @@ struct EncryptRequest: Equatable {
     var field: String
     var pad: Int
     var batch: Bool
+    /// `--to KID`: seal to that recipient key (`ps2`) instead of the primary.
+    var recipient: String? = nil
     /// Worker threads for --batch.
     var jobs: Int
 }
@@ -244,19 +246,19 @@ private func parseKeys(_ arguments: [String], environment: [String: String]) thr
 
     let action: KeysAction
     switch name {
-    case "init": try noArguments(); action = .initialize
-    case "add": try noArguments(); action = .add
+    case "init": try noArguments(); action = .initialize(recipient: parsed.has("recipient"))
+    case "add": try noArguments(); action = .add(recipient: parsed.has("recipient"))
     case "promote": action = .promote(kid: try kid()!, grace: try grace())
     case "rotate": try noArguments(); action = .rotate(grace: try grace())
     case "list": try noArguments(); action = .list(json: parsed.has("json"))
-    case "export": action = .export(kid: try kid(optional: true))
+    case "export": action = .export(kid: try kid(optional: true), public: parsed.has("public"))
     case "import":
         guard parsed.positionals.count == 1, let source = parsed.positionals.first else {
             throw UsageError("expected one SHARE: '-' to read it from stdin, or a file holding it", command: spec.name)
         }
         if source == "-" {
             action = .importShare(source: .standardInput)
-        } else if source.hasPrefix(KeyShare.prefix) {
+        } else if source.hasPrefix(KeyShare.prefix) || source.hasPrefix(PublicShare.prefix) {
             action = .importShare(source: .argument(source))
         } else {
             action = .importShare(source: .file(source))
@@ -316,6 +318,10 @@ private func alertOptions(_ parsed: ParsedArguments, spec: CommandSpec, stdinIsB
         }
     }
     request.url = parsed.value("url")
+    if let to = parsed.value("to") {
+        guard KeyID.isValid(to) else { throw fail("\(parsed.origin("to")) takes a key id (1 to 64 of A-Z a-z 0-9 _ -); 'pushseal keys list' shows them") }
+        request.recipient = to
+    }
 
     if let text = parsed.value("pad") {
         guard let pad = Int(text), (1...4096).contains(pad) else { throw fail("\(parsed.origin("pad")) must be a whole number from 1 to 4096") }

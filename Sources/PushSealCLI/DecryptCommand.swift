@@ -7,7 +7,7 @@ func runDecrypt(_ request: DecryptRequest, console: Console) throws {
     let keyring = try KeyringStore(folder: request.keysFolder).load()
     let opener = PayloadOpener(keyring: keyring, field: request.field)
     let text = String(decoding: input, as: UTF8.self).trimmingASCIIWhitespace()
-    let envelope = text.hasPrefix(SealedEnvelope.version + ".")
+    let envelope = text.hasPrefix("ps1.") || text.hasPrefix("ps2.")
         ? try SealedEnvelope(parsing: text)
         : try opener.envelope(inPayload: input)
     let now = Timestamp.now()

@@ -1,17 +1,47 @@
 import PushSeal
+import SealCrypto
 import Synchronization
 
 /// Runs `pushseal encrypt`: one alert from options, or JSON lines with `--batch`.
 /// Returns the exit status (batch mode finishes the stream before reporting bad lines).
 func runEncrypt(_ request: EncryptRequest, console: Console) throws -> ExitStatus {
-    let keyring = try KeyringStore(folder: request.keysFolder).load()
-    let sealer = try PayloadSealer(
-        keyring: keyring, field: request.field, pad: request.pad, fallback: request.fallback)
+    let sealers = try SealerSet(request)
     if request.batch {
-        return try runBatch(sealer: sealer, jobs: request.jobs, console: console)
+        return try runBatch(sealers: sealers, jobs: request.jobs, console: console)
     }
-    console.output(bytes: try sealedPayload(request, sealer: sealer))
+    console.output(bytes: try sealedPayload(request, sealer: sealers.sealer(to: nil)))
     return .ok
+}
+
+/// The sealers one command needs: the request's (its `--to`, or the primary key), and one
+/// per other recipient that batch lines name with `"to"`, each made once.
+final class SealerSet: Sendable {
+    private let keyring: Keyring
+    private let request: EncryptRequest
+    private let made = Locked<[String: PayloadSealer]>([:])
+    /// The request's own sealer, or why there is none: a sender's keyring of public keys
+    /// alone has no primary, and needs none when every batch line names its recipient.
+    private let standard: Result<PayloadSealer, any Error>
+
+    init(_ request: EncryptRequest) throws {
+        let keyring = try KeyringStore(folder: request.keysFolder).load()
+        self.keyring = keyring
+        self.request = request
+        standard = Result {
+            try PayloadSealer(keyring: keyring, to: request.recipient, field: request.field, pad: request.pad, fallback: request.fallback)
+        }
+        // Settings that no key can fix (field, padding, fallback) fail at once, not per line.
+        if case .failure(let error) = standard, !(error is KeyringError) { throw error }
+    }
+
+    /// The sealer for `recipient`, or the request's own for nil.
+    func sealer(to recipient: String?) throws -> PayloadSealer {
+        guard let recipient, recipient != request.recipient else { return try standard.get() }
+        if let sealer = made.withLock({ $0[recipient] }) { return sealer }
+        let sealer = try PayloadSealer(keyring: keyring, to: recipient, field: request.field, pad: request.pad, fallback: request.fallback)
+        made.withLock { $0[recipient] = sealer }
+        return sealer
+    }
 }
 
 /// The one payload an encrypt request describes (`encrypt` prints it, `send` sends it).
@@ -51,7 +81,7 @@ private struct SealedLines: Sendable {
 /// JSON lines in, one payload per line out, in input order, on `jobs` cores; memory holds
 /// a few batches of lines whatever the input size. A bad line is reported with its number
 /// and skipped, so one typo does not stop a fan-out.
-private func runBatch(sealer: PayloadSealer, jobs: Int, console: Console) throws -> ExitStatus {
+private func runBatch(sealers: SealerSet, jobs: Int, console: Console) throws -> ExitStatus {
     let now = Timestamp.now()
     let failures = Atomic<Int>(0)
     let lines = ParallelLines<SealedLines>(jobs: jobs, process: { batch in
@@ -63,7 +93,8 @@ private func runBatch(sealer: PayloadSealer, jobs: Int, console: Console) throws
                 guard case .object(let object) = try JSONParser.parse(line) else {
                     throw PayloadError(.invalidAlert, "the line is not a JSON object")
                 }
-                sealed.payloads.append(contentsOf: try sealer.payload(for: try AlertRequest(json: object).alert(now: now)))
+                let alert = try AlertRequest(json: object)
+                sealed.payloads.append(contentsOf: try sealers.sealer(to: alert.recipient).payload(for: try alert.alert(now: now)))
                 sealed.payloads.append(UInt8(ascii: "\n"))
             } catch {
                 sealed.failures.append((number, "\(error)"))

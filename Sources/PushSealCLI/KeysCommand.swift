@@ -8,16 +8,16 @@ func runKeys(folder: String, lockTimeout: Duration, action: KeysAction, console:
     }
     let now = Timestamp.now()
     switch action {
-    case .initialize:
-        let keyring = try Keyring.generate(now: now)
+    case .initialize(let recipient):
+        let keyring = try Keyring.generate(now: now, kind: recipient ? .private : .secret)
         try store.create(keyring)
         let kid = keyring.primary!.id
         console.output(kid)
         try console.finish(done: "the keyring was created all the same, with primary key \(kid)")
         note(console, "created \(store.path) with primary key \(kid)")
 
-    case .add:
-        let kid = try store.update { try $0.add(now: now) }
+    case .add(let recipient):
+        let kid = try store.update { try $0.add(now: now, kind: recipient ? .private : nil) }
         console.output(kid)
         try console.finish(done: "key \(kid) was added all the same")
         note(console, "added key \(kid); share it with 'pushseal keys export \(kid)', then 'pushseal keys promote \(kid)'")
@@ -50,6 +50,7 @@ func runKeys(folder: String, lockTimeout: Duration, action: KeysAction, console:
             let entries = keyring.keys.map { entry -> JSONValue in
                 var object = JSONObject()
                 object["id"] = .string(entry.id)
+                object["kind"] = .string(entry.kind.rawValue)
                 object["state"] = .string(entry.state.rawValue)
                 object["created"] = .string(Timestamp.format(entry.created))
                 object["expires"] = entry.expires.map { .string(Timestamp.format($0)) } ?? .null
@@ -58,8 +59,8 @@ func runKeys(folder: String, lockTimeout: Duration, action: KeysAction, console:
             }
             console.output(JSONWriter.string(.array(entries)))
         } else {
-            let rows = [["KID", "STATE", "CREATED", "EXPIRES"]] + keyring.keys.map { entry in
-                [entry.id,
+            let rows = [["KID", "KIND", "STATE", "CREATED", "EXPIRES"]] + keyring.keys.map { entry in
+                [entry.id, entry.kind.rawValue,
                  entry.isExpired(at: now) ? "expired" : entry.state.rawValue,
                  Timestamp.format(entry.created),
                  entry.expires.map(Timestamp.format) ?? "-"]
@@ -67,11 +68,23 @@ func runKeys(folder: String, lockTimeout: Duration, action: KeysAction, console:
             for line in table(rows) { console.output(line) }
         }
 
-    case .export(let kid):
+    case .export(let kid, let wantsPublic):
         let keyring = try store.load()
-        let chosen = try kid ?? keyring.encryptionKey().kid
-        let key = try keyring.decryptionKey(for: chosen, now: now)
-        console.output(KeyShare(kid: chosen, secret: key).text)
+        guard let chosen = kid ?? keyring.primary?.id else { throw KeyringError(.noPrimary, "the keyring has no primary key") }
+        guard let entry = keyring.entry(chosen) else { throw KeyringError(.unknownKey, "no key \(chosen) in the keyring") }
+        if wantsPublic || entry.kind != .secret {
+            // A recipient key leaves only as its public share: the private scalar stays here.
+            guard entry.kind != .secret else {
+                throw KeyringError(.notAllowed, "key \(chosen) is a shared secret, which has no public share; 'keys export \(chosen)' prints it")
+            }
+            guard entry.state != .destroyed, let point = entry.publicKey else {
+                throw KeyringError(.keyDestroyed, "key \(chosen) was destroyed")
+            }
+            console.output(PublicShare(kid: chosen, publicKey: point).text)
+        } else {
+            let key = try keyring.decryptionKey(for: chosen, now: now)
+            console.output(KeyShare(kid: chosen, secret: key).text)
+        }
 
     case .importShare(let source):
         let text: String
@@ -81,8 +94,18 @@ func runKeys(folder: String, lockTimeout: Duration, action: KeysAction, console:
         case .file(let path):
             text = String(decoding: try InputFiles.read(path), as: UTF8.self)
         case .argument(let share):
-            console.warning("a key share typed as an argument shows in 'ps' and shell history; pipe it in with 'pushseal keys import -' next time")
+            if !share.hasPrefix(PublicShare.prefix) {
+                console.warning("a key share typed as an argument shows in 'ps' and shell history; pipe it in with 'pushseal keys import -' next time")
+            }
             text = share
+        }
+        if text.trimmingASCIIWhitespace().hasPrefix(PublicShare.prefix) {
+            let share = try PublicShare(parsing: text)
+            let added = try store.update(creatingIfMissing: true) { try $0.importPublic(share, now: now) }
+            console.output(share.kid)
+            note(console, added ? "imported the public key \(share.kid) into \(store.path); seal to it with 'encrypt --to \(share.kid)'"
+                                : "key \(share.kid) was already in \(store.path)")
+            return
         }
         let share = try KeyShare(parsing: text)
         let added = try store.update(creatingIfMissing: true) { try $0.importShare(share, now: now) }

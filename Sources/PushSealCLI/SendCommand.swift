@@ -28,12 +28,11 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     })
     defer { signals.restore() }
 
-    let sealer: PayloadSealer?
+    let sealer: SealerSet?
     let payload: [UInt8]
     if let alert = request.alert {
-        let keyring = try KeyringStore(folder: request.keysFolder).load()
-        let made = try PayloadSealer(keyring: keyring, field: alert.field, pad: alert.pad, fallback: alert.fallback)
-        (sealer, payload) = alert.batch ? (made, []) : (made, try sealedPayload(alert, sealer: made))
+        let made = try SealerSet(alert)
+        (sealer, payload) = alert.batch ? (made, []) : (made, try sealedPayload(alert, sealer: made.sealer(to: nil)))
     } else {
         (sealer, payload) = (nil, try readyPayload(pushType: request.pushType))
     }
@@ -123,7 +122,7 @@ private func providerTokens(_ request: SendRequest) throws -> ProviderTokenCache
 /// `--batch`: each JSON line names a device and its own alert, sealed on its own (a line's
 /// ttl is its apns-expiration too). A bad line is reported with its number and skipped.
 /// Returns how many lines were bad, of how many.
-private func sendBatch(sealer: PayloadSealer, sender: Sender, stop: StopRequest, console: Console) throws -> (count: Int, of: Int) {
+private func sendBatch(sealer: SealerSet, sender: Sender, stop: StopRequest, console: Console) throws -> (count: Int, of: Int) {
     var reader = LineReader(descriptor: 0, stop: stop)
     var number = 0
     var bad = 0
@@ -143,7 +142,7 @@ private func sendBatch(sealer: PayloadSealer, sender: Sender, stop: StopRequest,
 }
 
 /// One `--batch` line: its device, its sealed payload and its own expiration, if any.
-private func batchLine(_ line: UnsafeRawBufferPointer, sealer: PayloadSealer) throws -> (device: String, payload: [UInt8], expiration: String?) {
+private func batchLine(_ line: UnsafeRawBufferPointer, sealer: SealerSet) throws -> (device: String, payload: [UInt8], expiration: String?) {
     guard case .object(let object) = try JSONParser.parse(line) else {
         throw PayloadError(.invalidAlert, "the line is not a JSON object")
     }
@@ -157,7 +156,7 @@ private func batchLine(_ line: UnsafeRawBufferPointer, sealer: PayloadSealer) th
     let request = try AlertRequest(json: JSONObject(object.filter { $0.key != "device" }))
     let now = Timestamp.now()
     let expiration = request.timeToLive.map { String(now + $0.components.seconds) }
-    return (device, try sealer.payload(for: try request.alert(now: now)), expiration)
+    return (device, try sealer.sealer(to: request.recipient).payload(for: try request.alert(now: now)), expiration)
 }
 
 /// `pushseal-curl`, beside this binary (or where PUSHSEAL_CURL says).

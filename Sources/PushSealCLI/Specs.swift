@@ -65,11 +65,11 @@ enum Specs {
     static let keys: [CommandSpec] = [
         CommandSpec(
             name: ["keys", "init"], overview: "Create a keyring with one primary key.",
-            usage: "pushseal keys init [--keys DIR]", options: [keysOption, lockTimeoutOption],
-            discussion: "Creates DIR (mode 0700) and DIR/keyring.json (mode 0600); prints the new key id.\nRefuses to overwrite an existing keyring."),
+            usage: "pushseal keys init [--recipient] [--keys DIR]", options: [keysOption, lockTimeoutOption, recipientOption],
+            discussion: "Creates DIR (mode 0700) and DIR/keyring.json (mode 0600); prints the new key id.\nRefuses to overwrite an existing keyring. With --recipient (on the device's side) the key\nis a P-256 key pair: 'keys export --public' prints the share senders import."),
         CommandSpec(
             name: ["keys", "add"], overview: "Add a key that decrypts but does not encrypt yet.",
-            usage: "pushseal keys add [--keys DIR]", options: [keysOption, lockTimeoutOption],
+            usage: "pushseal keys add [--recipient] [--keys DIR]", options: [keysOption, lockTimeoutOption, recipientOption],
             discussion: "Step one of a two-step roll-out: export the new key to receivers, then 'keys promote' it.\nPrints the new key id."),
         CommandSpec(
             name: ["keys", "promote"], overview: "Make a key the primary.",
@@ -86,12 +86,14 @@ enum Specs {
             discussion: ""),
         CommandSpec(
             name: ["keys", "export"], overview: "Print a key as a one-line share for a receiver.",
-            usage: "pushseal keys export [KID] [--keys DIR]", options: [keysOption, lockTimeoutOption],
-            discussion: "Prints psk1.<kid>.<secret> for the primary key, or for KID. This is the only command that\nshows a secret: send it over a channel you trust, e.g. 'pushseal keys export | ssh host pushseal keys import -'."),
+            usage: "pushseal keys export [KID] [--public] [--keys DIR]",
+            options: [keysOption, lockTimeoutOption,
+                      OptionSpec("public", help: "Print a recipient key's public share (ppk1.…), which holds no secret.")],
+            discussion: "Prints psk1.<kid>.<secret> for the primary key, or for KID. This is the only command that\nshows a secret: send it over a channel you trust, e.g. 'pushseal keys export | ssh host pushseal keys import -'.\nWith --public it prints ppk1.<kid>.<point> for a recipient key: safe to paste anywhere."),
         CommandSpec(
-            name: ["keys", "import"], overview: "Add a shared key to this keyring.",
+            name: ["keys", "import"], overview: "Add a shared key, or a recipient's public key, to this keyring.",
             usage: "pushseal keys import SHARE|FILE|- [--keys DIR]", options: [keysOption, lockTimeoutOption],
-            discussion: "Reads the share from stdin ('-') or a FILE; creates the keyring if there is none. The key\ndecrypts but does not encrypt. A share typed as an argument works but shows in 'ps' and\nshell history, so it earns a warning."),
+            discussion: "Reads the share from stdin ('-') or a FILE; creates the keyring if there is none. A psk1\nkey decrypts but does not encrypt; a ppk1 public key encrypts only ('encrypt --to KID').\nA psk1 share typed as an argument works but shows in 'ps' and shell history, so it earns a\nwarning; a ppk1 share holds no secret and may be given as it is."),
         CommandSpec(
             name: ["keys", "disable"], overview: "Stop a key from decrypting.",
             usage: "pushseal keys disable KID [--keys DIR]", options: [keysOption, lockTimeoutOption],
@@ -141,11 +143,17 @@ enum Specs {
         ]
     }
 
+    static let recipientOption = OptionSpec("recipient", help: "Make a recipient key pair (P-256, for ps2) instead of a shared secret.")
+
+    static let toOption = OptionSpec("to", value: "kid", environment: "PUSHSEAL_TO",
+                                     help: "Seal to this recipient's public key (ps2) instead of the primary key.")
+
     static let encrypt = CommandSpec(
         name: ["encrypt"], overview: "Seal an alert into an APNs payload.",
         usage: "pushseal encrypt [options] [BODY...|-]",
         options: sealingOptions(ttl: "Receivers show a placeholder after this long (e.g. 1h; 1s to 365d).") + [
             OptionSpec("batch", help: "Read alerts as JSON lines on stdin; write one payload per line."),
+            toOption,
             jobsOption,
             keysOption,
         ],
@@ -248,6 +256,7 @@ enum Specs {
             OptionSpec("device", value: "token", repeatable: true, help: "A device token (hex) to send to."),
             OptionSpec("devices", value: "file", help: "Device tokens, one per line ('-': stdin; blank lines and # comments skipped)."),
             OptionSpec("batch", help: "Read JSON lines on stdin, each a device and its own alert: {\"device\": TOKEN, \"title\": …}."),
+            toOption,
             OptionSpec("topic", value: "bundle", environment: "PUSHSEAL_TOPIC", help: "apns-topic: the app's bundle id (required)."),
             OptionSpec("auth-key", value: "file", environment: "PUSHSEAL_AUTH_KEY", help: "The .p8 signing key from Apple (read from the file; never give it as an argument)."),
             OptionSpec("key-id", value: "keyid", environment: "PUSHSEAL_KEY_ID", help: "The .p8 key's id (kid)."),

@@ -156,7 +156,7 @@ struct KeyringStoreTests {
 
     @Test(arguments: [
         #"{"format":"pushseal-keyring/1","keys":[{"id":"a","secret":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=","state":"primary","created":"2026-01-01T00:00:00Z","expires":null},{"id":"b","secret":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=","state":"primary","created":"2026-01-01T00:00:00Z","expires":null}]}"#,
-        #"{"format":"pushseal-keyring/2","keys":[]}"#,
+        #"{"format":"pushseal-keyring/3","keys":[]}"#,
         #"{"format":"pushseal-keyring/1","keys":[{"id":"a","secret":"AAAA","state":"primary","created":"2026-01-01T00:00:00Z"}]}"#,
         #"{"format":"pushseal-keyring/1","keys":[{"id":"a","secret":null,"state":"enabled","created":"2026-01-01T00:00:00Z"}]}"#,
         #"{"format":"pushseal-keyring/1","keys":[{"id":"a","secret":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=","state":"weird","created":"2026-01-01T00:00:00Z"}]}"#,

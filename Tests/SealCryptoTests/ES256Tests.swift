@@ -5,20 +5,6 @@ import Testing
 /// ES256 against Python's `cryptography`: it signs, we verify; we sign, it verifies.
 @Suite("ES256 provider-token signatures")
 struct ES256Tests {
-    /// Runs Python with `script`; stdout is its answer.
-    private func python(_ script: String, _ arguments: [String] = []) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        return String(decoding: data, as: UTF8.self)
-    }
-
     private let makeKey = """
         from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric import ec
@@ -78,7 +64,7 @@ struct ES256Tests {
                        b"header.claims", ec.ECDSA(hashes.SHA256()))
             print("verified")
             """, [pair.publicKey, signature.map { String(format: "%02x", $0) }.joined()])
-        #expect(verdict == "verified\n")
+        #expect(verdict == "verified")
         let publicKey = try ES256Key(pem: Array(pair.publicKey.utf8))
         #expect(!publicKey.canSign)
         #expect(throws: SealCryptoError.self) { try Array("x".utf8).withUnsafeBytes { try publicKey.signature(for: $0) } }

@@ -36,19 +36,6 @@ private let hpkeVectors: [HPKEVector] = {
 
 @Suite("HPKE: DHKEM(P-256, HKDF-SHA256), HKDF-SHA256, AES-256-GCM")
 struct HPKETests {
-    private func python(_ script: String, _ arguments: [String] = []) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
     private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     @Test func theRFCVectorsOfTheSuiteAreReproducedBothWays() throws {

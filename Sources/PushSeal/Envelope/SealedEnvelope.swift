@@ -1,26 +1,48 @@
 import SealCrypto
 
-/// The `ps1` envelope: `ps1.<kid>.<base64url(nonce ‖ ciphertext ‖ tag)>`.
+/// The sealed alert as it travels: `<version>.<kid>.<base64url(sealed bytes)>`.
 ///
-/// The header `ps1.<kid>` is the AES-GCM associated data, so neither the version nor the
-/// kid can be swapped without failing authentication.
+/// - `ps1`: a shared AES-256 key; the bytes are nonce ‖ ciphertext ‖ tag, and the header
+///   `ps1.<kid>` is the AES-GCM associated data.
+/// - `ps2`: sealed to a device's P-256 public key with HPKE (RFC 9180, base mode,
+///   DHKEM(P-256, HKDF-SHA256), HKDF-SHA256, AES-256-GCM); the bytes are enc ‖ ciphertext ‖
+///   tag, and the header `ps2.<kid>` is HPKE's `info`, the associated data empty.
+///
+/// Either way neither the version nor the kid can be swapped without failing to open.
 public struct SealedEnvelope: Sendable, Equatable {
-    /// The only version this build writes and reads.
-    public static let version = "ps1"
-
-    public let kid: String
-    public let box: SealedBox
-
-    public init(kid: String, box: SealedBox) {
-        self.kid = kid
-        self.box = box
+    public enum Version: String, Sendable {
+        case ps1, ps2
     }
 
-    /// The authenticated header, `ps1.<kid>`.
-    public var header: String { "\(Self.version).\(kid)" }
+    /// The version `seal(_:kid:key:)` writes.
+    public static let version = "ps1"
+
+    public let version: Version
+    public let kid: String
+    /// The sealed bytes: `ps1` nonce ‖ ciphertext ‖ tag, `ps2` enc ‖ ciphertext ‖ tag.
+    public let combined: [UInt8]
+
+    /// A `ps1` envelope.
+    public init(kid: String, box: SealedBox) {
+        version = .ps1
+        self.kid = kid
+        combined = box.combined
+    }
+
+    init(version: Version, kid: String, combined: [UInt8]) {
+        self.version = version
+        self.kid = kid
+        self.combined = combined
+    }
+
+    /// The `ps1` sealed box (parsing made sure it is long enough).
+    public var box: SealedBox { try! SealedBox(combined: combined) }
+
+    /// The authenticated header, `<version>.<kid>`.
+    public var header: String { "\(version.rawValue).\(kid)" }
 
     /// The envelope as it travels in the payload.
-    public var text: String { header + "." + Base64.encode(box.combined, alphabet: .url) }
+    public var text: String { header + "." + Base64.encode(combined, alphabet: .url) }
 
     /// Reads an envelope, checking its shape but not its authenticity.
     public init(parsing text: String) throws {
@@ -32,13 +54,18 @@ public struct SealedEnvelope: Sendable, Equatable {
     public init(utf8 bytes: UnsafeRawBufferPointer) throws {
         let dot = UInt8(ascii: ".")
         guard let lastDot = bytes.lastIndex(of: dot), let firstDot = bytes.firstIndex(of: dot), firstDot < lastDot else {
-            throw EnvelopeError(.malformed, "not a ps1 envelope: expected ps1.<kid>.<sealed box>")
+            throw EnvelopeError(.malformed, "not an envelope: expected ps1.<kid>.<sealed box> or ps2.<kid>.<sealed box>")
         }
-        let version = UnsafeRawBufferPointer(rebasing: bytes[..<firstDot])
-        guard version.elementsEqual(Self.version.utf8) else {
-            let text = String(decoding: version, as: UTF8.self)
+        let versionBytes = UnsafeRawBufferPointer(rebasing: bytes[..<firstDot])
+        let version: Version
+        if versionBytes.elementsEqual("ps1".utf8) {
+            version = .ps1
+        } else if versionBytes.elementsEqual("ps2".utf8) {
+            version = .ps2
+        } else {
+            let text = String(decoding: versionBytes, as: UTF8.self)
             let shown = text.count <= 16 && KeyID.isValid(text) ? "'\(text)'" : "this"
-            throw EnvelopeError(.unsupportedVersion, "envelope version \(shown) is not supported (this build reads ps1)")
+            throw EnvelopeError(.unsupportedVersion, "envelope version \(shown) is not supported (this build reads ps1 and ps2)")
         }
         let kidBytes = UnsafeRawBufferPointer(rebasing: bytes[(firstDot + 1)..<lastDot])
         let kid = String(decoding: kidBytes, as: UTF8.self)
@@ -51,12 +78,15 @@ public struct SealedEnvelope: Sendable, Equatable {
         } catch {
             throw EnvelopeError(.malformed, "malformed envelope: the sealed box is \(error)")
         }
-        let minimum = AESGCM.nonceByteCount + AESGCM.tagByteCount
+        let minimum = (version == .ps1 ? AESGCM.nonceByteCount : HPKE.encapsulatedKeyByteCount) + AESGCM.tagByteCount
         guard combined.count >= minimum else {
-            throw EnvelopeError(.malformed, "malformed envelope: the sealed box has \(combined.count) bytes, at least \(minimum) expected (12-byte nonce, 16-byte tag)")
+            throw EnvelopeError(.malformed, version == .ps1
+                ? "malformed envelope: the sealed box has \(combined.count) bytes, at least \(minimum) expected (12-byte nonce, 16-byte tag)"
+                : "malformed envelope: the sealed bytes are \(combined.count), at least \(minimum) expected (65-byte key, 16-byte tag)")
         }
+        self.version = version
         self.kid = kid
-        self.box = try SealedBox(combined: combined)
+        self.combined = combined
     }
 
     /// Seals `plaintext` under `key`, naming it `kid`.
@@ -66,8 +96,40 @@ public struct SealedEnvelope: Sendable, Equatable {
         return SealedEnvelope(kid: kid, box: box)
     }
 
-    /// Verifies and decrypts; no plaintext is returned unless the tag verifies.
+    /// Seals `plaintext` to a recipient's public key, naming it `kid` (`ps2`).
+    public static func seal(_ plaintext: [UInt8], kid: String, recipient: P256PublicKey) throws -> SealedEnvelope {
+        let header = "\(Version.ps2.rawValue).\(kid)"
+        return SealedEnvelope(version: .ps2, kid: kid, combined: try HPKE.seal(plaintext, to: recipient, info: Array(header.utf8)))
+    }
+
+    /// Opens the envelope with the key of its kind that `keyring` holds for its kid.
+    public func open(with keyring: Keyring, now: Int64) throws -> [UInt8] {
+        switch version {
+        case .ps1: return try open(with: keyring.decryptionKey(for: kid, now: now))
+        case .ps2: return try open(with: keyring.recipientKey(for: kid, now: now))
+        }
+    }
+
+    /// Opens a `ps2` envelope with the device's private key; no plaintext is returned
+    /// unless it verifies (an `enc` that is not a point on the curve does not).
+    public func open(with key: P256PrivateKey) throws -> [UInt8] {
+        guard version == .ps2 else {
+            throw EnvelopeError(.authenticationFailed, "a ps1 envelope opens with a shared secret, not with key \(kid)'s private key")
+        }
+        do {
+            return try HPKE.open(combined, with: key, info: Array(header.utf8))
+        } catch is SealCryptoError {
+            throw EnvelopeError(
+                .authenticationFailed,
+                "authentication failed: the envelope sealed to key \(kid) was altered or sealed to another key")
+        }
+    }
+
+    /// Verifies and decrypts a `ps1` envelope; no plaintext is returned unless the tag verifies.
     public func open(with key: SymmetricKey) throws -> [UInt8] {
+        guard version == .ps1 else {
+            throw EnvelopeError(.authenticationFailed, "a ps2 envelope opens with a private key, not with key \(kid)'s secret")
+        }
         do {
             return try AESGCM.open(box, using: key, authenticating: Array(header.utf8))
         } catch let error as SealCryptoError where error.code == .authenticationFailed {

@@ -94,9 +94,14 @@ public final class DecryptingExtension: NotificationServiceExtension {
             DeliveryNote(status: status, kid: kid, reason: "\(error)")
         }
         let now = settings.now()
-        let key: SymmetricKey
+        let held: Keyring
         do {
-            key = try keyring.get().decryptionKey(for: kid, now: now)
+            held = try keyring.get()
+            // Found and usable (the statuses below), before any opening is tried.
+            switch envelope.version {
+            case .ps1: _ = try held.decryptionKey(for: kid, now: now)
+            case .ps2: _ = try held.recipientKey(for: kid, now: now)
+            }
         } catch let error as KeyringError {
             switch error.code {
             case .keyDisabled: return .failure(note(.keyDisabled, error))
@@ -108,7 +113,7 @@ public final class DecryptingExtension: NotificationServiceExtension {
         }
         let alert: SealedAlert
         do {
-            var plaintext = try envelope.open(with: key)
+            var plaintext = try envelope.open(with: held, now: now)
             defer { SecureMemory.wipe(&plaintext) }
             alert = try SealedAlert(plaintext: plaintext)
         } catch let error as EnvelopeError where error.code == .authenticationFailed {

@@ -88,10 +88,12 @@ public final class KeyringFileSource: KeySource {
     /// The keyring as it is on disk now: a stat now and then (and at once when `kid` is
     /// unknown), a parse only after a change.
     public func current(knowing kid: String? = nil) throws -> Keyring {
-        let now = Int64(MonotonicClock.nanoseconds())
-        let due = nextCheck.load(ordering: .relaxed)
-        if now >= due, nextCheck.compareExchange(expected: due, desired: now + Self.recheckInterval, ordering: .relaxed).exchanged {
+        if Int64(MonotonicClock.nanoseconds()) >= nextCheck.load(ordering: .acquiring) {
+            // The next check is set only once this one is done, so every thread that comes
+            // meanwhile looks too (a stat, in turn under the reload lock) instead of reading
+            // the snapshot that is about to be replaced.
             try reloadIfChanged()
+            nextCheck.store(Int64(MonotonicClock.nanoseconds()) + Self.recheckInterval, ordering: .releasing)
         }
         let keyring = shared.withLock { $0.keyring }
         guard let kid, keyring.entry(kid) == nil else { return keyring }

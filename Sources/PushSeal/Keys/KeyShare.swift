@@ -19,26 +19,31 @@ public struct KeyShare: Sendable {
 
     /// Reads a share; surrounding white space is ignored. Errors never repeat the input.
     public init(parsing input: String) throws {
-        let trimmed = input.trimmingASCIIWhitespace()
-        guard trimmed.hasPrefix(Self.prefix) else {
-            throw KeyringError(.invalidShare, "not a key share: expected psk1.<kid>.<secret>")
-        }
-        let rest = trimmed.dropFirst(Self.prefix.count)
-        guard let dot = rest.lastIndex(of: "."), KeyID.isValid(rest[..<dot]) else {
-            throw KeyringError(.invalidShare, "not a key share: the key id must be 1 to 64 of A-Z a-z 0-9 _ -")
-        }
-        var bytes: [UInt8]
-        do {
-            bytes = try Base64.decode(String(rest[rest.index(after: dot)...]), alphabet: .url)
-        } catch {
-            throw KeyringError(.invalidShare, "not a key share: the secret is not base64url")
-        }
+        var (kid, bytes) = try Self.split(input, prefix: Self.prefix, what: "key share", shape: "psk1.<kid>.<secret>", part: "secret")
         defer { SecureMemory.wipe(&bytes) }
         guard bytes.count == SymmetricKey.byteCount else {
             throw KeyringError(.invalidShare, "not a key share: the secret is \(bytes.count) bytes, 32 expected")
         }
-        kid = String(rest[..<dot])
+        self.kid = kid
         secret = try SymmetricKey(bytes: bytes)
+    }
+
+    /// A share line's kid and decoded bytes: `<prefix><kid>.<base64url>`, surrounding white
+    /// space ignored. Errors name the `what` and never repeat the input.
+    static func split(_ input: String, prefix: String, what: String, shape: String, part: String) throws -> (kid: String, bytes: [UInt8]) {
+        let trimmed = input.trimmingASCIIWhitespace()
+        guard trimmed.hasPrefix(prefix) else {
+            throw KeyringError(.invalidShare, "not a \(what): expected \(shape)")
+        }
+        let rest = trimmed.dropFirst(prefix.count)
+        guard let dot = rest.lastIndex(of: "."), KeyID.isValid(rest[..<dot]) else {
+            throw KeyringError(.invalidShare, "not a \(what): the key id must be 1 to 64 of A-Z a-z 0-9 _ -")
+        }
+        do {
+            return (String(rest[..<dot]), try Base64.decode(String(rest[rest.index(after: dot)...]), alphabet: .url))
+        } catch {
+            throw KeyringError(.invalidShare, "not a \(what): the \(part) is not base64url")
+        }
     }
 }
 

@@ -1,5 +1,17 @@
 import SealCrypto
 
+/// What seals a new message: a shared secret (`ps1`) or a recipient's public key (`ps2`).
+public enum SealingKey: Sendable {
+    case secret(kid: String, key: SymmetricKey)
+    case recipient(kid: String, publicKey: P256PublicKey)
+
+    public var kid: String {
+        switch self {
+        case .secret(let kid, _), .recipient(let kid, _): kid
+        }
+    }
+}
+
 /// The keys a sender encrypts with and a receiver decrypts with.
 ///
 /// Every change is a method that checks the rules first and leaves the keyring untouched
@@ -16,10 +28,11 @@ public struct Keyring: Sendable {
         self.keys = keys
     }
 
-    /// A keyring with one new primary key.
-    public static func generate(now: Int64) throws -> Keyring {
+    /// A keyring with one new primary key: a shared secret, or with `.private` a device's
+    /// recipient key pair.
+    public static func generate(now: Int64, kind: KeyKind = .secret) throws -> Keyring {
         var keyring = Keyring()
-        let entry = try keyring.newKey(state: .primary, now: now)
+        let entry = try keyring.newKey(state: .primary, now: now, kind: kind)
         keyring.keys.append(entry)
         return keyring
     }
@@ -29,17 +42,58 @@ public struct Keyring: Sendable {
 
     public func entry(_ kid: String) -> KeyEntry? { keys.first { $0.id == kid } }
 
-    /// The key that seals new messages, or why there is none.
+    /// The shared secret primary key that seals new `ps1` messages, or why there is none.
     public func encryptionKey() throws -> (kid: String, key: SymmetricKey) {
         guard let primary, let secret = primary.secret else {
-            throw KeyringError(.noPrimary, "the keyring has no primary key")
+            throw KeyringError(.noPrimary, primary == nil ? "the keyring has no primary key" : "the primary key \(primary!.id) is a recipient key, not a shared secret")
         }
         return (primary.id, secret)
     }
 
-    /// The key that opens messages sealed under `kid` at time `now`, or a distinct error
-    /// for each reason it cannot.
+    /// What a new message is sealed with: the primary key (its secret, `ps1`; or, on a
+    /// device's keyring, its own public key, `ps2`), or with `to` the recipient key of that
+    /// kid (`ps2`).
+    public func sealingKey(to kid: String? = nil, now: Int64) throws -> SealingKey {
+        guard let kid else {
+            guard let primary else { throw KeyringError(.noPrimary, "the keyring has no primary key") }
+            if let secret = primary.secret { return .secret(kid: primary.id, key: secret) }
+            guard let point = primary.publicKey else { throw KeyringError(.corrupt, "key \(primary.id) has no key material") }
+            return .recipient(kid: primary.id, publicKey: point)
+        }
+        let entry = try usableEntry(kid, now: now)
+        guard entry.kind != .secret, let point = entry.publicKey else {
+            throw KeyringError(.notAllowed, "key \(kid) is a shared secret; --to takes a recipient key (imported with 'keys import ppk1…')")
+        }
+        return .recipient(kid: kid, publicKey: point)
+    }
+
+    /// The key that opens `ps1` messages sealed under `kid` at time `now`, or a distinct
+    /// error for each reason it cannot.
     public func decryptionKey(for kid: String, now: Int64) throws -> SymmetricKey {
+        let entry = try usableEntry(kid, now: now)
+        guard let secret = entry.secret else {
+            throw KeyringError(.unknownKey, "key \(kid) is a recipient key; a ps1 envelope opens with a shared secret")
+        }
+        return secret
+    }
+
+    /// The private key that opens `ps2` messages sealed to `kid` at time `now`; a key held
+    /// only as its public share cannot.
+    public func recipientKey(for kid: String, now: Int64) throws -> P256PrivateKey {
+        let entry = try usableEntry(kid, now: now)
+        switch entry.kind {
+        case .private:
+            guard let key = entry.privateKey else { throw KeyringError(.corrupt, "key \(kid) has no private key") }
+            return key
+        case .public:
+            throw KeyringError(.unknownKey, "only the public key of \(kid) is held here; a ps2 envelope opens with the device's private key")
+        case .secret:
+            throw KeyringError(.unknownKey, "key \(kid) is a shared secret; a ps2 envelope opens with a recipient's private key")
+        }
+    }
+
+    /// The entry of `kid` if it may open messages at `now`.
+    private func usableEntry(_ kid: String, now: Int64) throws -> KeyEntry {
         guard let entry = entry(kid) else {
             throw KeyringError(.unknownKey, "no key \(kid) in the keyring")
         }
@@ -51,10 +105,7 @@ public struct Keyring: Sendable {
         case .enabled where entry.isExpired(at: now):
             throw KeyringError(.keyExpired, "key \(kid) expired at \(Timestamp.format(entry.expires ?? now)) after rotation")
         case .primary, .enabled:
-            guard let secret = entry.secret else {
-                throw KeyringError(.corrupt, "key \(kid) has no secret")
-            }
-            return secret
+            return entry
         }
     }
 
@@ -62,9 +113,11 @@ public struct Keyring: Sendable {
 
     /// Adds a new key that decrypts but does not yet encrypt; returns its kid. This is the
     /// first step of a two-step roll-out: share it with receivers, then promote it.
+    /// The new key is of `kind`, or of the primary's kind (a secret when there is none).
     @discardableResult
-    public mutating func add(now: Int64) throws -> String {
-        let entry = try newKey(state: keys.contains { $0.state == .primary } ? .enabled : .primary, now: now)
+    public mutating func add(now: Int64, kind: KeyKind? = nil) throws -> String {
+        let entry = try newKey(state: keys.contains { $0.state == .primary } ? .enabled : .primary, now: now,
+                               kind: kind ?? newKind)
         keys.append(entry)
         return entry.id
     }
@@ -81,7 +134,7 @@ public struct Keyring: Sendable {
     /// Makes a new primary key; the old one keeps decrypting for `grace`. Returns the new kid.
     @discardableResult
     public mutating func rotate(grace: Duration, now: Int64) throws -> String {
-        let entry = try newKey(state: .primary, now: now)
+        let entry = try newKey(state: .primary, now: now, kind: newKind)
         retirePrimary(grace: grace, now: now)
         keys.append(entry)
         return entry.id
@@ -124,7 +177,7 @@ public struct Keyring: Sendable {
             throw KeyringError(.notAllowed, "key \(kid) is the primary; rotate or promote another key before destroying it")
         }
         keys[index].state = .destroyed
-        keys[index].secret = nil
+        keys[index].wipe()
     }
 
     /// Destroys every enabled key whose grace has passed; returns their kids.
@@ -133,7 +186,7 @@ public struct Keyring: Sendable {
         var pruned: [String] = []
         for index in keys.indices where keys[index].isExpired(at: now) {
             keys[index].state = .destroyed
-            keys[index].secret = nil
+            keys[index].wipe()
             pruned.append(keys[index].id)
         }
         return pruned
@@ -153,11 +206,36 @@ public struct Keyring: Sendable {
         return true
     }
 
+    /// Adds a recipient's public key, which seals to that device and opens nothing.
+    /// Importing the same point twice changes nothing; the same kid with another key is
+    /// refused. Returns false when it was already there.
+    @discardableResult
+    public mutating func importPublic(_ share: PublicShare, now: Int64) throws -> Bool {
+        if let existing = entry(share.kid) {
+            guard existing.kind != .secret, existing.publicKey?.x963Representation == share.publicKey.x963Representation else {
+                throw KeyringError(.conflict, "the keyring already has a key \(share.kid) that is not this public key (state \(existing.state.rawValue)); nothing was imported")
+            }
+            return false
+        }
+        keys.append(KeyEntry(id: share.kid, kind: .public, privateKey: nil, publicKey: share.publicKey, state: .enabled, created: now))
+        return true
+    }
+
     // MARK: Helpers
 
-    private func newKey(state: KeyState, now: Int64) throws -> KeyEntry {
+    /// Rotation keeps the keyring's kind: a device's keyring makes key pairs.
+    private var newKind: KeyKind { primary?.kind == .private ? .private : .secret }
+
+    private func newKey(state: KeyState, now: Int64, kind: KeyKind) throws -> KeyEntry {
         let kid = try KeyID.generate(avoiding: Set(keys.map(\.id)))
-        return KeyEntry(id: kid, secret: try SymmetricKey.generate(), state: state, created: now)
+        switch kind {
+        case .secret:
+            return KeyEntry(id: kid, secret: try SymmetricKey.generate(), state: state, created: now)
+        case .private:
+            return KeyEntry(id: kid, kind: .private, privateKey: try P256PrivateKey.generate(), publicKey: nil, state: state, created: now)
+        case .public:
+            throw KeyringError(.notAllowed, "a public key is imported from its device ('keys import ppk1…'), not made here")
+        }
     }
 
     private mutating func retirePrimary(grace: Duration, now: Int64) {

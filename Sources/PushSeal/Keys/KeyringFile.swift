@@ -2,8 +2,14 @@ import SealCrypto
 
 /// The on-disk text of a keyring, `keyring.json`: one key per line so a person can read it,
 /// and strict on reading because a damaged keyring must never be half-used.
+///
+/// `pushseal-keyring/2` gives each key a `kind` (`secret`, `private`, `public`): a private
+/// key keeps its 32-byte scalar in `secret` and its point in `public`, a public key only
+/// the point. `/1` files (secret keys only, no `kind`) are read as they are, and become
+/// `/2` the next time a command changes the keyring.
 enum KeyringFile {
-    static let format = "pushseal-keyring/1"
+    static let format = "pushseal-keyring/2"
+    static let formats = ["pushseal-keyring/1", format]
 
     static func encode(_ keyring: Keyring) -> [UInt8] {
         var output = Array("{\"format\":\"\(format)\",\"keys\":[".utf8)
@@ -11,9 +17,20 @@ enum KeyringFile {
             output.append(contentsOf: index == 0 ? "\n".utf8 : ",\n".utf8)
             var object = JSONObject()
             object["id"] = .string(entry.id)
-            object["secret"] = entry.secret.map { key in
-                key.withUnsafeBytes { JSONValue.string(Base64.encode($0, alphabet: .standard)) }
-            } ?? .null
+            object["kind"] = .string(entry.kind.rawValue)
+            switch entry.kind {
+            case .secret:
+                object["secret"] = entry.secret.map { key in
+                    key.withUnsafeBytes { JSONValue.string(Base64.encode($0, alphabet: .standard)) }
+                } ?? .null
+            case .private:
+                object["secret"] = entry.privateKey.flatMap { key in
+                    try? key.withScalar { JSONValue.string(Base64.encode($0, alphabet: .standard)) }
+                } ?? .null
+                object["public"] = entry.publicKey.map { .string(Base64.encode($0.x963Representation, alphabet: .standard)) } ?? .null
+            case .public:
+                object["public"] = entry.publicKey.map { .string(Base64.encode($0.x963Representation, alphabet: .standard)) } ?? .null
+            }
             object["state"] = .string(entry.state.rawValue)
             object["created"] = .string(Timestamp.format(entry.created))
             object["expires"] = entry.expires.map { .string(Timestamp.format($0)) } ?? .null
@@ -34,7 +51,10 @@ enum KeyringFile {
             throw corrupt("\(error)")
         }
         guard case .object(let object) = root else { throw corrupt("it holds \(root.kindName), not an object") }
-        guard object["format"] == .string(format) else { throw corrupt("format is not \"\(format)\"") }
+        guard let formatText = object["format"]?.stringValue, formats.contains(formatText) else {
+            throw corrupt("format is not \"\(format)\" (or \"\(formats[0])\")")
+        }
+        let hasKinds = formatText != formats[0]
         guard case .array(let entries)? = object["keys"] else { throw corrupt("'keys' is not an array") }
 
         var keys: [KeyEntry] = []
@@ -58,6 +78,17 @@ enum KeyringFile {
                 guard let time = Timestamp.parse(text) else { throw corrupt("key \(id) has an invalid 'expires' time") }
                 expires = time
             default: throw corrupt("key \(id) has an invalid 'expires' time")
+            }
+            var kind = KeyKind.secret
+            if hasKinds {
+                guard let text = entry["kind"]?.stringValue, let given = KeyKind(rawValue: text) else {
+                    throw corrupt("key \(id) has no valid kind (secret, private or public)")
+                }
+                kind = given
+            }
+            if kind != .secret {
+                keys.append(try recipientEntry(entry, id: id, kind: kind, state: state, created: created, expires: expires, corrupt: corrupt))
+                continue
             }
             var secret: SymmetricKey?
             switch (entry["secret"], state) {
@@ -86,5 +117,41 @@ enum KeyringFile {
             throw corrupt("more than one key is primary")
         }
         return Keyring(keys: keys)
+    }
+
+    /// A `private` or `public` key: its point, and for `private` the scalar that must make
+    /// that same point.
+    private static func recipientEntry(_ entry: JSONObject, id: String, kind: KeyKind, state: KeyState, created: Int64,
+                                       expires: Int64?, corrupt: (String) -> KeyringError) throws -> KeyEntry {
+        func bytes(_ name: String) throws -> [UInt8]? {
+            switch entry[name] {
+            case nil, .null?: return nil
+            case .string(let text)?:
+                guard let decoded = try? Base64.decode(text, alphabet: .standard) else { throw corrupt("the \(name) of key \(id) is not base64") }
+                return decoded
+            default: throw corrupt("the \(name) of key \(id) is not a string")
+            }
+        }
+        var scalar = try bytes("secret")
+        defer { if scalar != nil { SecureMemory.wipe(&scalar!) } }
+        let point = try bytes("public")
+        if state == .destroyed {
+            guard scalar == nil, point == nil else { throw corrupt("destroyed key \(id) still has key material") }
+            return KeyEntry(id: id, kind: kind, privateKey: nil, publicKey: nil, state: state, created: created, expires: expires)
+        }
+        guard let point, let publicKey = try? P256PublicKey(x963Representation: point) else {
+            throw corrupt("key \(id) has no valid public point")
+        }
+        guard kind == .private else {
+            guard scalar == nil else { throw corrupt("public key \(id) has a secret") }
+            return KeyEntry(id: id, kind: .public, privateKey: nil, publicKey: publicKey, state: state, created: created, expires: expires)
+        }
+        guard let raw = scalar, let privateKey = try? P256PrivateKey(scalar: raw) else {
+            throw corrupt("private key \(id) has no valid 32-byte scalar")
+        }
+        guard privateKey.publicKey.x963Representation == point else {
+            throw corrupt("the scalar and the point of key \(id) do not belong together")
+        }
+        return KeyEntry(id: id, kind: .private, privateKey: privateKey, publicKey: nil, state: state, created: created, expires: expires)
     }
 }

@@ -10,6 +10,8 @@ public struct AlertRequest: Sendable {
     /// How long until receivers treat the message as expired.
     public var timeToLive: Duration?
     public var id: String?
+    /// The recipient key to seal this alert to (`ps2`), a batch line's `"to"`.
+    public var recipient: String?
 
     public init() {}
 
@@ -23,11 +25,11 @@ public struct AlertRequest: Sendable {
 
     /// Members a batch line may have besides the alert fields and their aliases.
     enum Key {
-        static let url = "url", data = "data", ttl = "ttl", id = "id"
+        static let url = "url", data = "data", ttl = "ttl", id = "id", to = "to"
     }
 
     /// Every name a batch line may use.
-    static let batchKeys: [String] = AlertField.every.flatMap { [$0.key] + $0.aliases } + [Key.url, Key.data, Key.ttl, Key.id]
+    static let batchKeys: [String] = AlertField.every.flatMap { [$0.key] + $0.aliases } + [Key.url, Key.data, Key.ttl, Key.id, Key.to]
 
     /// Reads one JSON object of batch input, in one pass over its members.
     public init(json object: JSONObject) throws {
@@ -48,6 +50,12 @@ public struct AlertRequest: Sendable {
                 case .null: break
                 case .string(let text): if key == Key.url { url = text } else { id = text }
                 default: throw PayloadError(.invalidAlert, "'\(key)' is \(value.kindName), not a string")
+                }
+            case Key.to:
+                switch value {
+                case .null: recipient = nil
+                case .string(let text) where KeyID.isValid(text): recipient = text
+                default: throw PayloadError(.invalidAlert, "'to' is the kid of a recipient key (1 to 64 of A-Z a-z 0-9 _ -)")
                 }
             case Key.data:
                 switch value {

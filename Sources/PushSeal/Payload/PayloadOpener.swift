@@ -33,8 +33,7 @@ public struct PayloadOpener: Sendable {
 
     /// Opens `envelope` with the key its kid names, as of `now`.
     public func open(_ envelope: SealedEnvelope, now: Int64) throws -> SealedAlert {
-        let key = try keyring.decryptionKey(for: envelope.kid, now: now)
-        var plaintext = try envelope.open(with: key)
+        var plaintext = try envelope.open(with: keyring, now: now)
         defer { SecureMemory.wipe(&plaintext) }
         return try SealedAlert(plaintext: plaintext)
     }

@@ -9,7 +9,7 @@ public struct PayloadSealer: Sendable {
     public static let defaultPad = 32
 
     public let kid: String
-    private let key: SymmetricKey
+    private let key: SealingKey
     public let field: String
     public let pad: Int
     public let fallback: FallbackAlert
@@ -19,8 +19,8 @@ public struct PayloadSealer: Sendable {
     private let header: [UInt8]
 
     public init(
-        keyring: Keyring, field: String = defaultField, pad: Int = defaultPad,
-        fallback: FallbackAlert = .standard
+        keyring: Keyring, to recipient: String? = nil, field: String = defaultField, pad: Int = defaultPad,
+        fallback: FallbackAlert = .standard, now: Int64 = Timestamp.now()
     ) throws {
         try Self.validate(field: field)
         guard (1...4096).contains(pad) else {
@@ -29,7 +29,8 @@ public struct PayloadSealer: Sendable {
         guard !fallback.title.isEmpty || !fallback.body.isEmpty else {
             throw PayloadError(.invalidAlert, "the fallback alert needs a title or a body, or iOS will not run the extension")
         }
-        (kid, key) = try keyring.encryptionKey()
+        key = try keyring.sealingKey(to: recipient, now: now)
+        kid = key.kid
         self.field = field
         self.pad = pad
         self.fallback = fallback
@@ -45,7 +46,10 @@ public struct PayloadSealer: Sendable {
         JSONWriter.writeString(field, to: &prefix)
         prefix.append(UInt8(ascii: ":"))
         self.prefix = prefix
-        header = Array("\(SealedEnvelope.version).\(kid).".utf8)
+        switch key {
+        case .secret: header = Array("ps1.\(kid).".utf8)
+        case .recipient: header = Array("ps2.\(kid).".utf8)
+        }
     }
 
     /// The field must be a custom key beside `aps`.
@@ -59,13 +63,16 @@ public struct PayloadSealer: Sendable {
     public func payload(for alert: SealedAlert) throws -> [UInt8] {
         var plaintext = alert.plaintext(paddedTo: pad)
         defer { SecureMemory.wipe(&plaintext) }
-        let envelope = try SealedEnvelope.seal(plaintext, kid: kid, key: key)
+        let envelope = switch key {
+        case .secret(_, let secret): try SealedEnvelope.seal(plaintext, kid: kid, key: secret)
+        case .recipient(_, let point): try SealedEnvelope.seal(plaintext, kid: kid, recipient: point)
+        }
         var payload = prefix
-        payload.reserveCapacity(prefix.count + header.count + Base64.encodedCount(envelope.box.combined.count, alphabet: .url) + 3)
+        payload.reserveCapacity(prefix.count + header.count + Base64.encodedCount(envelope.combined.count, alphabet: .url) + 3)
         // The header and base64url need no JSON escaping, so the envelope is written in place.
         payload.append(UInt8(ascii: "\""))
         payload.append(contentsOf: header)
-        envelope.box.combined.withUnsafeBytes { Base64.append($0, alphabet: .url, to: &payload) }
+        envelope.combined.withUnsafeBytes { Base64.append($0, alphabet: .url, to: &payload) }
         payload.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: "}")])
         guard payload.count <= Self.byteLimit else {
             throw PayloadError(
