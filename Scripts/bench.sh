@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 lines=${BENCH_LINES:-100000}
 files=${BENCH_FILES:-10000}
 runs=${BENCH_RUNS:-5}
+ps2_lines=${BENCH_PS2_LINES:-20000}
 
 need=()
 command -v jose >/dev/null 2>&1 || need+=(jose)
@@ -84,6 +85,17 @@ recpy=$(median payloads.jsonl taskset -c 0 python3 "$python_ps1" receive "$work/
 plain_bytes=$("$pushseal" decrypt <(head -1 payloads.jsonl) | wc -c)
 pad=$(( (plain_bytes + 31) / 32 * 32 ))
 ceiling=$(taskset -c 0 openssl speed -evp aes-256-gcm -bytes "$pad" -seconds 2 2>/dev/null | awk '/^AES-256-GCM/ { sub(/k$/, "", $2); printf "%.0f", $2 * 1000 / '"$pad"' }')
+
+echo "bench: ps2 (HPKE to a device's public key), $ps2_lines lines" >&2
+"$pushseal" keys init --recipient --keys Device >/dev/null
+device_kid=$("$pushseal" keys export --public --keys Device | "$pushseal" keys import - --keys Keys)
+head -n "$ps2_lines" alerts.jsonl > alerts-ps2.jsonl
+"$pushseal" encrypt --batch --to "$device_kid" < alerts-ps2.jsonl > payloads-ps2.jsonl
+seal2=$(median alerts-ps2.jsonl taskset -c 0 "$pushseal" encrypt --batch --jobs 1 --to "$device_kid")
+seal2py=$(median alerts-ps2.jsonl taskset -c 0 python3 "$python_ps1" batch2 "$work/Keys" "$device_kid")
+open2=$(median payloads-ps2.jsonl taskset -c 0 "$pushseal" receive --json --jobs 1 --keys Device -)
+open2py=$(median payloads-ps2.jsonl taskset -c 0 python3 "$python_ps1" receive2 "$work/Device")
+ecdh=$(taskset -c 0 openssl speed -seconds 2 ecdhp256 2>/dev/null | awk '/ecdh \(nistp256\)/ { printf "%.0f", $NF }')
 
 echo "bench: receiver footprint" >&2
 rss_stream=$( { /usr/bin/time -f %M "$pushseal" receive --json - < payloads.jsonl > /dev/null; } 2>&1 | tail -1)
@@ -257,6 +269,9 @@ pushseal benchmark — $(date -u +%Y-%m-%d), $cores cores ($(grep -m1 'model nam
 | receive --json -, deliveries/s, 1 core | $(rate "$lines" "$rec1") | | $(rate "$lines" "$recpy") | $(ratio "$recpy" "$rec1") the Python rate |
 | receive --json -, deliveries/s, $cores cores | $(rate "$lines" "$recn") | | | $(ratio "$rec1" "$recn") the 1-core rate |
 | AES-256-GCM ceiling at ${pad} bytes, 1 core (openssl speed) | $(python3 -c "print(f'{$ceiling:,}')") ops/s | | | |
+| ps2 encrypt --batch --to, payloads/s, 1 core | $(rate "$ps2_lines" "$seal2") | | $(rate "$ps2_lines" "$seal2py") (hpke.Suite) | $(ratio "$seal2py" "$seal2") the Python rate |
+| ps2 receive --json -, deliveries/s, 1 core | $(rate "$ps2_lines" "$open2") | | $(rate "$ps2_lines" "$open2py") (hpke.Suite) | $(ratio "$open2py" "$open2") the Python rate |
+| P-256 ECDH ceiling, 1 core (openssl speed ecdhp256) | $(python3 -c "print(f'{$ecdh:,}')") ops/s | | | a seal needs a key pair and an ECDH |
 | receive peak RSS, $k payloads on stdin | $((rss_stream / 1024)) MB | | | $((rss_tenth / 1024)) MB at $((lines / 10000))k: flat; NSE cap 24 MB |
 | receive --watch peak RSS, $files files | $((rss_watch / 1024)) MB | | | |
 

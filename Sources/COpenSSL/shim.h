@@ -48,8 +48,9 @@ static inline int pushseal_is_dumpable(void) {
 // each step is one small function here; every secret buffer is cleansed before it is freed.
 
 // A P-256 public key from its 65-byte uncompressed encoding, or NULL unless the point is
-// on the curve and not the point at infinity (OpenSSL decodes and checks it; the public
-// check repeats the curve test and rejects points of the wrong order).
+// on the curve and not the point at infinity (OpenSSL decodes and checks it, and the quick
+// public check repeats both tests). P-256's cofactor is 1, so every such point has the
+// group's prime order: the full check's extra scalar multiplication would prove nothing.
 static inline EVP_PKEY *pushseal_p256_public(const unsigned char *point, size_t length) {
     if (length != 65 || point[0] != 0x04) return NULL;
     OSSL_PARAM_BLD *build = OSSL_PARAM_BLD_new();
@@ -69,7 +70,7 @@ static inline EVP_PKEY *pushseal_p256_public(const unsigned char *point, size_t 
     context = NULL;
     if (key != NULL) {
         context = EVP_PKEY_CTX_new_from_pkey(NULL, key, NULL);
-        if (context == NULL || EVP_PKEY_public_check(context) != 1) {
+        if (context == NULL || EVP_PKEY_public_check_quick(context) != 1) {
             EVP_PKEY_free(key);
             key = NULL;
         }
@@ -138,12 +139,13 @@ static inline int pushseal_p256_private_bytes(const EVP_PKEY *key, unsigned char
     return ok;
 }
 
-// ECDH: the 32-byte x coordinate of private * peer, the peer checked again on the way in.
+// ECDH: the 32-byte x coordinate of private * peer. The peer was checked when it was made
+// (pushseal_p256_public), so it is not checked again here.
 static inline int pushseal_ecdh(EVP_PKEY *private_key, EVP_PKEY *peer, unsigned char *out) {
     EVP_PKEY_CTX *context = EVP_PKEY_CTX_new_from_pkey(NULL, private_key, NULL);
     size_t length = 32;
     int ok = context != NULL && EVP_PKEY_derive_init(context) == 1
-        && EVP_PKEY_derive_set_peer_ex(context, peer, 1) == 1
+        && EVP_PKEY_derive_set_peer_ex(context, peer, 0) == 1
         && EVP_PKEY_derive(context, out, &length) == 1 && length == 32;
     EVP_PKEY_CTX_free(context);
     return ok;
@@ -151,12 +153,11 @@ static inline int pushseal_ecdh(EVP_PKEY *private_key, EVP_PKEY *peer, unsigned 
 
 // HKDF-SHA256 in one of its two halves (RFC 5869): extract (salt, ikm) -> 32-byte PRK, or
 // expand (prk, info) -> length bytes.
-static inline int pushseal_hkdf_sha256(int extract, const unsigned char *salt_or_prk, size_t first_length,
+// `kdf` is OpenSSL's HKDF, fetched once by the caller (EVP_KDF_fetch(NULL, "HKDF", NULL)).
+static inline int pushseal_hkdf_sha256(EVP_KDF *kdf, int extract, const unsigned char *salt_or_prk, size_t first_length,
                                        const unsigned char *ikm_or_info, size_t second_length,
                                        unsigned char *out, size_t out_length) {
-    EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
     EVP_KDF_CTX *context = kdf != NULL ? EVP_KDF_CTX_new(kdf) : NULL;
-    EVP_KDF_free(kdf);
     if (context == NULL) return 0;
     int mode = extract ? EVP_KDF_HKDF_MODE_EXTRACT_ONLY : EVP_KDF_HKDF_MODE_EXPAND_ONLY;
     // An empty salt is HKDF's default (HashLen zero bytes); OpenSSL wants it left out.

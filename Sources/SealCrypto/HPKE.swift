@@ -22,13 +22,11 @@ public final class P256PublicKey: @unchecked Sendable {
         x963Representation = bytes
     }
 
-    init(taking key: OpaquePointer) throws(SealCryptoError) {
+    /// The public half of a key pair, sharing its EVP_PKEY (a reference is taken).
+    init?(sharing pair: OpaquePointer) {
         var bytes = [UInt8](repeating: 0, count: Self.byteCount)
-        guard pushseal_p256_public_bytes(key, &bytes) == 1 else {
-            EVP_PKEY_free(key)
-            throw SealCryptoError(.libraryFailure, "OpenSSL could not encode a P-256 public key")
-        }
-        self.key = key
+        guard pushseal_p256_public_bytes(pair, &bytes) == 1, EVP_PKEY_up_ref(pair) == 1 else { return nil }
+        key = pair
         x963Representation = bytes
     }
 
@@ -78,9 +76,7 @@ public final class P256PrivateKey: @unchecked Sendable {
     }
 
     private static func publicPart(of key: OpaquePointer) -> P256PublicKey? {
-        var bytes = [UInt8](repeating: 0, count: P256PublicKey.byteCount)
-        guard pushseal_p256_public_bytes(key, &bytes) == 1 else { return nil }
-        return try? P256PublicKey(x963Representation: bytes)
+        P256PublicKey(sharing: key)
     }
 
     deinit {
@@ -234,11 +230,15 @@ public enum HPKE {
         return try hkdf(extract: false, prk, labeled, length: length)
     }
 
+    /// OpenSSL's HKDF, fetched once: a fetch per call would look it up in the provider
+    /// store (under a lock) seven times a message.
+    nonisolated(unsafe) private static let kdf = EVP_KDF_fetch(nil, "HKDF", nil)
+
     private static func hkdf(extract: Bool, _ first: [UInt8], _ second: [UInt8], length: Int) throws(SealCryptoError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: length)
         let ok = first.withUnsafeBufferPointer { a in
             second.withUnsafeBufferPointer { b in
-                pushseal_hkdf_sha256(extract ? 1 : 0, a.baseAddress, a.count, b.baseAddress, b.count, &out, length)
+                pushseal_hkdf_sha256(kdf, extract ? 1 : 0, a.baseAddress, a.count, b.baseAddress, b.count, &out, length)
             }
         }
         guard ok == 1 else {

@@ -138,6 +138,29 @@ struct RecipientKeyTests {
         #expect(jsonObject(opened.stdout)["title"] as? String == "to the second")
     }
 
+    @Test func disableDestroyAndPruneWorkForEveryKind() throws {
+        let pairing = try Pairing()
+        // The sender's public key: disabled, it seals nothing; enabled again, it does.
+        #expect(try pushseal(["keys", "disable", pairing.kid, "--keys", pairing.sender]).status == 0)
+        let refused = try pushseal(["encrypt", "--keys", pairing.sender, "--to", pairing.kid, "-b", "x"])
+        #expect(refused.status == 66 && refused.stderr.contains("disabled"), "\(refused.stderr)")
+        #expect(try pushseal(["keys", "enable", pairing.kid, "--keys", pairing.sender]).status == 0)
+        #expect(try pushseal(["encrypt", "--keys", pairing.sender, "--to", pairing.kid, "-b", "x"]).status == 0)
+        // The device's pair: rotated with no grace and pruned, its scalar and point are gone.
+        let rotated = try pushseal(["keys", "rotate", "--grace", "0s", "--keys", pairing.device])
+        #expect(rotated.status == 0)
+        let pruned = try pushseal(["keys", "prune", "--keys", pairing.device])
+        #expect(pruned.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == pairing.kid)
+        let file = try String(contentsOfFile: pairing.device + "/keyring.json", encoding: .utf8)
+        let line = try #require(file.split(separator: "\n").first { $0.contains(pairing.kid) })
+        #expect(line.contains(#""kind":"private""#) && line.contains(#""state":"destroyed""#))
+        #expect(!line.contains(#""secret":""#) && !line.contains(#""public":""#))
+        // Destroyed on the sender's side too: nothing to seal to.
+        #expect(try pushseal(["keys", "destroy", pairing.kid, "--keys", pairing.sender]).status == 0)
+        #expect(try pushseal(["encrypt", "--keys", pairing.sender, "--to", pairing.kid, "-b", "x"]).status == 66)
+        #expect(try pushseal(["keys", "export", "--public", pairing.kid, "--keys", pairing.sender]).status == 66)
+    }
+
     @Test func publicSharesAndToAreCheckedOnTheWayIn() throws {
         let pairing = try Pairing()
         var broken = Array(pairing.share)
