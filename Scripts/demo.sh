@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job end to end, in a temporary folder: make keys, seal alerts, open them,
 # rotate, open a payload sealed before the rotation, watch a tampered one fail, post to the
-# APNs-compatible listener, and deliver to it with pushseal send.
+# APNs-compatible listener, deliver to it with pushseal send, and seal to a device's public
+# key (ps2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -152,5 +153,21 @@ wait "$listener"
 show "grep decrypted sent.jsonl"
 grep '"status":"decrypted"' "$work/sent.jsonl" || { echo "demo: send did not reach the extension" >&2; exit 1; }
 [ "$status" -eq 69 ] || { echo "demo: send exited $status, not 69" >&2; exit 1; }
+
+step "13. Recipient keys (ps2): the device makes a key pair, the sender holds only its public share"
+show "pushseal keys init --recipient --keys Device"
+device_kid=$("$pushseal" keys init --recipient --keys "$work/Device")
+echo "$device_kid"
+show "pushseal keys export --public --keys Device | pushseal keys import - --keys Sender"
+"$pushseal" keys export --public --keys "$work/Device" | tee "$work/public-share.txt"
+"$pushseal" keys import - --keys "$work/Sender" < "$work/public-share.txt" >/dev/null
+show "pushseal encrypt --keys Sender --to $device_kid -t 'For this device only' -b 'no secret on the sender'"
+"$pushseal" encrypt --keys "$work/Sender" --to "$device_kid" -t 'For this device only' -b 'no secret on the sender' > "$work/ps2.json"
+cut -c1-140 "$work/ps2.json"
+show "pushseal receive --keys Sender ps2.json     # the sender cannot read it"
+"$pushseal" receive --keys "$work/Sender" "$work/ps2.json"
+show "pushseal receive --keys Device ps2.json     # the device can"
+"$pushseal" receive --keys "$work/Device" "$work/ps2.json" | tee "$work/ps2-record.txt"
+grep -q 'For this device only' "$work/ps2-record.txt" || { echo "demo: the device did not open ps2" >&2; exit 1; }
 
 printf '\ndemo: done\n'
