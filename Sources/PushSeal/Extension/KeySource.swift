@@ -71,7 +71,7 @@ public final class KeyringFileSource: KeySource {
     public let store: KeyringStore
     private let shared: Locked<Snapshot>
     // Serialises reloads, so a burst of unknown kids makes one read, not one each.
-    private let reloading = Locked(())
+    private let reloading = Lock()
     private let nextCheck: Atomic<Int64>
 
     /// Loads the keyring now, so a missing or unsafe one is reported before any delivery.
@@ -102,7 +102,7 @@ public final class KeyringFileSource: KeySource {
     }
 
     private func reloadIfChanged() throws {
-        try reloading.withLock { _ in
+        try reloading.withLock {
             var info = stat()
             let unchanged = lstat(store.path, &info) == 0 && shared.withLock { $0.matches(info) }
             guard !unchanged else { return }

@@ -34,7 +34,7 @@ public final class SpoolFolder: Sendable {
     private let runner: ExtensionRunner
     private let sink: @Sendable (DeliveryRecord) throws -> Void
     private let inFlight = Locked(Set<[UInt8]>())
-    private let output = Locked(())
+    private let output = Lock()
     private let outstanding = DispatchGroup()
     private let submitted = Atomic<Int>(0)
     /// The first error that stops the watch.
@@ -144,7 +144,7 @@ public final class SpoolFolder: Sendable {
         defer { outstanding.leave() }
         let shown = TerminalText.escapingBytes(name)
         do throws(FileIOFailure) {
-            let written = output.withLock { _ in
+            let written = output.withLock {
                 Result { try sink(record) }.mapError { FileIOFailure(message: "cannot write the record of \(shown): \($0)") }
             }
             try written.get()
