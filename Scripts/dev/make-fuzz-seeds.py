@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes the seed corpora under Tests/Fuzz/Corpus/ (run from the project root).
 
-Envelopes are sealed under the fuzz targets' fixed test key (32 bytes of 0x42, kid
-fuzzkey1) so that mutations reach authentication and the alert parser.
+Envelopes are sealed under the fuzz targets' fixed test keys (32 bytes of 0x42, kid
+fuzzkey1, for ps1; the P-256 pair whose scalar is 32 bytes of 0x42, kid fuzzkey2, for ps2
+with cryptography's HPKE) so that mutations reach authentication and the alert parser.
 """
 import base64
 import json
@@ -44,7 +45,26 @@ envelopes = [envelope(alert, bytes([index]) * 12) for index, alert in enumerate(
 for index, text in enumerate(envelopes):
     write("envelope", f"valid-{index}", text)
 write("envelope", "short-box", "ps1.fuzzkey1.AAAA")
-write("envelope", "other-version", "ps2.fuzzkey1." + envelopes[0].split(".")[2])
+write("envelope", "other-version", "ps3.fuzzkey1." + envelopes[0].split(".")[2])
+
+from cryptography.hazmat.primitives import hpke
+from cryptography.hazmat.primitives.asymmetric import ec
+
+PAIR = ec.derive_private_key(int.from_bytes(bytes([0x42]) * 32, "big"), ec.SECP256R1())
+SUITE = hpke.Suite(hpke.KEM.P256, hpke.KDF.HKDF_SHA256, hpke.AEAD.AES_256_GCM)
+
+
+def envelope2(alert):
+    header = "ps2.fuzzkey2"
+    plaintext = json.dumps(alert, separators=(",", ":")).encode()
+    plaintext += b" " * (-len(plaintext) % 32)
+    return header + "." + b64url(SUITE.encrypt(plaintext, PAIR.public_key(), info=header.encode()))
+
+
+for index, alert in enumerate(alerts[:2]):
+    write("envelope", f"ps2-valid-{index}", envelope2(alert))
+write("envelope", "ps2-short", "ps2.fuzzkey2." + b64url(bytes(70)))
+write("envelope", "ps2-relabelled", "ps2.fuzzkey1." + envelopes[0].split(".")[2])
 
 aps = {"alert": {"title": "New notification", "body": "Open the app to read it"}, "mutable-content": 1}
 for index, text in enumerate(envelopes):
@@ -63,6 +83,14 @@ keyring = {"format": "pushseal-keyring/1", "keys": [
 ]}
 write("keyring", "four-keys", json.dumps(keyring))
 write("keyring", "empty", json.dumps({"format": "pushseal-keyring/1", "keys": []}))
+from cryptography.hazmat.primitives import serialization
+point = base64.b64encode(PAIR.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)).decode()
+write("keyring", "kinds", json.dumps({"format": "pushseal-keyring/2", "keys": [
+    {"id": "fuzzkey1", "kind": "secret", "secret": secret, "state": "primary", "created": "2026-12-02T09:00:00Z", "expires": None},
+    {"id": "fuzzkey2", "kind": "private", "secret": base64.b64encode(bytes([0x42]) * 32).decode(), "public": point, "state": "enabled", "created": "2026-12-02T09:00:00Z", "expires": None},
+    {"id": "device", "kind": "public", "public": point, "state": "enabled", "created": "2026-12-02T09:00:00Z", "expires": None},
+    {"id": "gone2", "kind": "private", "state": "destroyed", "created": "2026-12-02T09:00:00Z", "expires": None},
+]}))
 
 for name, arguments in {
     "encrypt": ["encrypt", "-t", "T", "--body=B", "-g", "g", "-l", "timeSensitive", "--data", "a=b", "--data", "n:=3", "--ttl", "1h"],

@@ -1,11 +1,14 @@
 import PushSeal
 import SealCrypto
 
-// Seeds are sealed under this key, so mutations reach authentication, not just parsing.
+// Seeds are sealed under these keys (ps1 under fuzzkey1's secret, ps2 to fuzzkey2's
+// pair), so mutations reach authentication, not just parsing.
 let fuzzKeyring: Keyring = {
     var keyring = Keyring()
     _ = try! keyring.importShare(KeyShare(kid: "fuzzkey1", secret: SymmetricKey(bytes: [UInt8](repeating: 0x42, count: 32))), now: 0)
-    return keyring
+    let pair = try! P256PrivateKey(scalar: [UInt8](repeating: 0x42, count: 32))
+    return Keyring(keys: keyring.keys + [KeyEntry(id: "fuzzkey2", kind: .private, privateKey: pair, publicKey: nil,
+                                                  state: .enabled, created: 0)])
 }()
 
 @_cdecl("LLVMFuzzerTestOneInput")
