@@ -9,7 +9,8 @@ seconds=${1:-60}
 Scripts/setup.sh >/dev/null 2>&1 || Scripts/setup.sh
 out=.build/fuzz
 mkdir -p "$out/crashes"
-flags=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 -Onone -I "$out" -I Sources/COpenSSL -I Sources/CSystem/include)
+flags=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 -Onone -I "$out" -I Sources/COpenSSL -I Sources/CSystem/include
+       -I Sources/CNGHTTP2)
 
 # The product's modules, instrumented; -enable-testing lets targets reach internal parsers.
 build_module() { # name sources...
@@ -23,6 +24,8 @@ echo "fuzz: building instrumented modules" >&2
 clang=$(dirname "$(command -v swiftc)")/clang
 "$clang" -c -O1 -fsanitize=fuzzer-no-link,address -I Sources/CSystem/include Sources/CSystem/csystem.c -o "$out/csystem.o"
 build_module SealCrypto Sources/SealCrypto/*.swift
+# The listener's HTTP/2 server, which PushSeal's --listen input is built on.
+build_module HTTP2Server Sources/HTTP2Server/*.swift
 build_module PushSeal $(find Sources/PushSeal -name '*.swift' | sort)
 build_module PushSealCLI $(find Sources/PushSealCLI -name '*.swift' ! -name main.swift | sort)
 
@@ -31,7 +34,8 @@ status=0
 printf '%-10s %12s %10s %8s %8s  %s\n' target executions exec/s cov ft result
 for target in "${targets[@]}"; do
   source="Tests/Fuzz/Fuzz$(tr '[:lower:]' '[:upper:]' <<< "${target:0:1}")${target:1}.swift"
-  swiftc "${flags[@]}" "$source" "$out/SealCrypto.o" "$out/PushSeal.o" "$out/PushSealCLI.o" "$out/csystem.o" -lcrypto \
+  swiftc "${flags[@]}" "$source" "$out/SealCrypto.o" "$out/HTTP2Server.o" "$out/PushSeal.o" "$out/PushSealCLI.o" "$out/csystem.o" \
+    -lnghttp2 -lssl -lcrypto \
     -o "$out/fuzz-$target" 2> "$out/fuzz-$target.log" || { cat "$out/fuzz-$target.log" >&2; exit 1; }
   work="$out/corpus/$target"
   mkdir -p "$work"
