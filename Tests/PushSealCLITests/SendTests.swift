@@ -182,6 +182,19 @@ struct SendTests {
         #expect(listener.finish().stdout.isEmpty, "nothing reached the listener")
     }
 
+    @Test func sendToARecipientKeySealsPs2() throws {
+        let sending = try SendTests.Sending()
+        // A recipient pair in the listener's own keyring, so the listener can open what is sealed to it.
+        let kid = try sending.keyring.keysCommand(["add", "--recipient"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let listener = try sending.listener()
+        let run = try sending.send(to: listener, ["--device", deviceToken, "--to", kid, "-t", "Sealed to a device", "-b", "ps2"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let record = jsonObject(listener.finish().stdout)
+        #expect(record["status"] as? String == "decrypted")
+        #expect(record["kid"] as? String == kid)
+        #expect(record["title"] as? String == "Sealed to a device")
+    }
+
     @Test func libcurlsTraceShowsNoProviderToken() throws {
         let sending = try SendTests.Sending()
         let listener = try sending.listener()
