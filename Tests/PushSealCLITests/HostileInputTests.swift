@@ -16,7 +16,28 @@ struct HostileCase: CustomTestStringConvertible, Sendable {
 struct Sealer: Sendable {
     let kid: String
     let key: SymmetricKey
+    /// The receiver's recipient key (ps2): its kid and public point.
+    let recipientKid: String
+    let recipient: P256PublicKey
     static let secretText = "SECRET-PLAINTEXT-MARKER"
+
+    /// The fixture's keyring, given a recipient pair beside its secret key.
+    static func `for`(_ keyring: KeyringFixture) throws -> Sealer {
+        let share = try KeyShare(parsing: try keyring.export())
+        let recipientKid = try keyring.keysCommand(["add", "--recipient"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let point = try PublicShare(parsing: try keyring.keysCommand(["export", "--public", recipientKid]).stdout)
+        return Sealer(kid: share.kid, key: share.secret, recipientKid: recipientKid, recipient: point.publicKey)
+    }
+
+    /// A ps2 alert sealed to the receiver's recipient key, as the sealed bytes for surgery.
+    func sealed2() throws -> [UInt8] {
+        let plaintext = #"{"title":"\#(Self.secretText)","body":"\#(Self.secretText)","id":"x","sent":0}"#
+        return try SealedEnvelope.seal(Array(plaintext.utf8), kid: recipientKid, recipient: recipient).combined
+    }
+
+    func ps2(_ sealed: [UInt8], kid: String? = nil) -> [UInt8] {
+        payload(envelope: "ps2.\(kid ?? recipientKid).\(Base64.encode(sealed, alphabet: .url))")
+    }
 
     func envelope(_ plaintext: String, kid: String? = nil) throws -> String {
         try SealedEnvelope.seal(Array(plaintext.utf8), kid: kid ?? self.kid, key: key).text
@@ -61,6 +82,12 @@ let hostilePayloads: [HostileCase] = [
     HostileCase(name: "a voip payload of 5000 bytes", input: { _ in Array((#"{"headers":{"apns-push-type":"voip"},"payload":{"aps":{"alert":"V"},"x":""# + String(repeating: "x", count: 4_950) + #""}}"#).utf8) }, status: "passthrough"),
     HostileCase(name: "a 10 MB alert", input: { _ in Array((#"{"aps":{"alert":""# + String(repeating: "x", count: 10_000_000) + #""}}"#).utf8) }, status: "malformed"),
     HostileCase(name: "mutable-content as a string", input: { s in Array(#"{"aps":{"alert":"x","mutable-content":"1"},"enc":"\#(try s.alert())"}"#.utf8) }, status: "passthrough"),
+    HostileCase(name: "ps2 flipped tag bit", input: { s in var b = try s.sealed2(); b[b.count - 1] ^= 1; return s.ps2(b) }, status: "auth-failed"),
+    HostileCase(name: "ps2 flipped ciphertext bit", input: { s in var b = try s.sealed2(); b[70] ^= 0x80; return s.ps2(b) }, status: "auth-failed"),
+    HostileCase(name: "ps2 enc off the curve", input: { s in var b = try s.sealed2(); b[64] ^= 1; return s.ps2(b) }, status: "auth-failed"),
+    HostileCase(name: "ps2 enc as infinity", input: { s in var b = try s.sealed2(); b.replaceSubrange(0..<65, with: [UInt8](repeating: 0, count: 65)); return s.ps2(b) }, status: "auth-failed"),
+    HostileCase(name: "ps2 truncated enc", input: { s in s.ps2(Array(try s.sealed2().prefix(80))) }, status: "malformed"),
+    HostileCase(name: "ps2 kid swapped to the secret key", input: { s in s.ps2(try s.sealed2(), kid: s.kid) }, status: "key-missing"),
     HostileCase(name: "enc is a number", input: { s in s.payload(enc: "17") }, status: "malformed"),
     HostileCase(name: "enc is null", input: { s in s.payload(enc: "null") }, status: "malformed"),
     HostileCase(name: "enc is an object", input: { s in s.payload(enc: #"{"ps1":1}"#) }, status: "malformed"),
@@ -135,8 +162,7 @@ struct HostileInputTests {
     @Test(arguments: hostilePayloads)
     func receiverGivesOneRecordWithTheDocumentedStatus(_ hostile: HostileCase) throws {
         let keyring = try KeyringFixture()
-        let share = try KeyShare(parsing: try keyring.export())
-        let sealer = Sealer(kid: share.kid, key: share.secret)
+        let sealer = try Sealer.for(keyring)
         let folder = TemporaryFolder()
         _ = FileManager.default.createFile(atPath: folder.file("input.json"), contents: Data(try hostile.input(sealer)))
         let run = try pushseal(["receive", "--json", "--keys", keyring.keys, folder.file("input.json")])
@@ -150,9 +176,8 @@ struct HostileInputTests {
     @Test(arguments: hostilePayloads.filter { ["auth-failed", "malformed", "key-missing"].contains($0.status) && $0.name != "a 10 MB alert" && $0.name != "an eligible alert over 4096 bytes" })
     func decryptRefusesWithoutPlaintext(_ hostile: HostileCase) throws {
         let keyring = try KeyringFixture()
-        let share = try KeyShare(parsing: try keyring.export())
         let run = try pushseal(["decrypt", "--keys", keyring.keys, "-"],
-                               stdin: String(decoding: try hostile.input(Sealer(kid: share.kid, key: share.secret)), as: UTF8.self))
+                               stdin: String(decoding: try hostile.input(try Sealer.for(keyring)), as: UTF8.self))
         #expect(run.status == 65, "\(run.stderr)")
         #expect(run.stdout.isEmpty)
         #expect(run.stderr.hasPrefix("error: ") && run.stderr.split(separator: "\n").count == 1)
@@ -199,8 +224,7 @@ struct HostileInputTests {
 
     @Test func everyHostileLineTogetherStillGivesOneRecordEach() throws {
         let keyring = try KeyringFixture()
-        let share = try KeyShare(parsing: try keyring.export())
-        let sealer = Sealer(kid: share.kid, key: share.secret)
+        let sealer = try Sealer.for(keyring)
         // Lines cannot hold a raw newline, so one-line inputs only; NUL and bad UTF-8 included.
         let lines = try hostilePayloads.filter { $0.name != "a 10 MB alert" }.map { try $0.input(sealer) }
         var input = [UInt8]()
