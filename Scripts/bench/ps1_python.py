@@ -50,11 +50,7 @@ def suite():
 
 
 def seal2(alert, kid, point, hpke_suite, now):
-    alert = dict(alert)
-    alert.setdefault("id", os.urandom(8).hex())
-    alert["sent"] = now
-    plaintext = json.dumps(alert, separators=(",", ":"), ensure_ascii=False).encode()
-    plaintext += b" " * (-len(plaintext) % 32)
+    plaintext = padded(alert, now)
     header = "ps2." + kid
     sealed = hpke_suite.encrypt(plaintext, point, info=header.encode())
     payload = {"aps": {"alert": FALLBACK, "mutable-content": 1}, "enc": header + "." + b64url(sealed)}
@@ -62,32 +58,26 @@ def seal2(alert, kid, point, hpke_suite, now):
 
 
 def receive2(line, seq, private, hpke_suite):
-    started = time.perf_counter()
-    record = {"seq": seq, "apns-id": str(uuid.uuid4()).upper()}
-    try:
-        payload = json.loads(line)
-        header, sealed = payload["enc"].rsplit(".", 1)
-        kid = header.split(".", 1)[1]
-        data = base64.urlsafe_b64decode(sealed + "=" * (-len(sealed) % 4))
-        opened = json.loads(hpke_suite.decrypt(data, private[kid], info=header.encode()))
-        record.update(status="decrypted", title=opened.get("title", ""), subtitle=opened.get("subtitle", ""),
-                      body=opened.get("body", ""), kid=kid)
-    except Exception as error:  # every input yields a record, as pushseal's do
-        record.update(status="malformed", title="", subtitle="", body="", kid=None, reason=str(error))
-    record["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
-    return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+    def open2(header, kid, data):
+        return hpke_suite.decrypt(data, private[kid], info=header.encode())
+    return record(line, seq, open2)
 
 
 def b64url(data):
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
-def seal(alert, kid, key, now):
+def padded(alert, now):
+    """The sealed alert's plaintext: the alert with an id and the time, padded to 32 bytes."""
     alert = dict(alert)
     alert.setdefault("id", os.urandom(8).hex())
     alert["sent"] = now
     plaintext = json.dumps(alert, separators=(",", ":"), ensure_ascii=False).encode()
-    plaintext += b" " * (-len(plaintext) % 32)
+    return plaintext + b" " * (-len(plaintext) % 32)
+
+
+def seal(alert, kid, key, now):
+    plaintext = padded(alert, now)
     header = "ps1." + kid
     nonce = os.urandom(12)
     box = nonce + AESGCM(key).encrypt(nonce, plaintext, header.encode())
@@ -96,21 +86,27 @@ def seal(alert, kid, key, now):
 
 
 def receive(line, seq, ring):
+    def open1(header, kid, box):
+        return AESGCM(ring[kid][1]).decrypt(box[:12], box[12:], header.encode())
+    return record(line, seq, open1)
+
+
+def record(line, seq, open_sealed):
+    """One delivery record, as pushseal's: `open_sealed(header, kid, bytes)` gives the plaintext."""
     started = time.perf_counter()
-    record = {"seq": seq, "apns-id": str(uuid.uuid4()).upper()}
+    result = {"seq": seq, "apns-id": str(uuid.uuid4()).upper()}
     try:
         payload = json.loads(line)
-        alert = payload["aps"]["alert"]
         header, sealed = payload["enc"].rsplit(".", 1)
         kid = header.split(".", 1)[1]
-        box = base64.urlsafe_b64decode(sealed + "=" * (-len(sealed) % 4))
-        opened = json.loads(AESGCM(ring[kid][1]).decrypt(box[:12], box[12:], header.encode()))
-        record.update(status="decrypted", title=opened.get("title", ""), subtitle=opened.get("subtitle", ""),
+        data = base64.urlsafe_b64decode(sealed + "=" * (-len(sealed) % 4))
+        opened = json.loads(open_sealed(header, kid, data))
+        result.update(status="decrypted", title=opened.get("title", ""), subtitle=opened.get("subtitle", ""),
                       body=opened.get("body", ""), kid=kid)
     except Exception as error:  # every input yields a record, as pushseal's do
-        record.update(status="malformed", title="", subtitle="", body="", kid=None, reason=str(error))
-    record["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
-    return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+        result.update(status="malformed", title="", subtitle="", body="", kid=None, reason=str(error))
+    result["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
+    return json.dumps(result, separators=(",", ":"), ensure_ascii=False)
 
 
 def main():

@@ -18,33 +18,17 @@ import Darwin
 /// Inlinable, so that the modules above specialise it for their values instead of looking
 /// up generic metadata on every call of a hot path.
 public final class Locked<Value: Sendable>: @unchecked Sendable {
-    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let lock = Lock()
     @usableFromInline var value: Value
 
     public init(_ value: Value) {
         self.value = value
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        let rc = pthread_mutex_init(mutex, nil)
-        precondition(rc == 0, "pthread_mutex_init failed: \(rc)")
-    }
-
-    deinit {
-        let rc = pthread_mutex_destroy(mutex)
-        precondition(rc == 0, "pthread_mutex_destroy failed: \(rc)")
-        mutex.deallocate()
     }
 
     /// Runs `body` with the value while holding the lock.
     @inlinable
     public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        let locked = pthread_mutex_lock(mutex)
-        precondition(locked == 0, "pthread_mutex_lock failed: \(locked)")
-        defer {
-            let unlocked = pthread_mutex_unlock(mutex)
-            precondition(unlocked == 0, "pthread_mutex_unlock failed: \(unlocked)")
-        }
-        return try body(&value)
+        try lock.withLock { try body(&value) }
     }
 }
 
