@@ -27,6 +27,11 @@ for sanitizer in "${sanitizers[@]}"; do
   rc=$?
   set -e
   grep -E '^(✘|WARNING: ThreadSanitizer|ERROR: AddressSanitizer|SUMMARY: )' "$log" | head -40 >&2 || true
+  # The first report in full (its stacks say where), kept for a failed run.
+  if [ "$rc" -ne 0 ]; then
+    sed -n '/^\(WARNING: ThreadSanitizer\|==[0-9]*==ERROR: AddressSanitizer\)/,/^SUMMARY: /p' "$log" | head -120 >&2 || true
+    cp "$log" ".build/check-$sanitizer.log" && echo "check: the whole log is in .build/check-$sanitizer.log" >&2
+  fi
   summary=$(grep -E '^[✔✘] Test run with' "$log" | tail -1)
   echo "check ($sanitizer): ${summary:-no summary} (exit $rc)"
   [ "$rc" -eq 0 ] || status=1
