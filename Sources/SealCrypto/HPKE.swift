@@ -52,31 +52,22 @@ public final class P256PrivateKey: @unchecked Sendable {
     }
 
     /// The key whose private scalar is these 32 big-endian bytes (in [1, n-1]).
-    public init(scalar: [UInt8]) throws(SealCryptoError) {
+    public convenience init(scalar: [UInt8]) throws(SealCryptoError) {
         guard scalar.count == Self.scalarByteCount,
               let key = scalar.withUnsafeBufferPointer({ pushseal_p256_private($0.baseAddress) }) else {
             ERR_clear_error()
             throw SealCryptoError(.invalidKey, "not a P-256 private scalar (32 bytes, from 1 to the group order)")
         }
-        self.key = key
-        guard let copy = Self.publicPart(of: key) else {
-            EVP_PKEY_free(key)
-            throw SealCryptoError(.libraryFailure, "OpenSSL could not encode a P-256 public key")
-        }
-        publicKey = copy
+        try self.init(taking: key)
     }
 
     private init(taking key: OpaquePointer) throws(SealCryptoError) {
         self.key = key
-        guard let copy = Self.publicPart(of: key) else {
+        guard let copy = P256PublicKey(sharing: key) else {
             EVP_PKEY_free(key)
             throw SealCryptoError(.libraryFailure, "OpenSSL could not encode a P-256 public key")
         }
         publicKey = copy
-    }
-
-    private static func publicPart(of key: OpaquePointer) -> P256PublicKey? {
-        P256PublicKey(sharing: key)
     }
 
     deinit {

@@ -14,9 +14,6 @@ public struct SealedEnvelope: Sendable, Equatable {
         case ps1, ps2
     }
 
-    /// The version `seal(_:kid:key:)` writes.
-    public static let version = "ps1"
-
     public let version: Version
     public let kid: String
     /// The sealed bytes: `ps1` nonce ‖ ciphertext ‖ tag, `ps2` enc ‖ ciphertext ‖ tag.
@@ -91,7 +88,7 @@ public struct SealedEnvelope: Sendable, Equatable {
 
     /// Seals `plaintext` under `key`, naming it `kid`.
     public static func seal(_ plaintext: [UInt8], kid: String, key: SymmetricKey) throws -> SealedEnvelope {
-        let header = "\(version).\(kid)"
+        let header = "\(Version.ps1.rawValue).\(kid)"
         let box = try AESGCM.seal(plaintext, using: key, authenticating: Array(header.utf8))
         return SealedEnvelope(kid: kid, box: box)
     }
