@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <signal.h>
 #include <unistd.h>
 
 int pushseal_pipe_cloexec(int ends[2]) {
@@ -16,4 +17,51 @@ int pushseal_rename_noreplace(const char *from, const char *to) {
     // No RENAME_NOREPLACE here: link() refuses an existing name just as atomically.
     if (link(from, to) != 0) return -1;
     return unlink(from);
+}
+
+// In C because a signal handler may only make async-signal-safe calls: kill() and plain
+// loads and stores of sig_atomic_t.
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+static volatile sig_atomic_t forward_child = 0;
+static volatile sig_atomic_t forward_pending = 0;
+
+static void forward(int number, siginfo_t *info, void *context) {
+    (void)context;
+    // SI_KERNEL: the terminal's signal to the foreground process group, which the child is in.
+    if (info != NULL && info->si_code == SI_KERNEL) return;
+    pid_t child = (pid_t)forward_child;
+    if (child > 0) {
+        kill(child, number);
+    } else {
+        forward_pending = number;
+    }
+}
+
+int pushseal_forward_signals_begin(void) {
+    forward_child = 0;
+    forward_pending = 0;
+    struct sigaction action = {0};
+    action.sa_sigaction = forward;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    for (size_t index = 0; index < sizeof forwarded / sizeof forwarded[0]; index++) {
+        if (sigaction(forwarded[index], &action, NULL) != 0) return -1;
+    }
+    return 0;
+}
+
+void pushseal_forward_signals_to(pid_t child) {
+    forward_child = child;
+    int pending = forward_pending;
+    if (pending != 0) {
+        forward_pending = 0;
+        kill(child, pending);
+    }
+}
+
+void pushseal_forward_signals_end(void) {
+    forward_child = 0;
+    for (size_t index = 0; index < sizeof forwarded / sizeof forwarded[0]; index++) {
+        signal(forwarded[index], SIG_DFL);
+    }
 }

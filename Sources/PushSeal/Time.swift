@@ -35,6 +35,19 @@ public enum DurationText {
         return "\(milliseconds / unit.milliseconds)\(unit.suffix)"
     }
 
+    /// How long something took, for people: `850ms`, `2.4s`, `3m12s`, `1h02m`.
+    public static func approximate(_ duration: Duration) -> String {
+        let milliseconds = duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
+        let seconds = milliseconds / 1_000
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        switch milliseconds {
+        case ..<1_000: return "\(milliseconds)ms"
+        case ..<60_000: return "\(seconds).\(milliseconds % 1_000 / 100)s"
+        case ..<3_600_000: return "\(seconds / 60)m\(two(seconds % 60))s"
+        default: return "\(seconds / 3_600)h\(two(seconds % 3_600 / 60))m"
+        }
+    }
+
     /// Whole seconds in `duration`, rounded down.
     public static func seconds(_ duration: Duration) -> Int64 {
         duration.components.seconds

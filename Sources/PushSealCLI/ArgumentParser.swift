@@ -19,18 +19,41 @@ struct OptionSpec: Sendable {
     /// The environment variable that supplies the value when the option is absent.
     let environment: String?
     let help: String
+    /// The only values the option takes, when they are few: shell completion offers them.
+    let choices: [String]
 
     init(_ long: String, short: Character? = nil, value: String? = nil, repeatable: Bool = false,
-         environment: String? = nil, help: String) {
+         environment: String? = nil, choices: [String] = [], help: String) {
         self.long = long
         self.short = short
         self.valueName = value
         self.repeatable = repeatable
         self.environment = environment
+        self.choices = choices
         self.help = help
     }
 
     var takesValue: Bool { valueName != nil }
+
+    /// What a shell should offer for the option's value.
+    var valueCompletion: Completion {
+        if !choices.isEmpty { return .words(choices) }
+        switch valueName {
+        case "dir": return .directories
+        case "file": return .files
+        case "command": return .commands
+        default: return .nothing
+        }
+    }
+}
+
+/// What a shell offers at a position on the command line.
+enum Completion: Equatable, Sendable {
+    case nothing
+    case files
+    case directories
+    case commands
+    case words([String])
 }
 
 /// A subcommand's interface: enough to parse its arguments and to write its help.
@@ -43,6 +66,18 @@ struct CommandSpec: Sendable {
     let options: [OptionSpec]
     /// Extra help sections after OPTIONS (arguments, environment, examples).
     let discussion: String
+    /// What the command's arguments (not its options) complete to.
+    let arguments: Completion
+
+    init(name: Name, overview: String, usage: String, options: [OptionSpec], discussion: String,
+         arguments: Completion = .nothing) {
+        self.name = name
+        self.overview = overview
+        self.usage = usage
+        self.options = options
+        self.discussion = discussion
+        self.arguments = arguments
+    }
 
     var displayName: String { (["pushseal"] + name).joined(separator: " ") }
 }

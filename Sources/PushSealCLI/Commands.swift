@@ -10,6 +10,19 @@ enum Command: Equatable {
     case decrypt(DecryptRequest)
     case receive(ReceiveRequest)
     case send(SendRequest)
+    case run(RunRequest)
+    case completions(Shell)
+    case manual
+}
+
+/// `pushseal run`: the command, and the alert its outcome becomes.
+struct RunRequest: Equatable {
+    var command: [String]
+    var tail: Int
+    /// The alert options given (a --title replaces the one made from the outcome).
+    var alert: EncryptRequest
+    /// Where it goes; nil with --print, which prints the payload instead.
+    var delivery: SendRequest?
 }
 
 enum KeysAction: Equatable {
@@ -162,8 +175,15 @@ func parseCommand(_ arguments: [String], environment: [String: String]) throws(U
     case "decrypt": return try parseDecrypt(rest, environment: environment)
     case "receive": return try parseReceive(rest, environment: environment)
     case "send": return try parseSend(rest, environment: environment)
+    case "run": return try parseRun(rest, environment: environment)
+    case "completions": return try parseCompletions(rest, environment: environment)
+    case "manual":
+        let parsed = try parseArguments(rest, spec: Specs.manual, environment: environment)
+        if parsed.helpRequested { return .help(Specs.manual.name) }
+        guard parsed.positionals.isEmpty else { throw UsageError("manual takes no arguments", command: Specs.manual.name) }
+        return .manual
     default:
-        throw UsageError("unknown command '\(first)' (commands: keys, encrypt, decrypt, receive, send)", command: [])
+        throw UsageError("unknown command '\(first)' (commands: \(Specs.subcommands(of: []).map { $0.name[0] }.joined(separator: ", ")))", command: [])
     }
 }
 
@@ -507,12 +527,6 @@ private func parseSend(_ arguments: [String], environment: [String: String]) thr
     let parsed = try parseArguments(arguments, spec: spec, environment: environment)
     if parsed.helpRequested { return .help(spec.name) }
     func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
-    func required(_ option: String, _ what: String) throws(UsageError) -> String {
-        guard let value = parsed.value(option), !value.isEmpty else {
-            throw fail("--\(option) is required: \(what) (or set PUSHSEAL_\(String(option.uppercased().map { $0 == "-" ? "_" : $0 })))")
-        }
-        return value
-    }
     let ready = parsed.positionals == ["-"]
     let batch = parsed.has("batch")
     var alert: EncryptRequest?
@@ -536,16 +550,29 @@ private func parseSend(_ arguments: [String], environment: [String: String]) thr
                 || !parsed.all("data").isEmpty {
         throw fail("'-' sends the payload read from stdin as it is; alert options cannot be combined with it")
     }
-    let devicesFile = parsed.value("devices")
-    if devicesFile == "-", ready {
+    if parsed.value("devices") == "-", ready {
         throw fail("stdin can carry the payload ('-') or the devices (--devices -), not both")
     }
+    return .send(try delivery(parsed, spec: spec, alert: alert, batch: batch))
+}
+
+/// Where and how `send` (and `run`) deliver: devices, APNs settings, retries.
+private func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: EncryptRequest?, batch: Bool) throws(UsageError) -> SendRequest {
+    func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
+    func required(_ option: String, _ what: String) throws(UsageError) -> String {
+        guard let value = parsed.value(option), !value.isEmpty else {
+            throw fail("--\(option) is required: \(what) (or set PUSHSEAL_\(String(option.uppercased().map { $0 == "-" ? "_" : $0 })))")
+        }
+        return value
+    }
+    let devicesFile = parsed.value("devices")
     let devices = parsed.all("device").map { $0.lowercased() }
     for device in devices where !APNsRules.isDeviceToken(device) {
         throw fail("--device takes a device token in hex (64 digits for today's devices), not '\(device)'")
     }
     guard !devices.isEmpty || devicesFile != nil || batch else {
-        throw fail("no devices: give --device TOKEN (repeatable), --devices FILE or --batch")
+        throw fail(spec.name == Specs.run.name ? "no devices: give --device TOKEN (repeatable) or --devices FILE, or --print to print the payload"
+                                               : "no devices: give --device TOKEN (repeatable), --devices FILE or --batch")
     }
     if parsed.has("sandbox"), parsed.has("production") { throw fail("--sandbox and --production contradict each other") }
     var endpoint = parsed.has("sandbox") ? SendRequest.sandbox : SendRequest.production
@@ -581,7 +608,7 @@ private func parseSend(_ arguments: [String], environment: [String: String]) thr
         guard let value = Int(text), (1...1_000).contains(value) else { throw fail("--concurrency is a whole number from 1 to 1000") }
         concurrency = value
     }
-    return .send(SendRequest(
+    return SendRequest(
         alert: alert, devices: devices, devicesFile: devicesFile,
         topic: try required("topic", "the app's bundle id"),
         authKey: try required("auth-key", "the .p8 file from Apple"),
@@ -591,5 +618,44 @@ private func parseSend(_ arguments: [String], environment: [String: String]) thr
         collapseID: parsed.value("collapse-id"), pushType: pushType, expiration: expiration,
         retries: retries, concurrency: concurrency,
         timeout: try duration(parsed, "timeout", in: DurationRange.requestTimeout, example: "30s", command: spec.name) ?? .seconds(30),
-        json: parsed.has("json"), keysFolder: keysFolder(parsed)))
+        json: parsed.has("json"), keysFolder: keysFolder(parsed))
+}
+
+private func parseRun(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+    let spec = Specs.run
+    // Everything after the first `--` is the command, whatever it looks like.
+    let split = arguments.firstIndex(of: "--")
+    let options = Array(arguments[..<(split ?? arguments.endIndex)])
+    var parsed = try parseArguments(options, spec: spec, environment: environment)
+    if parsed.helpRequested { return .help(spec.name) }
+    func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
+    guard let split else {
+        throw fail(parsed.positionals.isEmpty ? "no command: give it after '--', as in 'pushseal run -- make test'"
+                                              : "put the command after '--' ('pushseal run [options] -- \(parsed.positionals.joined(separator: " "))'), so its options stay its own")
+    }
+    guard parsed.positionals.isEmpty else { throw fail("unexpected argument '\(parsed.positionals[0].prefix(70))' before '--'") }
+    let command = Array(arguments[(split + 1)...])
+    guard let program = command.first, !program.isEmpty else { throw fail("no command after '--'") }
+    var tail = 5
+    if let text = parsed.value("tail") {
+        guard let value = Int(text), (0...50).contains(value) else { throw fail("--tail is a whole number of lines from 0 to 50") }
+        tail = value
+    }
+    parsed.positionals = []
+    let alert = try alertOptions(parsed, spec: spec, stdinIsBody: false)
+    let print = parsed.has("print")
+    return .run(RunRequest(command: command, tail: tail, alert: alert,
+                           delivery: print ? nil : try delivery(parsed, spec: spec, alert: alert, batch: false)))
+}
+
+private func parseCompletions(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+    let spec = Specs.completions
+    let parsed = try parseArguments(arguments, spec: spec, environment: environment)
+    if parsed.helpRequested { return .help(spec.name) }
+    let names = Shell.allCases.map(\.rawValue).joined(separator: ", ")
+    guard parsed.positionals.count == 1, let shell = Shell(rawValue: parsed.positionals[0]) else {
+        throw UsageError(parsed.positionals.isEmpty ? "which shell? (\(names))" : "no completions for '\(parsed.positionals.joined(separator: " ").prefix(40))' (shells: \(names))",
+                         command: spec.name)
+    }
+    return .completions(shell)
 }

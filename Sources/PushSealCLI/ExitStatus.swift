@@ -1,7 +1,7 @@
 import PushSeal
 
 /// The process exit codes, from BSD's sysexits.h so scripts can tell failures apart.
-enum ExitStatus: Int32 {
+enum ExitStatus: Int32, CaseIterable {
     case ok = 0
     case usage = 64
     case dataError = 65
@@ -18,6 +18,26 @@ enum ExitStatus: Int32 {
     case interrupted = 130
     /// Stopped by SIGTERM (128 + 15), after finishing what was under way.
     case terminated = 143
+}
+
+extension ExitStatus {
+    /// What the code tells a script, as the manual says it.
+    var meaning: String {
+        switch self {
+        case .ok: "Success (for receive: every input got its record, whatever its status)."
+        case .usage: "Usage error."
+        case .dataError: "Bad input, or failed authentication."
+        case .noInput: "A missing input file or key."
+        case .unavailable: "send: some devices were refused for good; receive --listen: the address cannot be listened on."
+        case .cannotCreate: "A file cannot be created."
+        case .ioError: "Input or output failed (a full disk, a closed pipe)."
+        case .temporaryFailure: "A temporary failure (the keyring lock, APNs busy): try again later."
+        case .noPermission: "Permission denied."
+        case .configuration: "The keyring is damaged."
+        case .interrupted: "Stopped by SIGINT after finishing what was under way."
+        case .terminated: "Stopped by SIGTERM after finishing what was under way."
+        }
+    }
 }
 
 /// A failure found by the CLI itself (reading an input file, say), with its exit code.

@@ -30,6 +30,9 @@ enum Specs {
           decrypt   Open a payload's sealed alert and print it as JSON.
           receive   Deliver payloads through a Notification Service Extension emulator.
           send      Seal an alert and deliver it to APNs over HTTP/2.
+          run       Run a command, then send its outcome as a sealed alert.
+          completions  Print a completion script for bash, zsh or fish.
+          manual    Print pushseal's man page (roff).
           help      Show help for a command ('pushseal help keys rotate').
 
         The real alert travels sealed with AES-256-GCM in one custom payload field; Apple,
@@ -93,7 +96,8 @@ enum Specs {
         CommandSpec(
             name: ["keys", "import"], overview: "Add a shared key, or a recipient's public key, to this keyring.",
             usage: "pushseal keys import SHARE|FILE|- [--keys DIR]", options: [keysOption, lockTimeoutOption],
-            discussion: "Reads the share from stdin ('-') or a FILE; creates the keyring if there is none. A psk1\nkey decrypts but does not encrypt; a ppk1 public key encrypts only ('encrypt --to KID').\nA psk1 share typed as an argument works but shows in 'ps' and shell history, so it earns a\nwarning; a ppk1 share holds no secret and may be given as it is."),
+            discussion: "Reads the share from stdin ('-') or a FILE; creates the keyring if there is none. A psk1\nkey decrypts but does not encrypt; a ppk1 public key encrypts only ('encrypt --to KID').\nA psk1 share typed as an argument works but shows in 'ps' and shell history, so it earns a\nwarning; a ppk1 share holds no secret and may be given as it is.",
+            arguments: .files),
         CommandSpec(
             name: ["keys", "disable"], overview: "Stop a key from decrypting.",
             usage: "pushseal keys disable KID [--keys DIR]", options: [keysOption, lockTimeoutOption],
@@ -123,7 +127,7 @@ enum Specs {
         case .threadID: OptionSpec("group", short: "g", value: "id", help: "Thread id that groups notifications (thread-id).")
         case .category: OptionSpec("category", value: "id", help: "Notification category (actions).")
         case .targetContentID: OptionSpec("target-content-id", value: "id", help: "Which window or content the notification brings forward.")
-        case .interruptionLevel: OptionSpec("level", short: "l", value: "level", help: "passive, active, time-sensitive (or timeSensitive) or critical.")
+        case .interruptionLevel: OptionSpec("level", short: "l", value: "level", choices: InterruptionLevel.all.map(\.rawValue), help: "passive, active, time-sensitive (or timeSensitive) or critical.")
         case .relevanceScore: OptionSpec("relevance-score", value: "0-1", help: "How the notification ranks in its summary (a number from 0 to 1).")
         }
         return (field, option)
@@ -185,7 +189,7 @@ enum Specs {
         discussion: """
         Reads a payload (or a bare ps1 envelope) from FILE or stdin ('-') and prints the sealed
         alert as one line of JSON. An altered envelope exits 65 and prints nothing on stdout.
-        """)
+        """, arguments: .files)
 
     static let receive = CommandSpec(
         name: ["receive"], overview: "Show what a device would display: run payloads through an emulated Notification Service Extension.",
@@ -247,7 +251,7 @@ enum Specs {
           pushseal receive --json --budget 2s payloads/*.json
           pushseal receive --extension ./my-extension.py --budget 500ms payload.apns
           pushseal receive --listen 8443 --json
-        """)
+        """, arguments: .files)
 
     static let send = CommandSpec(
         name: ["send"], overview: "Seal an alert and deliver it to APNs over HTTP/2, one result line per device.",
@@ -265,9 +269,9 @@ enum Specs {
             OptionSpec("production", help: "Send to APNs' production servers (the default)."),
             OptionSpec("endpoint", value: "url", environment: "PUSHSEAL_ENDPOINT", help: "Another APNs-compatible server, such as pushseal receive --listen."),
             OptionSpec("cacert", value: "file", help: "Trust the certificates in FILE (PEM) for --endpoint."),
-            OptionSpec("priority", value: "10|5|1", help: "apns-priority."),
+            OptionSpec("priority", value: "10|5|1", choices: ["10", "5", "1"], help: "apns-priority."),
             OptionSpec("collapse-id", value: "id", help: "apns-collapse-id (at most 64 bytes)."),
-            OptionSpec("push-type", value: "type", help: "apns-push-type (default: alert)."),
+            OptionSpec("push-type", value: "type", choices: APNsRules.pushTypes.sorted(), help: "apns-push-type (default: alert)."),
             OptionSpec("expiration", value: "unix", help: "apns-expiration: UNIX seconds (0: deliver now or never)."),
             OptionSpec("retries", value: "n", help: "Send again after 429, 500, 503 or no answer, at most N times (default: 3)."),
             OptionSpec("concurrency", value: "n", help: "At most N requests in flight on the connection (default: the server's limit, up to 1000)."),
@@ -311,16 +315,64 @@ enum Specs {
           pushseal send --endpoint https://127.0.0.1:8443 --cacert Keys/tls-cert.pem --device "$TOKEN" -b test
         """)
 
+    static let run = CommandSpec(
+        name: ["run"], overview: "Run a command, then send (or print) its outcome as a sealed alert.",
+        usage: "pushseal run [send options] [--tail 5] [--print] -- CMD [ARGS...]",
+        options: send.options.filter { !["batch", "body", "message"].contains($0.long) } + [
+            OptionSpec("tail", value: "n", help: "Seal the last N lines of the command's output into the body (default: 5; 0: none, and the output is left alone)."),
+            OptionSpec("print", help: "Print the payload on stdout instead of sending it (no APNs options needed)."),
+        ],
+        discussion: """
+        Runs CMD with its arguments as given (no shell), its stdin, stdout and stderr passed
+        through, and keeps the last --tail lines of its output. When it ends, one alert goes
+        out: the title says whether it worked (--title replaces it), the sealed body holds the
+        command line, the exit status, how long it ran and those lines; a failure is
+        time-sensitive unless --level says otherwise. The sealed data carries "command",
+        "exit-status" and "duration-ms" for an app to read.
+
+        EXIT STATUS: the command's own (128+N when signal N ended it); 127 when it cannot be
+          started, 126 when it is not executable. The alert is sent either way; when it
+          cannot be, pushseal says why on stderr and still exits with the command's status.
+
+        SIGNALS: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to pushseal are
+          passed on to the command (a Ctrl-C at the terminal reaches it directly, once).
+
+        With --print the command's stdout goes to stderr, so stdout carries only the payload.
+
+        EXAMPLES:
+          pushseal run --device "$TOKEN" -- make test
+          pushseal run --print --tail 10 -- ./backup.sh | pushseal send --device "$TOKEN" -
+        """, arguments: .commands)
+
+    static let completions = CommandSpec(
+        name: ["completions"], overview: "Print a completion script for bash, zsh or fish.",
+        usage: "pushseal completions bash|zsh|fish", options: [],
+        discussion: """
+        The script is written from the same option tables the parser reads, so it always
+        matches this binary. Load it with:
+          bash:  source <(pushseal completions bash)   (or save it as ~/.local/share/bash-completion/completions/pushseal)
+          zsh:   pushseal completions zsh > "${fpath[1]}/_pushseal"   (then: compinit)
+          fish:  pushseal completions fish > ~/.config/fish/completions/pushseal.fish
+        """, arguments: .words(Shell.allCases.map(\.rawValue)))
+
+    static let manual = CommandSpec(
+        name: ["manual"], overview: "Print pushseal's man page (roff).",
+        usage: "pushseal manual", options: [],
+        discussion: """
+        Written from the same tables as the help pages. Read it with 'pushseal manual | man -l -'
+        or install it as man1/pushseal.1 (Scripts/install.sh does).
+        """)
+
+    /// Every command and subcommand, in the order help and the manual show them.
+    static let all: [CommandSpec] = [root, keysGroup] + keys + [encrypt, decrypt, receive, send, run, completions, manual]
+
     static func spec(named name: CommandSpec.Name) -> CommandSpec? {
-        switch name {
-        case []: root
-        case ["keys"]: keysGroup
-        case ["encrypt"]: encrypt
-        case ["decrypt"]: decrypt
-        case ["receive"]: receive
-        case ["send"]: send
-        default: keys.first { $0.name == name }
-        }
+        all.first { $0.name == name }
+    }
+
+    /// The words that may follow `name` on the command line as its subcommands.
+    static func subcommands(of name: CommandSpec.Name) -> [CommandSpec] {
+        all.filter { $0.name.count == name.count + 1 && Array($0.name.dropLast()) == name }
     }
 }
 

@@ -49,6 +49,15 @@ do {
         status = try runReceive(request, console: console)
     case .send(let request):
         status = try runSend(request, console: console)
+    case .run(let request):
+        let code = try runCommand(request, console: console)
+        try console.finish()
+        console.flush()
+        exit(code)
+    case .completions(let shell):
+        console.output(CompletionScript.text(for: shell).dropLast().description)
+    case .manual:
+        console.output(Manual.page(version: version).dropLast().description)
     }
     try console.finish()
 } catch let error as UsageError {

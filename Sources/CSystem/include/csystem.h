@@ -11,4 +11,17 @@ int pushseal_pipe_cloexec(int ends[2]);
 /// link + unlink where the file system lacks it). Returns 0, or -1 with errno (EEXIST).
 int pushseal_rename_noreplace(const char *from, const char *to);
 
+#include <sys/types.h>
+
+/// `pushseal run`: from now on SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to
+/// pushseal by another process are passed on to the child named with
+/// `pushseal_forward_signals_to`; pushseal itself survives them. Signals the terminal sends
+/// (Ctrl-C) already reach the child's process group, so they are not sent twice.
+/// Returns 0, or -1 with errno.
+int pushseal_forward_signals_begin(void);
+/// Names the child (a signal that came before is passed on now).
+void pushseal_forward_signals_to(pid_t child);
+/// Back to the default handling of those signals.
+void pushseal_forward_signals_end(void);
+
 #endif

@@ -1,0 +1,202 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSystem
+
+/// How a command run by `pushseal run` ended, and what it last printed.
+public struct CommandOutcome: Sendable, Equatable {
+    public enum Ending: Sendable, Equatable {
+        case exited(Int32)
+        case signalled(Int32)
+        /// It never ran: 127 when it was not found, 126 when it could not be executed.
+        case notStarted(status: Int32, reason: String)
+    }
+
+    public var ending: Ending
+    public var duration: Duration
+    /// Its last lines of output (stdout and stderr as they came), cleaned for an alert.
+    public var lastLines: [String]
+
+    /// The status a shell would give: the exit code, or 128 + the signal.
+    public var exitStatus: Int32 {
+        switch ending {
+        case .exited(let code): code
+        case .signalled(let number): 128 + number
+        case .notStarted(let status, _): status
+        }
+    }
+
+    public var succeeded: Bool { ending == .exited(0) }
+}
+
+/// Runs one command to its end with its stdin, stdout and stderr passed through, keeping
+/// its last lines, and passing on the signals pushseal gets (see `CSystem`).
+public enum CommandRun {
+    /// Lines longer than this are cut: an alert has room for a few short lines only.
+    public static let lineLimit = 160
+
+    /// - Parameters:
+    ///   - arguments: the program (looked up in PATH) and its arguments.
+    ///   - tail: how many of the last lines to keep; 0 leaves the output alone, unread.
+    ///   - stdout: where the command's stdout goes (1, or 2 when stdout carries a payload).
+    public static func run(_ arguments: [String], tail: Int, stdout: Int32 = 1) -> CommandOutcome {
+        let started = MonotonicClock.nanoseconds()
+        func elapsed() -> Duration { .nanoseconds(Int64(MonotonicClock.nanoseconds() - started)) }
+        guard let program = arguments.first else {
+            return CommandOutcome(ending: .notStarted(status: 127, reason: "no command"), duration: .zero, lastLines: [])
+        }
+        var outPipe: [Int32] = [-1, -1]
+        var errPipe: [Int32] = [-1, -1]
+        if tail > 0 {
+            guard pushseal_pipe_cloexec(&outPipe) == 0, pushseal_pipe_cloexec(&errPipe) == 0 else {
+                return CommandOutcome(ending: .notStarted(status: 126, reason: FileIO.lastError()), duration: .zero, lastLines: [])
+            }
+        }
+        pushseal_forward_signals_begin()
+        defer { pushseal_forward_signals_end() }
+        let pid: pid_t
+        do {
+            pid = try ChildProcess.spawn(program, arguments, stdin: 0,
+                                         stdout: tail > 0 ? outPipe[1] : stdout, stderr: tail > 0 ? errPipe[1] : 2,
+                                         searchPath: true)
+        } catch {
+            for descriptor in outPipe + errPipe where descriptor >= 0 { close(descriptor) }
+            let status: Int32 = error.code == ENOENT ? 127 : 126
+            let reason = error.code == ENOENT ? "command not found" : error.message
+            return CommandOutcome(ending: .notStarted(status: status, reason: reason), duration: elapsed(), lastLines: [])
+        }
+        pushseal_forward_signals_to(pid)
+
+        var lines = LastLines(keeping: tail)
+        var status: Int32 = 0
+        var reaped = false
+        if tail > 0 {
+            close(outPipe[1])
+            close(errPipe[1])
+            reaped = pump([(outPipe[0], stdout), (errPipe[0], 2)], into: &lines, child: pid, status: &status)
+        }
+        while !reaped {
+            let rc = waitpid(pid, &status, 0)
+            if rc == pid { reaped = true } else if rc < 0, errno != EINTR { break }
+        }
+        let ending: CommandOutcome.Ending = (status & 0x7f) == 0
+            ? .exited((status >> 8) & 0xff)
+            : .signalled(status & 0x7f)
+        return CommandOutcome(ending: ending, duration: elapsed(), lastLines: lines.finish())
+    }
+
+    /// Copies each source to its destination until both end, feeding `lines`. Once the
+    /// child has exited, what is already written is read and the rest let go: a program it
+    /// left running in the background may hold the pipes open for good. True when `status`
+    /// holds the child's exit.
+    private static func pump(_ pairs: [(source: Int32, destination: Int32)], into lines: inout LastLines,
+                             child: pid_t, status: inout Int32) -> Bool {
+        var open = pairs.enumerated().map { (index: $0.offset, source: $0.element.source, destination: $0.element.destination, passing: true) }
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var reaped = false
+        while !open.isEmpty {
+            var polls = open.map { pollfd(fd: $0.source, events: Int16(POLLIN), revents: 0) }
+            let ready = poll(&polls, nfds_t(polls.count), reaped ? 0 : 100)
+            if ready < 0, errno != EINTR { break }
+            if ready == 0, reaped { break }
+            var ended: [Int] = []
+            for (slot, entry) in polls.enumerated() where entry.revents != 0 {
+                let count = buffer.withUnsafeMutableBytes { read(entry.fd, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR || errno == EAGAIN { continue }
+                guard count > 0 else {
+                    ended.append(slot)
+                    continue
+                }
+                let chunk = buffer[..<count]
+                lines.add(chunk, from: open[slot].index)
+                if open[slot].passing, (try? FileIO.writeAll(open[slot].destination, Array(chunk))) == nil {
+                    // Nobody reads pushseal's output: the command finds that out as it would have.
+                    open[slot].passing = false
+                    ended.append(slot)
+                }
+            }
+            for slot in ended.reversed() {
+                close(open[slot].source)
+                open.remove(at: slot)
+            }
+            if !reaped, waitpid(child, &status, WNOHANG) == child { reaped = true }
+        }
+        for entry in open { close(entry.source) }
+        return reaped
+    }
+}
+
+/// The last lines of a command's output, as they will read in an alert: terminal escape
+/// sequences and other control characters dropped, a progress bar's carriage returns
+/// keeping only its last state, each line cut at `CommandRun.lineLimit` characters.
+struct LastLines {
+    private let keeping: Int
+    private var kept: [String] = []
+    /// The line each stream is in the middle of (stdout and stderr write lines of their own).
+    private var partial: [Int: [UInt8]] = [:]
+
+    init(keeping: Int) { self.keeping = keeping }
+
+    mutating func add(_ bytes: ArraySlice<UInt8>, from stream: Int) {
+        guard keeping > 0 else { return }
+        var line = partial[stream] ?? []
+        for byte in bytes {
+            if byte == UInt8(ascii: "\n") {
+                keep(line)
+                line.removeAll(keepingCapacity: true)
+            } else if line.count < 4 * CommandRun.lineLimit + 64 {
+                line.append(byte)
+            }
+        }
+        partial[stream] = line
+    }
+
+    mutating func finish() -> [String] {
+        for stream in partial.keys.sorted() where !(partial[stream] ?? []).isEmpty {
+            keep(partial[stream] ?? [])
+        }
+        partial = [:]
+        return kept
+    }
+
+    private mutating func keep(_ bytes: [UInt8]) {
+        kept.append(Self.clean(bytes))
+        if kept.count > keeping { kept.removeFirst(kept.count - keeping) }
+    }
+
+    static func clean(_ bytes: [UInt8]) -> String {
+        var line = bytes[...]
+        if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+        // A progress bar redraws itself after each \r: only its last drawing counts.
+        if let carriage = line.lastIndex(of: UInt8(ascii: "\r")) { line = line[(carriage + 1)...] }
+        var text = ""
+        var characters = String(decoding: line, as: UTF8.self).unicodeScalars.makeIterator()
+        var count = 0
+        while let scalar = characters.next(), count < CommandRun.lineLimit {
+            if scalar == "\u{1B}" {
+                // CSI (ESC [ ... final byte) and OSC (ESC ] ... BEL or ESC \): colours, titles, links.
+                switch characters.next() {
+                case "[":
+                    while let next = characters.next(), !(0x40...0x7E).contains(next.value) {}
+                case "]":
+                    while let next = characters.next() {
+                        if next == "\u{07}" { break }
+                        if next == "\u{1B}" { _ = characters.next(); break }
+                    }
+                default: break
+                }
+                continue
+            }
+            if scalar == "\t" {
+                text += " "
+            } else if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+                continue
+            } else {
+                text.unicodeScalars.append(scalar)
+            }
+            count += 1
+        }
+        if count == CommandRun.lineLimit, characters.next() != nil { text += "…" }
+        return text
+    }
+}

@@ -1,0 +1,89 @@
+/// pushseal(1), written from `Specs` like the help pages and the completion scripts, so the
+/// manual documents exactly the options this binary parses.
+enum Manual {
+    static func page(version: String) -> String {
+        var out = [
+            ".TH PUSHSEAL 1 \"\" \"pushseal \(escape(version))\" \"User Commands\"",
+            ".SH NAME",
+            "pushseal \\- end-to-end encrypted push notifications for shell scripts and CI",
+            ".SH SYNOPSIS",
+        ]
+        for spec in Specs.all where Specs.subcommands(of: spec.name).isEmpty {
+            out += [".PP", ".nf"] + spec.usage.split(separator: "\n").map { escapeLine(String($0)) } + [".fi"]
+        }
+        out += [
+            ".SH DESCRIPTION",
+            "pushseal seals an alert (title, subtitle, body and the rest) with AES\\-256\\-GCM into one",
+            "custom field of an APNs payload whose visible alert is a harmless fallback, delivers it,",
+            "and emulates the receiving Notification Service Extension that opens it again. Keys live",
+            "in a keyring folder (\\fI./Keys\\fR by default) that pushseal creates, rotates, shares and retires.",
+            ".SH COMMANDS",
+        ]
+        for spec in Specs.all where !spec.name.isEmpty {
+            out += [".SS \"\(escape(spec.displayName))\"", escapeLine(spec.overview)]
+            if !spec.options.isEmpty {
+                out.append(".PP")
+                for option in spec.options {
+                    var head = "\\fB\\-\\-\(escape(option.long))\\fR"
+                    if let short = option.short { head = "\\fB\\-\(escape(String(short)))\\fR, " + head }
+                    if let value = option.valueName { head += " \\fI\(escape(value))\\fR" }
+                    var help = option.help
+                    if let variable = option.environment { help += " [$\(variable)]" }
+                    out += [".TP", head, escapeLine(help)]
+                }
+            }
+            if !spec.discussion.isEmpty, !spec.name.isEmpty {
+                out += [".PP", ".nf"] + spec.discussion.split(separator: "\n", omittingEmptySubsequences: false).map { escapeLine(String($0)) } + [".fi"]
+            }
+        }
+        out += [".SH ENVIRONMENT", "An option given on the command line beats its variable."]
+        var seen: Set<String> = []
+        for spec in Specs.all {
+            for option in spec.options {
+                guard let variable = option.environment, seen.insert(variable).inserted else { continue }
+                out += [".TP", "\\fB\(escape(variable))\\fR", "Sets \\fB\\-\\-\(escape(option.long))\\fR."]
+            }
+        }
+        out += [
+            ".SH EXIT STATUS",
+            "From sysexits(3), so scripts can tell failures apart:",
+        ]
+        for status in ExitStatus.allCases {
+            out += [".TP", "\\fB\(status.rawValue)\\fR", escapeLine(status.meaning)]
+        }
+        out += [
+            ".SH FILES",
+            ".TP", "\\fIKeys/keyring.json\\fR", "The keyring (mode 0600, its folder 0700). Never share it; share keys with \\fBkeys export\\fR.",
+            ".TP", "\\fIKeys/tls\\-cert.pem\\fR, \\fIKeys/tls\\-key.pem\\fR", "The self\\-signed certificate \\fBreceive \\-\\-listen\\fR makes on first start.",
+            ".SH SEE ALSO",
+            "\\fBcurl\\fR(1), \\fBh2load\\fR(1), \\fBnotify\\-send\\fR(1)",
+        ]
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    /// Text for roff: backslashes and hyphens made literal, a few typographic characters
+    /// spelled as groff's named glyphs so every device renders them.
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "\\": out += "\\e"
+            case "-": out += "\\-"
+            case "…": out += "..."
+            case "—": out += "\\(em"
+            case "–": out += "\\(en"
+            case "→": out += "\\(->"
+            case "‖": out += "||"
+            case "’": out += "'"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+
+    /// A line of text, kept from being read as a request when it starts with `.` or `'`.
+    static func escapeLine(_ text: String) -> String {
+        let escaped = escape(text)
+        return escaped.first == "." || escaped.first == "'" ? "\\&" + escaped : escaped
+    }
+}
