@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -44,10 +45,15 @@ int pushseal_forward_signals_begin(void) {
     action.sa_sigaction = forward;
     action.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&action.sa_mask);
+    sigset_t set;
+    sigemptyset(&set);
     for (size_t index = 0; index < sizeof forwarded / sizeof forwarded[0]; index++) {
         if (sigaction(forwarded[index], &action, NULL) != 0) return -1;
+        sigaddset(&set, forwarded[index]);
     }
-    return 0;
+    // Whoever started pushseal may have left them blocked (a blocked signal is inherited),
+    // and a blocked signal would wait, unforwarded, until the command ends by itself.
+    return pthread_sigmask(SIG_UNBLOCK, &set, NULL) == 0 ? 0 : -1;
 }
 
 void pushseal_forward_signals_to(pid_t child) {

@@ -1,0 +1,172 @@
+import Foundation
+import Testing
+
+/// `pushseal completions` and `pushseal manual`, each run in the program that reads it:
+/// bash, zsh and fish load the scripts and complete, man and groff render the page.
+@Suite("completions and manual")
+struct ShellToolTests {
+    /// Every command path and the long options its --help lists: what the parser accepts.
+    static let commands: [[String]] = [
+        ["keys", "init"], ["keys", "rotate"], ["keys", "export"], ["keys", "import"], ["encrypt"], ["decrypt"],
+        ["receive"], ["send"], ["run"],
+    ]
+
+    static func helpOptions(_ command: [String]) throws -> Set<String> {
+        let help = try pushseal(command + ["--help"]).stdout
+        // The OPTIONS section only: the rest of the page may mention options in passing.
+        let section = help.split(separator: "\n", omittingEmptySubsequences: false).drop { $0 != "OPTIONS:" }.dropFirst().prefix { !$0.isEmpty }
+        let options = section.compactMap { line -> String? in
+            let words = line.split(separator: " ")
+            return words.first { $0.hasPrefix("--") }.map { String($0.split(separator: "=")[0]) }
+        }
+        return Set(options)
+    }
+
+    static func script(_ shell: String) throws -> String {
+        let run = try pushseal(["completions", shell])
+        #expect(run.status == 0, "\(run.stderr)")
+        // The caller removes it; zsh wants the name it would have in $fpath.
+        let path = NSTemporaryDirectory() + "pushseal-completion-\(UUID().uuidString)-" + (shell == "zsh" ? "_pushseal" : shell)
+        try run.stdout.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    // MARK: bash
+
+    static func bash(_ script: String, _ words: [String]) throws -> [String] {
+        let quoted = words.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let run = try runProcess("/bin/bash", ["--norc", "-c", """
+            source "$1"
+            COMP_WORDS=(\(quoted)); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=()
+            _pushseal
+            printf '%s\\n' "${COMPREPLY[@]}"
+            """, "bash", script])
+        #expect(run.stderr.isEmpty, "\(run.stderr)")
+        return run.stdout.split(separator: "\n").map(String.init)
+    }
+
+    @Test func bashCompletesCommandsOptionsAndValues() throws {
+        let script = try Self.script("bash")
+        defer { try? FileManager.default.removeItem(atPath: script) }
+        #expect(try Self.bash(script, ["pushseal", ""]) == ["keys", "encrypt", "decrypt", "receive", "send", "run", "completions", "manual", "help"])
+        #expect(try Self.bash(script, ["pushseal", "keys", "ro"]) == ["rotate"])
+        #expect(try Self.bash(script, ["pushseal", "encrypt", "--le"]) == ["--level"])
+        #expect(try Self.bash(script, ["pushseal", "encrypt", "--level", ""]) == ["passive", "active", "time-sensitive", "critical"])
+        #expect(try Self.bash(script, ["pushseal", "encrypt", "--level", "=", "t"]) == ["time-sensitive"], "--level=t")
+        #expect(try Self.bash(script, ["pushseal", "send", "--priority", ""]) == ["10", "5", "1"])
+        #expect(try Self.bash(script, ["pushseal", "completions", ""]) == ["bash", "zsh", "fish"])
+        #expect(try Self.bash(script, ["pushseal", "encrypt", "--title", ""]).isEmpty, "a free-text value offers nothing")
+        let folder = TemporaryFolder()
+        folder.write("payload.json", "{}")
+        #expect(try Self.bash(script, ["pushseal", "decrypt", folder.file("pay")]) == [folder.file("payload.json")])
+        #expect(try Self.bash(script, ["pushseal", "run", "--", "ech"]).contains("echo"), "a command after --")
+    }
+
+    /// The scripts come from the parser's own tables: every option --help lists completes,
+    /// and nothing else does.
+    @Test(arguments: commands)
+    func everyShellOffersExactlyTheOptionsTheParserTakes(_ command: [String]) throws {
+        let expected = try Self.helpOptions(command)
+        #expect(expected.contains("--help") && expected.count > 1)
+        let bash = try Self.script("bash"), zsh = try Self.script("zsh"), fish = try Self.script("fish")
+        defer { [bash, zsh, fish].forEach { try? FileManager.default.removeItem(atPath: $0) } }
+        let fromBash = try Self.bash(bash, ["pushseal"] + command + ["--"]).filter { $0.hasPrefix("--") }
+        #expect(Set(fromBash) == expected, "bash")
+        let fromZsh = try Self.zsh(zsh, ["pushseal"] + command + ["--"]).compactMap { $0.split(separator: ":").first.map(String.init) }
+            .filter { $0.hasPrefix("--") }
+        #expect(Set(fromZsh) == expected, "zsh")
+        let fromFish = try Self.fish(fish, "pushseal \(command.joined(separator: " ")) --").compactMap { $0.split(separator: "\t").first.map(String.init) }
+        #expect(Set(fromFish) == expected, "fish")
+    }
+
+    // MARK: zsh
+
+    /// zsh runs the completion function itself; the completion system's builtins that
+    /// would draw a menu (_describe, compadd, _files) print what they were given instead.
+    static func zsh(_ script: String, _ words: [String]) throws -> [String] {
+        let quoted = words.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let run = try runProcess("/usr/bin/zsh", ["-f", "-c", """
+            _describe() { print -l -- ${(P)2} }
+            compadd() { [[ $1 == -a ]] && print -l -- ${(P)2} }
+            _files() { print -- "<files $*>" }
+            _message() { print -- "<message $*>" }
+            _command_names() { print -- "<commands>" }
+            compdef() { print -- "<compdef $*>" }
+            source "$1"
+            words=(\(quoted)); CURRENT=${#words}
+            _pushseal
+            """, "zsh", script])
+        #expect(run.stderr.isEmpty, "\(run.stderr)")
+        return run.stdout.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("<compdef") }
+    }
+
+    @Test func zshCompletesCommandsOptionsAndValues() throws {
+        let script = try Self.script("zsh")
+        defer { try? FileManager.default.removeItem(atPath: script) }
+        #expect(try String(contentsOfFile: script, encoding: .utf8).hasPrefix("#compdef pushseal\n"), "loadable from $fpath")
+        let top = try Self.zsh(script, ["pushseal", ""])
+        #expect(top.contains("keys:Manage the keyring.") && top.contains("run:Run a command, then send (or print) its outcome as a sealed alert."))
+        #expect(try Self.zsh(script, ["pushseal", "keys", ""]).contains { $0.hasPrefix("rotate:") })
+        #expect(try Self.zsh(script, ["pushseal", "encrypt", "--level", ""]) == ["passive", "active", "time-sensitive", "critical"])
+        #expect(try Self.zsh(script, ["pushseal", "receive", "--keys", ""]) == ["<files -/>"])
+        #expect(try Self.zsh(script, ["pushseal", "decrypt", ""]) == ["<files >"])
+        #expect(try Self.zsh(script, ["pushseal", "run", "--", ""]) == ["<commands>"])
+        #expect(try Self.zsh(script, ["pushseal", "encrypt", "-"]).contains("-t:Alert title (sealed)."))
+        // Sourced (not autoloaded) it registers itself with compdef.
+        let sourced = try runProcess("/usr/bin/zsh", ["-f", "-c", "compdef() { print -- \"$*\" }; source \"$1\"", "zsh", script])
+        #expect(sourced.stdout == "_pushseal pushseal\n")
+    }
+
+    // MARK: fish
+
+    static func fish(_ script: String, _ line: String) throws -> [String] {
+        let run = try runProcess("/usr/bin/fish", ["--no-config", "-c", "source $argv[1]; complete -C $argv[2]", script, line])
+        #expect(run.stderr.isEmpty, "\(run.stderr)")
+        return run.stdout.split(separator: "\n").map(String.init)
+    }
+
+    @Test func fishCompletesCommandsOptionsAndValues() throws {
+        let script = try Self.script("fish")
+        defer { try? FileManager.default.removeItem(atPath: script) }
+        let top = try Self.fish(script, "pushseal ")
+        #expect(top.contains("keys\tManage the keyring.") && top.contains("send\tSeal an alert and deliver it to APNs over HTTP/2, one result line per device."))
+        #expect(try Self.fish(script, "pushseal keys ro") == ["rotate\tMake a new primary key."])
+        #expect(try Self.fish(script, "pushseal encrypt --level ").map { String($0.split(separator: "\t")[0]) }.sorted()
+                == ["active", "critical", "passive", "time-sensitive"])
+        #expect(try Self.fish(script, "pushseal completions ") == ["bash", "fish", "zsh"])
+        #expect(try Self.fish(script, "pushseal encrypt --title ").isEmpty, "a free-text value offers nothing")
+        let folder = TemporaryFolder()
+        folder.write("payload.json", "{}")
+        #expect(try Self.fish(script, "pushseal decrypt \(folder.file("pay"))") == [folder.file("payload.json")])
+    }
+
+    @Test func anUnknownShellIsAUsageError() throws {
+        let run = try pushseal(["completions", "tcsh"])
+        #expect(run.status == 64)
+        #expect(run.stderr.hasPrefix("error: no completions for 'tcsh' (shells: bash, zsh, fish)\n"))
+        #expect(try pushseal(["completions"]).status == 64)
+    }
+
+    // MARK: manual
+
+    @Test func manRendersTheManualWithoutWarnings() throws {
+        let folder = TemporaryFolder()
+        let page = try pushseal(["manual"])
+        #expect(page.status == 0)
+        folder.write("pushseal.1", page.stdout)
+        let man = try runProcess("/usr/bin/man", ["--warnings", "-l", folder.file("pushseal.1")], environment: ["MANWIDTH": "80", "MANPAGER": "cat", "PAGER": "cat"])
+        #expect(man.status == 0)
+        #expect(man.stderr.isEmpty, "man's warnings: \(man.stderr)")
+        let groff = try runProcess("/usr/bin/groff", ["-man", "-ww", "-z", "-Tutf8", folder.file("pushseal.1")])
+        #expect(groff.stderr.isEmpty, "groff's warnings: \(groff.stderr)")
+        // Every command and every option the parser takes is in it.
+        let text = man.stdout.replacingOccurrences(of: "\u{2010}", with: "-").replacingOccurrences(of: "\u{2212}", with: "-")
+        for command in Self.commands + [["completions"], ["manual"]] {
+            #expect(text.contains("pushseal " + command.joined(separator: " ")), "\(command)")
+            for option in try Self.helpOptions(command) where option != "--help" {
+                #expect(text.contains(option), "\(command) \(option)")
+            }
+        }
+        #expect(text.contains("PUSHSEAL_KEYS") && text.contains("EXIT STATUS") && text.contains("143"))
+    }
+}
