@@ -8,6 +8,9 @@ let package = Package(
         .library(name: "PushSeal", targets: ["PushSeal"]),
         // The HTTP/2 transport of `pushseal send`, on libcurl; dynamically linked, run as a child.
         .executable(name: "pushseal-curl", targets: ["PushSealCurl"]),
+        // QR codes of key shares for `keys export --qr`, on libqrencode and libpng; dynamically
+        // linked (Debian ships no static libqrencode), run as a child like pushseal-curl.
+        .executable(name: "pushseal-qr", targets: ["PushSealQR"]),
         // Figures for Scripts/bench.sh that only an in-process clock can take.
         .executable(name: "pushseal-bench", targets: ["PushSealBench"]),
     ],
@@ -38,6 +41,18 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
         .executableTarget(name: "PushSealCurl", dependencies: ["PushSeal", "CCurl"]),
+        // libqrencode and libpng (Debian's libqrencode-dev, libpng-dev); PushSealQR is their only user.
+        .systemLibrary(
+            name: "CQRencode",
+            pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]
+        ),
+        .systemLibrary(
+            name: "CPNG",
+            pkgConfig: "libpng",
+            providers: [.apt(["libpng-dev"])]
+        ),
+        .executableTarget(name: "PushSealQR", dependencies: ["CQRencode", "CPNG"]),
         .executableTarget(name: "PushSealCLI", dependencies: ["PushSeal", "HTTP2Server"]),
         .executableTarget(name: "PushSealBench", dependencies: ["PushSeal"]),
         .testTarget(

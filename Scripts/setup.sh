@@ -10,6 +10,9 @@ dpkg -s libssl-dev >/dev/null 2>&1 || missing+=(libssl-dev)
 # The --listen endpoint's HTTP/2, and send's transport.
 dpkg -s libnghttp2-dev >/dev/null 2>&1 || missing+=(libnghttp2-dev)
 dpkg -s libcurl4-openssl-dev >/dev/null 2>&1 || missing+=(libcurl4-openssl-dev)
+# keys export --qr: libqrencode draws the code, libpng writes --qr-png's image.
+dpkg -s libqrencode-dev >/dev/null 2>&1 || missing+=(libqrencode-dev)
+dpkg -s libpng-dev >/dev/null 2>&1 || missing+=(libpng-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 # shellcheck source=Scripts/install-missing.sh
 . Scripts/install-missing.sh
@@ -31,13 +34,17 @@ for product in pushseal pushseal-bench; do
   [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "setup: the release build of $product failed" >&2; exit 1; }
 done
 # send's HTTP/2 transport runs libcurl, which Debian cannot link statically (its static
-# dependencies include Kerberos and LDAP): it is its own, dynamically linked program, run
-# by `pushseal send` from beside the pushseal binary. pushseal itself stays static, so no
-# other command pays for loading libcurl.
-# shellcheck disable=SC2086
-swift build -c release --static-swift-stdlib ${SWIFT_FLAGS:-} --product pushseal-curl --build-path .build/transport >&2 \
-  || { echo "setup: the release build of pushseal-curl failed" >&2; exit 1; }
+# dependencies include Kerberos and LDAP), and Debian ships libqrencode as a shared library
+# only: each is its own, dynamically linked program, run by pushseal from beside its binary.
+# pushseal itself stays static, so no other command pays for loading them.
+for companion in pushseal-curl pushseal-qr; do
+  # shellcheck disable=SC2086
+  swift build -c release --static-swift-stdlib ${SWIFT_FLAGS:-} --product "$companion" --build-path .build/transport >&2 \
+    || { echo "setup: the release build of $companion failed" >&2; exit 1; }
+done
 # shellcheck disable=SC2086
 bin="$(swift build -c release $static ${SWIFT_FLAGS:-} --show-bin-path)"
-cp .build/transport/release/pushseal-curl "$bin/pushseal-curl.tmp" && mv "$bin/pushseal-curl.tmp" "$bin/pushseal-curl"
-echo "setup: built $bin/pushseal (and pushseal-curl beside it, for send)" >&2
+for companion in pushseal-curl pushseal-qr; do
+  cp ".build/transport/release/$companion" "$bin/$companion.tmp" && mv "$bin/$companion.tmp" "$bin/$companion"
+done
+echo "setup: built $bin/pushseal (and beside it pushseal-curl for send, pushseal-qr for keys export --qr)" >&2

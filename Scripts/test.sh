@@ -11,6 +11,12 @@ Scripts/setup.sh
 missing=()
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v h2load >/dev/null 2>&1 || missing+=(nghttp2-client)
+# The shell tools' tests: completions run in bash, zsh and fish; the manual in man and groff;
+# QR codes read back by zbar; desktop notifications on a private D-Bus session bus.
+command -v zsh >/dev/null 2>&1 || missing+=(zsh)
+command -v fish >/dev/null 2>&1 || missing+=(fish)
+command -v man >/dev/null 2>&1 || missing+=(man-db)
+dpkg -s libzbar0 >/dev/null 2>&1 || missing+=(libzbar0)
 # shellcheck source=Scripts/install-missing.sh
 . Scripts/install-missing.sh
 install_missing test ${missing[@]+"${missing[@]}"}

@@ -31,12 +31,18 @@ enum KeysAction: Equatable {
     case promote(kid: String, grace: Duration)
     case rotate(grace: Duration)
     case list(json: Bool)
-    case export(kid: String?, public: Bool)
+    case export(kid: String?, public: Bool, picture: SharePicture? = nil)
     case importShare(source: ShareSource)
     case disable(kid: String)
     case enable(kid: String)
     case destroy(kid: String)
     case prune
+}
+
+/// `keys export --qr` (a QR code in the terminal) or `--qr-png FILE`.
+enum SharePicture: Equatable {
+    case terminal
+    case png(String)
 }
 
 /// Where `keys import` reads the share from.
@@ -271,7 +277,16 @@ private func parseKeys(_ arguments: [String], environment: [String: String]) thr
     case "promote": action = .promote(kid: try kid()!, grace: try grace())
     case "rotate": try noArguments(); action = .rotate(grace: try grace())
     case "list": try noArguments(); action = .list(json: parsed.has("json"))
-    case "export": action = .export(kid: try kid(optional: true), public: parsed.has("public"))
+    case "export":
+        var picture: SharePicture?
+        if let file = parsed.value("qr-png") {
+            guard !parsed.has("qr") else { throw UsageError("give --qr (the terminal) or --qr-png FILE (an image), not both", command: spec.name) }
+            guard !file.isEmpty else { throw UsageError("--qr-png needs a file name", command: spec.name) }
+            picture = .png(file)
+        } else if parsed.has("qr") {
+            picture = .terminal
+        }
+        action = .export(kid: try kid(optional: true), public: parsed.has("public"), picture: picture)
     case "import":
         guard parsed.positionals.count == 1, let source = parsed.positionals.first else {
             throw UsageError("expected one SHARE: '-' to read it from stdin, or a file holding it", command: spec.name)

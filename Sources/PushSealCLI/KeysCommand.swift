@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import PushSeal
 
 /// Runs `pushseal keys …`. Results (kids, the table, a share) go to stdout; notes for
@@ -68,7 +71,7 @@ func runKeys(folder: String, lockTimeout: Duration, action: KeysAction, console:
             for line in table(rows) { console.output(line) }
         }
 
-    case .export(let kid, let wantsPublic):
+    case .export(let kid, let wantsPublic, let picture):
         let keyring = try store.load()
         guard let chosen = kid ?? keyring.primary?.id else { throw KeyringError(.noPrimary, "the keyring has no primary key") }
         guard let entry = keyring.entry(chosen) else { throw KeyringError(.unknownKey, "no key \(chosen) in the keyring") }
@@ -80,10 +83,10 @@ func runKeys(folder: String, lockTimeout: Duration, action: KeysAction, console:
             guard entry.state != .destroyed, let point = entry.publicKey else {
                 throw KeyringError(.keyDestroyed, "key \(chosen) was destroyed")
             }
-            console.output(PublicShare(kid: chosen, publicKey: point).text)
+            try show(PublicShare(kid: chosen, publicKey: point).text, secret: false, as: picture, console: console)
         } else {
             let key = try keyring.decryptionKey(for: chosen, now: now)
-            console.output(KeyShare(kid: chosen, secret: key).text)
+            try show(KeyShare(kid: chosen, secret: key).text, secret: true, as: picture, console: console)
         }
 
     case .importShare(let source):
@@ -143,5 +146,26 @@ private func table(_ rows: [[String]]) -> [String] {
         row.enumerated().map { column, cell in
             column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] - cell.count)
         }.joined(separator: "  ")
+    }
+}
+
+/// A share as its line, a QR code in the terminal or a PNG file. A secret share's QR code
+/// never goes where it could be kept by accident: only to a terminal, or to the file named.
+private func show(_ share: String, secret: Bool, as picture: SharePicture?, console: Console) throws {
+    guard let picture else { return console.output(share) }
+    let program = CompanionProgram.path("pushseal-qr", override: "PUSHSEAL_QR")
+    switch picture {
+    case .terminal:
+        if secret, isatty(1) == 0 {
+            throw CLIFailure(.usage, "a psk1 share is a secret, so its QR code is drawn only on a terminal, not into a pipe or file; run it in a terminal, or write an image with --qr-png FILE")
+        }
+        let drawing = try CompanionProgram.output(of: program, ["text"], input: Array(share.utf8))
+        console.output(bytes: drawing.last == UInt8(ascii: "\n") ? Array(drawing.dropLast()) : drawing)
+        console.diagnostic(secret ? "the psk1 share of key \(share.split(separator: ".")[1]): a secret; scan it on the receiving device only"
+                                  : "the ppk1 public share of key \(share.split(separator: ".")[1])")
+    case .png(let file):
+        let image = try CompanionProgram.output(of: program, ["png"], input: Array(share.utf8))
+        try FileIO.replace(file, with: image)
+        console.diagnostic("wrote the QR code of key \(share.split(separator: ".")[1])'s \(secret ? "psk1 share to \(file) (mode 0600; a secret: delete it once scanned)" : "ppk1 share to \(file)")")
     }
 }

@@ -161,12 +161,7 @@ private func batchLine(_ line: UnsafeRawBufferPointer, sealer: SealerSet) throws
 
 /// `pushseal-curl`, beside this binary (or where PUSHSEAL_CURL says).
 private func transportProgram() -> String {
-    if let path = getenv("PUSHSEAL_CURL") { return String(cString: path) }
-    var buffer = [CChar](repeating: 0, count: 4_096)
-    let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    let executable = length > 0 ? String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : "pushseal"
-    let folder = executable.contains("/") ? String(executable[..<executable.lastIndex(of: "/")!]) : "."
-    return folder + "/pushseal-curl"
+    CompanionProgram.path("pushseal-curl", override: "PUSHSEAL_CURL")
 }
 
 /// A payload from stdin, as `pushseal encrypt` printed it.

@@ -89,10 +89,12 @@ enum Specs {
             discussion: ""),
         CommandSpec(
             name: ["keys", "export"], overview: "Print a key as a one-line share for a receiver.",
-            usage: "pushseal keys export [KID] [--public] [--keys DIR]",
+            usage: "pushseal keys export [KID] [--public] [--qr | --qr-png FILE] [--keys DIR]",
             options: [keysOption, lockTimeoutOption,
-                      OptionSpec("public", help: "Print a recipient key's public share (ppk1.…), which holds no secret.")],
-            discussion: "Prints psk1.<kid>.<secret> for the primary key, or for KID. This is the only command that\nshows a secret: send it over a channel you trust, e.g. 'pushseal keys export | ssh host pushseal keys import -'.\nWith --public it prints ppk1.<kid>.<point> for a recipient key: safe to paste anywhere."),
+                      OptionSpec("public", help: "Print a recipient key's public share (ppk1.…), which holds no secret."),
+                      OptionSpec("qr", help: "Draw the share as a QR code in the terminal for a phone's camera (a psk1 share: only on a terminal)."),
+                      OptionSpec("qr-png", value: "file", help: "Write the share's QR code to FILE as a PNG image (mode 0600) instead of printing it.")],
+            discussion: "Prints psk1.<kid>.<secret> for the primary key, or for KID. This is the only command that\nshows a secret: send it over a channel you trust, e.g. 'pushseal keys export | ssh host pushseal keys import -'.\nWith --public it prints ppk1.<kid>.<point> for a recipient key: safe to paste anywhere.\n--qr draws the share as a QR code instead (Unicode half blocks, dark on light); since a psk1\nshare is a secret, its QR code is drawn only when stdout is a terminal, never into a pipe or\na file, and an image of it is written only to the FILE --qr-png names."),
         CommandSpec(
             name: ["keys", "import"], overview: "Add a shared key, or a recipient's public key, to this keyring.",
             usage: "pushseal keys import SHARE|FILE|- [--keys DIR]", options: [keysOption, lockTimeoutOption],

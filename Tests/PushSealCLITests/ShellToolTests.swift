@@ -170,3 +170,79 @@ struct ShellToolTests {
         #expect(text.contains("PUSHSEAL_KEYS") && text.contains("EXIT STATUS") && text.contains("143"))
     }
 }
+
+/// `keys export --qr` and `--qr-png`, read back by zbar (Reference/qr_decode.py), which
+/// shares no code with libqrencode.
+@Suite("pairing by QR code")
+struct QRCodeTests {
+    static let decoder = Bundle.module.url(forResource: "qr_decode", withExtension: "py", subdirectory: "Reference")!.path
+
+    static func decode(_ arguments: [String], stdin: String? = nil) throws -> String {
+        let run = try runProcess("/usr/bin/env", ["python3", decoder] + arguments, stdin: stdin)
+        #expect(run.status == 0, "\(run.stderr)")
+        return run.stdout
+    }
+
+    @Test func aSecretShareIsDrawnOnATerminalAndReadsBackByteForByte() throws {
+        let keyring = try KeyringFixture()
+        let share = try keyring.export()
+        let decoded = try Self.decode(["terminal", pushsealBinary, "keys", "export", "--qr", "--keys", keyring.keys])
+        #expect(decoded == share)
+    }
+
+    @Test func aSecretShareIsNeverDrawnIntoAPipeOrAFile() throws {
+        let keyring = try KeyringFixture()
+        let share = try keyring.export()
+        let secret = String(share.split(separator: ".")[2])
+        let piped = try keyring.keysCommand(["export", "--qr"])
+        #expect(piped.status == 64)
+        #expect(piped.stdout.isEmpty)
+        #expect(piped.stderr.hasPrefix("error: a psk1 share is a secret, so its QR code is drawn only on a terminal"))
+        #expect(!piped.stderr.contains(secret))
+        let redirected = try shell(#""$PUSHSEAL" keys export --qr --keys "$K" > "$K/qr.txt""#, environment: ["K": keyring.keys])
+        #expect(redirected.status == 64)
+        #expect(try String(contentsOfFile: keyring.keys + "/qr.txt", encoding: .utf8).isEmpty)
+    }
+
+    @Test func thePNGOfASecretShareIsPrivateAndReadsBack() throws {
+        let keyring = try KeyringFixture()
+        let share = try keyring.export()
+        let image = keyring.folder.file("share.png")
+        let run = try keyring.keysCommand(["export", "--qr-png", image])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.isEmpty, "the image goes to the file named, nothing to stdout")
+        #expect(try Self.decode(["png", image]) == share)
+        let mode = try FileManager.default.attributesOfItem(atPath: image)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: image)).prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+    }
+
+    @Test func aPublicShareMayGoAnywhere() throws {
+        let device = TemporaryFolder()
+        let keys = device.file("Keys")
+        #expect(try pushseal(["keys", "init", "--recipient", "--keys", keys]).status == 0)
+        let share = try pushseal(["keys", "export", "--public", "--keys", keys]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(share.hasPrefix("ppk1."))
+        let drawn = try pushseal(["keys", "export", "--public", "--qr", "--keys", keys])
+        #expect(drawn.status == 0, "a ppk1 QR code may go into a pipe: \(drawn.stderr)")
+        #expect(drawn.stdout.contains("\u{2580}") && drawn.stdout.contains("\u{1B}[30;107m"), "half blocks, dark on light")
+        #expect(try Self.decode(["text"], stdin: drawn.stdout) == share)
+        let image = device.file("public.png")
+        #expect(try pushseal(["keys", "export", "--public", "--qr-png", image, "--keys", keys]).status == 0)
+        #expect(try Self.decode(["png", image]) == share)
+    }
+
+    @Test func mistakesAreOneLineErrors() throws {
+        let keyring = try KeyringFixture()
+        let both = try keyring.keysCommand(["export", "--qr", "--qr-png", keyring.folder.file("x.png")])
+        #expect(both.status == 64)
+        #expect(both.stderr.hasPrefix("error: give --qr (the terminal) or --qr-png FILE (an image), not both\n"))
+        let unwritable = try keyring.keysCommand(["export", "--qr-png", "/nonexistent/x.png"])
+        #expect(unwritable.status != 0 && unwritable.stderr.hasPrefix("error: cannot write /nonexistent/x.png"), "\(unwritable.stderr)")
+        let missing = try pushseal(["keys", "export", "--qr-png", keyring.folder.file("y.png"), "--keys", keyring.keys],
+                                   environment: ["PUSHSEAL_QR": "/nonexistent/pushseal-qr"])
+        #expect(missing.status != 0)
+        #expect(missing.stderr == "error: /nonexistent/pushseal-qr is missing (it is built and installed beside pushseal)\n")
+        #expect(!FileManager.default.fileExists(atPath: keyring.folder.file("y.png")))
+    }
+}

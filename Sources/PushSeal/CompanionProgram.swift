@@ -1,0 +1,55 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSystem
+
+/// The programs shipped beside `pushseal` for jobs that need a shared library the static
+/// binary cannot carry: `pushseal-curl` (send's HTTP/2) and `pushseal-qr` (QR codes).
+public enum CompanionProgram {
+    /// The program's path: `$VARIABLE` when set, else beside the running pushseal binary.
+    public static func path(_ name: String, override variable: String) -> String {
+        if let path = getenv(variable) { return String(cString: path) }
+        var buffer = [CChar](repeating: 0, count: 4_096)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        let executable = length > 0 ? String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : name
+        let folder = executable.contains("/") ? String(executable[..<executable.lastIndex(of: "/")!]) : "."
+        return folder + "/" + name
+    }
+
+    /// Runs `program` with `arguments`, `input` on its stdin (never in its arguments, which
+    /// `ps` shows), and returns what it printed. Its stderr is pushseal's, so its own
+    /// message reaches the user.
+    public static func output(of program: String, _ arguments: [String], input: [UInt8]) throws(FileIOFailure) -> [UInt8] {
+        guard access(program, X_OK) == 0 else {
+            throw FileIOFailure(code: ENOENT, message: "\(program) is missing (it is built and installed beside pushseal)")
+        }
+        var stdin: [Int32] = [-1, -1]
+        var stdout: [Int32] = [-1, -1]
+        guard pushseal_pipe_cloexec(&stdin) == 0 else { throw FileIOFailure(code: errno) }
+        guard pushseal_pipe_cloexec(&stdout) == 0 else {
+            close(stdin[0]); close(stdin[1])
+            throw FileIOFailure(code: errno)
+        }
+        let pid: pid_t
+        do {
+            pid = try ChildProcess.spawn(program, [program] + arguments, stdin: stdin[0], stdout: stdout[1])
+        } catch {
+            for descriptor in stdin + stdout { close(descriptor) }
+            throw error
+        }
+        close(stdin[0])
+        close(stdout[1])
+        // The input is small (a share): it fits the pipe, so writing it all first cannot stall.
+        let wrote = Result { () throws(FileIOFailure) in try FileIO.writeAll(stdin[1], input) }
+        close(stdin[1])
+        let read = Result { () throws(FileIOFailure) in try FileIO.readAll(stdout[0]) }
+        close(stdout[0])
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        guard status == 0 else {
+            throw FileIOFailure(message: "\(program) failed (\((status & 0x7f) == 0 ? "exit \((status >> 8) & 0xff)" : "signal \(status & 0x7f)"))")
+        }
+        try wrote.get()
+        return try read.get()
+    }
+}
