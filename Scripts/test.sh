@@ -17,6 +17,11 @@ command -v zsh >/dev/null 2>&1 || missing+=(zsh)
 command -v fish >/dev/null 2>&1 || missing+=(fish)
 command -v man >/dev/null 2>&1 || missing+=(man-db)
 dpkg -s libzbar0 >/dev/null 2>&1 || missing+=(libzbar0)
+command -v dbus-run-session >/dev/null 2>&1 || missing+=(dbus dbus-bin)
+command -v notify-send >/dev/null 2>&1 || missing+=(libnotify-bin)
+# The test's notification service runs on Debian's own Python, which has D-Bus and GLib bindings.
+/usr/bin/python3 -c "import dbus, gi" >/dev/null 2>&1 || missing+=(python3-dbus python3-gi)
+command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
 # shellcheck source=Scripts/install-missing.sh
 . Scripts/install-missing.sh
 install_missing test ${missing[@]+"${missing[@]}"}

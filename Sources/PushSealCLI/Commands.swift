@@ -102,6 +102,8 @@ struct ReceiveRequest: Equatable {
     var maximumExtensions: Int
     /// Set with --listen: serve Apple's provider API instead of reading inputs.
     var listen: ListenRequest? = nil
+    /// --notify: show each delivery on the desktop too.
+    var notify = false
 }
 
 /// `pushseal send`: what to seal (or a ready payload), where to, and how.
@@ -470,7 +472,8 @@ private func parseReceive(_ arguments: [String], environment: [String: String]) 
         placeholder: Placeholder(
             title: parsed.value("placeholder-title") ?? Placeholder.standard.title,
             body: parsed.value("placeholder-body") ?? Placeholder.standard.body),
-        jobs: try jobs(parsed, command: spec.name), maximumExtensions: maximumExtensions, listen: listen))
+        jobs: try jobs(parsed, command: spec.name), maximumExtensions: maximumExtensions, listen: listen,
+        notify: parsed.has("notify")))
 }
 
 /// `24MB`, `512KB`, `1GB` or plain bytes; units are powers of 1024, as `ps` reports.

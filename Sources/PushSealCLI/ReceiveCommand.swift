@@ -44,6 +44,7 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
         let settings = DecryptingExtension.Settings(field: request.field, placeholder: request.placeholder)
         makeExtension = { DecryptingExtension(keys: keys, settings: settings) }
     }
+    let notifier = try request.notify ? desktopNotifier(console: console) : nil
     let runner = ExtensionRunner(timing: request.timing, makeExtension: makeExtension)
     let stop = try StopRequest()
     // Set by the listener, so output that fails stops it taking requests too.
@@ -70,6 +71,8 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
             bytes = Array((record.text + "\n").utf8)
         }
         bytes.append(UInt8(ascii: "\n"))
+        // What the phone would show, shown on the desktop too: every delivery, not a refused request.
+        if let notifier, let delivery = record.delivery { notifier.show(delivery.content, status: delivery.status) }
         return (bytes, record.status.rawValue)
     }
     let write: @Sendable ((bytes: [UInt8], status: String)) -> Void = { rendered in
@@ -143,6 +146,9 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     }
     // No extension program outlives the receiver.
     processes.waitUntilAllReaped()
+    if let tally = notifier?.finish(), tally.skipped > 0 {
+        console.warning("\(tally.skipped) deliveries were not shown on the desktop: more than \(DesktopNotifier.backlog) were waiting")
+    }
     if let signal = forcedBy.withLock({ $0 }) {
         console.flush()
         exit(128 + signal)
@@ -199,4 +205,12 @@ private func runQuietly(_ path: String, _ arguments: [String]) -> Bool {
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     return status == 0
+}
+
+/// `--notify`'s notifier; a setup error when notify-send is not installed.
+private func desktopNotifier(console: Console) throws -> DesktopNotifier {
+    guard let program = DesktopNotifier.findProgram(path: getenv("PATH").map { String(cString: $0) }) else {
+        throw CLIFailure(.unavailable, "--notify shows deliveries with notify-send, which is not on PATH (Debian: apt install libnotify-bin)")
+    }
+    return DesktopNotifier(program: program) { console.warning("\($0); deliveries go on, without desktop notifications") }
 }

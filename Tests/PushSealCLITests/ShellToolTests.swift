@@ -246,3 +246,87 @@ struct QRCodeTests {
         #expect(!FileManager.default.fileExists(atPath: keyring.folder.file("y.png")))
     }
 }
+
+/// `receive --notify` on a private session bus (dbus-run-session): a freedesktop
+/// notification service (Reference/notification_service.py) answers, and dbus-monitor
+/// captures the Notify calls notify-send makes.
+@Suite("desktop notifications")
+struct DesktopNotificationTests {
+    static let service = Bundle.module.url(forResource: "notification_service", withExtension: "py", subdirectory: "Reference")!.path
+
+    /// Runs `receive --notify` with `arguments` on a bus of its own, with a notification
+    /// service and dbus-monitor on it; the run, the calls the service got, and what the monitor saw.
+    static func onPrivateBus(_ keyring: KeyringFixture, _ arguments: String, expecting calls: Int) throws -> (run: Run, calls: [[String: Any]], monitor: String) {
+        let folder = keyring.folder
+        folder.write("session.sh", #"""
+            cd "$F"
+            /usr/bin/python3 "$SERVICE" service.jsonl & service=$!
+            for _ in $(seq 200); do
+              dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.NameHasOwner \
+                string:org.freedesktop.Notifications 2>/dev/null | grep -q true && break
+              sleep 0.05
+            done
+            dbus-monitor --session "type=method_call,interface=org.freedesktop.Notifications,member=Notify" > monitor.txt 2>/dev/null & monitor=$!
+            # dbus-monitor's first lines say it is watching.
+            for _ in $(seq 200); do [ -s monitor.txt ] && break; sleep 0.05; done
+            eval "\"\$PUSHSEAL\" receive --notify --keys \"\$K\" $ARGUMENTS" > records.txt
+            status=$?
+            for _ in $(seq 200); do [ "$(grep -c 'member=Notify' monitor.txt)" -ge "$CALLS" ] && break; sleep 0.05; done
+            kill $monitor $service
+            exit $status
+            """#)
+        // The test runner's threads block signals, and children inherit that: the bus, the
+        // service and the monitor would then outlive their SIGTERMs. Python clears the mask first.
+        let run = try shell(#"/usr/bin/python3 -c "$UNBLOCK" dbus-run-session -- bash "$F/session.sh""#,
+                            environment: ["F": folder.path, "K": keyring.keys, "SERVICE": service, "ARGUMENTS": arguments, "CALLS": String(calls),
+                                          "UNBLOCK": "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execvp(sys.argv[1], sys.argv[1:])"])
+        let calls = folder.read("service.jsonl").split(separator: "\n").map { jsonObject(String($0)) }
+        return (Run(status: run.status, stdout: folder.read("records.txt"), stderr: run.stderr), calls, folder.read("monitor.txt"))
+    }
+
+    @Test func eachDeliveryIsShownWithWhatThePhoneWouldShow() throws {
+        let keyring = try KeyringFixture()
+        let folder = keyring.folder
+        folder.write("sealed.json", try keyring.encrypt(["-t", "Deploy finished", "--subtitle", "api", "-b", "api-7 <is> live", "-l", "passive"]).stdout)
+        folder.write("tampered.json", try keyring.encrypt(["-t", "Secret", "-b", "never shown"]).stdout.replacingOccurrences(of: "\"enc\":\"ps1.", with: "\"enc\":\"ps1.0badbeef"))
+        folder.write("plain.json", #"{"aps":{"alert":{"title":"Plain","body":"not sealed"}}}"#)
+        let (run, calls, monitor) = try Self.onPrivateBus(keyring, "--json sealed.json tampered.json plain.json", expecting: 3)
+        #expect(run.status == 0, "\(run.stderr)")
+        let records = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(records.count == 3, "records as ever")
+        #expect(calls.count == 3, "one notification per delivery: \(calls)")
+        let byTitle = Dictionary(uniqueKeysWithValues: calls.map { ($0["summary"] as? String ?? "", $0) })
+        let decrypted = try #require(byTitle["Deploy finished"])
+        #expect(decrypted["body"] as? String == "api\napi-7 &lt;is&gt; live", "subtitle and body; markup escaped")
+        #expect(decrypted["app_name"] as? String == "pushseal")
+        let hints = decrypted["hints"] as? [String: Any]
+        #expect(hints?["x-pushseal-status"] as? String == "decrypted")
+        #expect(hints?["urgency"] as? Int == 0, "passive is low urgency")
+        let placeholder = try #require(byTitle["Encrypted notification"], "the placeholder, as the phone shows it: \(calls)")
+        #expect((placeholder["hints"] as? [String: Any])?["x-pushseal-status"] as? String == "key-missing")
+        #expect(byTitle["Plain"]?["body"] as? String == "not sealed")
+        #expect(!calls.contains { ($0["body"] as? String)?.contains("never shown") == true })
+        // The calls on the bus itself, as dbus-monitor saw them.
+        #expect(monitor.components(separatedBy: "member=Notify").count - 1 == 3)
+        #expect(monitor.contains(#"string "Deploy finished""#) && monitor.contains(#"string "Encrypted notification""#))
+    }
+
+    @Test func withoutANotificationServiceEveryRecordStillComesAndOneWarningSaysWhy() throws {
+        let keyring = try KeyringFixture()
+        keyring.folder.write("a.json", try keyring.encrypt(["-t", "A"]).stdout)
+        keyring.folder.write("b.json", try keyring.encrypt(["-t", "B"]).stdout)
+        let run = try shell(#"cd "$F" && "$PUSHSEAL" receive --notify --json --keys "$K" a.json b.json"#,
+                            environment: ["F": keyring.folder.path, "K": keyring.keys, "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus"])
+        #expect(run.status == 0)
+        #expect(run.stdout.split(separator: "\n").count == 2)
+        let warnings = run.stderr.split(separator: "\n")
+        #expect(warnings.count == 1 && warnings[0].hasPrefix("warning: notify-send failed"), "\(run.stderr)")
+    }
+
+    @Test func withoutNotifySendItIsASetupError() throws {
+        let keyring = try KeyringFixture()
+        let run = try runProcess(pushsealBinary, ["receive", "--notify", "--keys", keyring.keys, "-"], environment: ["PATH": "/nonexistent"])
+        #expect(run.status == 69)
+        #expect(run.stderr == "error: --notify shows deliveries with notify-send, which is not on PATH (Debian: apt install libnotify-bin)\n")
+    }
+}
