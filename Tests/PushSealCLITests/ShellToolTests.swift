@@ -330,3 +330,69 @@ struct DesktopNotificationTests {
         #expect(run.stderr == "error: --notify shows deliveries with notify-send, which is not on PATH (Debian: apt install libnotify-bin)\n")
     }
 }
+
+/// `Scripts/install.sh` into a temporary prefix, and its systemd units checked by systemd.
+@Suite("install and services")
+struct InstallTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    static func install(_ arguments: [String]) throws -> Run {
+        // The binaries this test run built: install.sh would otherwise build the release ones.
+        try runProcess("/bin/bash", [repository + "/Scripts/install.sh"] + arguments,
+                       environment: ["PUSHSEAL_BIN_DIR": URL(fileURLWithPath: pushsealBinary).deletingLastPathComponent().path])
+    }
+
+    @Test func installsTheBinaryManualCompletionsAndUnitsIntoAPrefix() throws {
+        let folder = TemporaryFolder()
+        let prefix = folder.file("prefix")
+        let run = try Self.install([prefix])
+        #expect(run.status == 0, "\(run.stderr)")
+        for (file, mode) in [("bin/pushseal", 0o755), ("bin/pushseal-curl", 0o755), ("bin/pushseal-qr", 0o755),
+                             ("share/man/man1/pushseal.1", 0o644), ("share/bash-completion/completions/pushseal", 0o644),
+                             ("share/zsh/site-functions/_pushseal", 0o644), ("share/fish/vendor_completions.d/pushseal.fish", 0o644),
+                             ("lib/systemd/system/pushseal-watch.service", 0o644), ("lib/systemd/system/pushseal-listen.service", 0o644)] {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: prefix + "/" + file)
+            #expect(attributes?[.posixPermissions] as? Int == mode, "\(file)")
+        }
+        #expect(try runProcess(prefix + "/bin/pushseal", ["--version"]).stdout.hasPrefix("pushseal "))
+        // What was installed is what the installed binary writes.
+        #expect(try String(contentsOfFile: prefix + "/share/man/man1/pushseal.1", encoding: .utf8) == (try pushseal(["manual"]).stdout))
+        let bash = try runProcess("/bin/bash", ["--norc", "-c", "source \"$1\" && complete -p pushseal", "bash",
+                                                prefix + "/share/bash-completion/completions/pushseal"])
+        #expect(bash.stdout.contains("-F _pushseal pushseal"))
+        let man = try runProcess("/usr/bin/man", ["--warnings", "pushseal"], environment: ["MANPATH": prefix + "/share/man", "MANPAGER": "cat", "MANWIDTH": "80"])
+        #expect(man.status == 0 && man.stderr.isEmpty && man.stdout.contains("pushseal run"), "man pushseal finds the page: \(man.stderr)")
+        // A second install replaces the first.
+        #expect(try Self.install([prefix]).status == 0)
+    }
+
+    @Test func theUnitsVerifyAndAreHardened() throws {
+        let folder = TemporaryFolder()
+        let prefix = folder.file("prefix")
+        #expect(try Self.install([prefix]).status == 0)
+        let units = ["watch", "listen"].map { prefix + "/lib/systemd/system/pushseal-\($0).service" }
+        for unit in units {
+            let text = try String(contentsOfFile: unit, encoding: .utf8)
+            #expect(text.contains("ExecStart=\(prefix)/bin/pushseal receive --"), "the unit runs the installed binary")
+            for line in ["DynamicUser=yes", "ProtectSystem=strict", "NoNewPrivileges=yes", "StateDirectory=pushseal", "MemoryMax=24M"] {
+                #expect(text.contains("\n" + line + "\n"), "\(unit): \(line)")
+            }
+        }
+        // systemd's own check: syntax, the binary, the man page Documentation= names.
+        let verify = try runProcess("/usr/bin/systemd-analyze", ["verify"] + units, environment: ["MANPATH": prefix + "/share/man"])
+        #expect(verify.status == 0, "\(verify.stderr)")
+        #expect(verify.stderr.isEmpty && verify.stdout.isEmpty, "\(verify.stdout)\(verify.stderr)")
+        for unit in units {
+            let security = try runProcess("/usr/bin/systemd-analyze", ["security", "--offline=yes", "--no-pager", unit])
+            let level = security.stdout.split(separator: "\n").last { $0.contains("Overall exposure level") }
+            let score = level.flatMap { line in line.split(separator: " ").compactMap { Double($0) }.first }
+            #expect((score ?? 10) <= 2.0, "systemd rates the unit well exposed: \(level ?? "")")
+        }
+    }
+
+    @Test func moreThanOnePrefixIsAUsageError() throws {
+        let run = try Self.install(["/tmp/a", "/tmp/b"])
+        #expect(run.status == 64)
+        #expect(run.stderr == "usage: Scripts/install.sh [PREFIX]\n")
+    }
+}
