@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job end to end, in a temporary folder: make keys, seal alerts, open them,
 # rotate, open a payload sealed before the rotation, watch a tampered one fail, post to the
-# APNs-compatible listener, deliver to it with pushseal send, and seal to a device's public
-# key (ps2).
+# APNs-compatible listener, deliver to it with pushseal send, seal to a device's public
+# key (ps2), pair by QR code and send a command's outcome.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -169,5 +169,24 @@ show "pushseal receive --keys Sender ps2.json     # the sender cannot read it"
 show "pushseal receive --keys Device ps2.json     # the device can"
 "$pushseal" receive --keys "$work/Device" "$work/ps2.json" | tee "$work/ps2-record.txt"
 grep -q 'For this device only' "$work/ps2-record.txt" || { echo "demo: the device did not open ps2" >&2; exit 1; }
+
+step "14. Pairing by QR code: the device's public share, drawn for a phone's camera"
+show "pushseal keys export --public --qr --keys Device"
+"$pushseal" keys export --public --qr --keys "$work/Device"
+show "pushseal keys export --qr-png share.png --keys Keys    # a psk1 share: an image only where you name it"
+"$pushseal" keys export --qr-png "$work/share.png"
+[ "$(stat -c %a "$work/share.png")" = 600 ] || { echo "demo: the share's image is not mode 0600" >&2; exit 1; }
+
+step "15. Tell me when it is done: a command's outcome as a sealed alert"
+show "pushseal run --print --tail 2 -- sh -c 'echo compiling; echo 3 tests failed; exit 1' > outcome.json"
+set +e
+"$pushseal" run --print --tail 2 -- sh -c 'echo compiling; echo 3 tests failed; exit 1' > "$work/outcome.json" 2>/dev/null
+status=$?
+set -e
+echo "exit status $status (the command's own)"
+[ "$status" -eq 1 ] || { echo "demo: run exited $status, not 1" >&2; exit 1; }
+show "pushseal receive outcome.json"
+"$pushseal" receive "$work/outcome.json" | tee "$work/outcome-record.txt"
+grep -q '3 tests failed' "$work/outcome-record.txt" || { echo "demo: the outcome did not carry the last lines" >&2; exit 1; }
 
 printf '\ndemo: done\n'
