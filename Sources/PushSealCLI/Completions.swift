@@ -45,8 +45,20 @@ enum CompletionScript {
         return words
     }
 
-    private static func spellings(_ option: OptionSpec) -> [String] {
-        ["--\(option.long)"] + (option.short.map { ["-\($0)"] } ?? [])
+    /// One line per command, in `Specs.all`'s order.
+    private static func eachCommand(_ line: (CommandSpec) -> String) -> String {
+        Specs.all.map(line).joined()
+    }
+
+    /// One line per option that takes a value, with the case patterns that match the
+    /// command and the option just before the word being completed ("pushseal encrypt -l").
+    private static func eachValueOption(_ line: (_ patterns: String, OptionSpec) -> String) -> String {
+        Specs.all.flatMap { spec in
+            spec.options.filter(\.takesValue).map { option in
+                let spellings = ["--\(option.long)"] + (option.short.map { ["-\($0)"] } ?? [])
+                return line(spellings.map { "\"\(key(spec)) \($0)\"" }.joined(separator: "|"), option)
+            }
+        }.joined()
     }
 
     // MARK: bash
@@ -74,21 +86,15 @@ enum CompletionScript {
             case "$at $prev" in
 
         """
-        for spec in Specs.all {
-            for option in spec.options where option.takesValue {
-                let patterns = spellings(option).map { "\"\(key(spec)) \($0)\"" }.joined(separator: "|")
-                out += "        \(patterns)) \(bashReply(option.valueCompletion)) return ;;\n"
-            }
-        }
+        out += eachValueOption { patterns, option in "        \(patterns)) \(bashReply(option.valueCompletion)) return ;;\n" }
         out += """
             esac
             if [[ $cur == -* ]]; then
                 case "$at" in
 
         """
-        for spec in Specs.all {
-            let words = optionWords(spec).map(\.word).joined(separator: " ")
-            out += "            \"\(key(spec))\") COMPREPLY=($(compgen -W '\(words)' -- \"$cur\")) ;;\n"
+        out += eachCommand { spec in
+            "            \"\(key(spec))\") COMPREPLY=($(compgen -W '\(optionWords(spec).map(\.word).joined(separator: " "))' -- \"$cur\")) ;;\n"
         }
         out += """
                 esac
@@ -97,12 +103,9 @@ enum CompletionScript {
             case "$at" in
 
         """
-        for spec in Specs.all {
-            let subcommands = words(after: spec)
-            let reply = subcommands.isEmpty
-                ? bashReply(spec.arguments)
-                : "COMPREPLY=($(compgen -W '\(subcommands.map(\.word).joined(separator: " "))' -- \"$cur\"));"
-            out += "        \"\(key(spec))\") \(reply) ;;\n"
+        out += eachCommand { spec in
+            let subcommands = words(after: spec).map(\.word)
+            return "        \"\(key(spec))\") \(bashReply(subcommands.isEmpty ? spec.arguments : .words(subcommands))) ;;\n"
         }
         out += """
             esac
@@ -147,11 +150,8 @@ enum CompletionScript {
           case "$at $prev" in
 
         """
-        for spec in Specs.all {
-            for option in spec.options where option.takesValue {
-                let patterns = spellings(option).map { "\"\(key(spec)) \($0)\"" }.joined(separator: "|")
-                out += "    (\(patterns)) \(zshReply(option.valueCompletion, what: option.valueName ?? "value")) return ;;\n"
-            }
+        out += eachValueOption { patterns, option in
+            "    (\(patterns)) \(zshReply(option.valueCompletion, what: option.valueName ?? "value")) return ;;\n"
         }
         out += """
           esac
@@ -159,9 +159,8 @@ enum CompletionScript {
             case "$at" in
 
         """
-        for spec in Specs.all {
-            let items = optionWords(spec).map { zshQuote("\($0.word):\($0.help)") }.joined(separator: " ")
-            out += "      (\"\(key(spec))\") items=(\(items)); _describe option items ;;\n"
+        out += eachCommand { spec in
+            "      (\"\(key(spec))\") items=(\(optionWords(spec).map { zshQuote("\($0.word):\($0.help)") }.joined(separator: " "))); _describe option items ;;\n"
         }
         out += """
             esac
@@ -170,12 +169,12 @@ enum CompletionScript {
           case "$at" in
 
         """
-        for spec in Specs.all {
+        out += eachCommand { spec in
             let subcommands = words(after: spec)
             let reply = subcommands.isEmpty
                 ? zshReply(spec.arguments, what: "argument")
                 : "items=(\(subcommands.map { zshQuote("\($0.word):\($0.help)") }.joined(separator: " "))); _describe command items;"
-            out += "    (\"\(key(spec))\") \(reply) ;;\n"
+            return "    (\"\(key(spec))\") \(reply) ;;\n"
         }
         out += """
           esac
