@@ -62,8 +62,9 @@ struct Matrix {
     }
 }
 
-/// Two rows of modules per line of text: ▀ top dark, ▄ bottom dark, █ both, space neither.
-func terminalText(_ matrix: Matrix, margin: Int = 2) -> String {
+/// Two rows of modules per line of text: ▀ top dark, ▄ bottom dark, █ both, space neither,
+/// inside the standard quiet zone of 4 modules a camera needs to find the code.
+func terminalText(_ matrix: Matrix, margin: Int = 4) -> String {
     var out = ""
     var y = -margin
     while y < matrix.width + margin {
