@@ -390,6 +390,45 @@ struct InstallTests {
         }
     }
 
+    /// The units' own command lines, run as systemd would run them (with %S, the state
+    /// directory's root, in a temporary folder; this machine has no systemd to start them):
+    /// a typo in an option would pass `verify` but fail here.
+    @Test func theUnitsCommandLinesWork() throws {
+        let folder = TemporaryFolder()
+        let prefix = folder.file("prefix")
+        #expect(try Self.install([prefix]).status == 0)
+        let state = folder.file("state")
+        func commands(_ unit: String, _ key: String) throws -> [[String]] {
+            let text = try String(contentsOfFile: prefix + "/lib/systemd/system/pushseal-\(unit).service", encoding: .utf8)
+            return text.split(separator: "\n").filter { $0.hasPrefix(key + "=") }.map { line in
+                line.dropFirst(key.count + 1).replacingOccurrences(of: "%S", with: state).split(separator: " ").map(String.init)
+            }
+        }
+        // systemd makes the state directory (StateDirectory=pushseal, mode 0700); the operator
+        // puts the keyring in it (see the README).
+        try FileManager.default.createDirectory(atPath: state + "/pushseal", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        #expect(try pushseal(["keys", "init", "--keys", state + "/pushseal/Keys"]).status == 0)
+        for command in try commands("watch", "ExecStartPre") {
+            #expect(try runProcess(command[0], Array(command.dropFirst())).status == 0, "\(command)")
+        }
+        let watch = try #require(try commands("watch", "ExecStart").first)
+        let watcher = try RunningProcess(Array(watch.dropFirst()), executable: watch[0])
+        let payload = try pushseal(["encrypt", "--keys", state + "/pushseal/Keys", "-t", "From the spool"]).stdout
+        try payload.write(toFile: state + "/pushseal/drop.tmp", atomically: true, encoding: .utf8)
+        #expect(rename(state + "/pushseal/drop.tmp", state + "/pushseal/spool/one.json") == 0)
+        #expect(eventually { watcher.stdoutSoFar.contains("\"title\":\"From the spool\"") }, "\(watcher.stderrSoFar)")
+        watcher.signal(SIGTERM)
+        #expect(watcher.wait().status == 0)
+
+        // The listener's line, on a free port instead of 8443.
+        let listen = try #require(try commands("listen", "ExecStart").first).map { $0 == "127.0.0.1:8443" ? "127.0.0.1:0" : $0 }
+        let listener = try RunningProcess(Array(listen.dropFirst()), executable: listen[0])
+        #expect(eventually { listener.stderrSoFar.contains("listening on https://127.0.0.1:") }, "\(listener.stderrSoFar)")
+        listener.signal(SIGTERM)
+        #expect(listener.wait().status == 0)
+        #expect(FileManager.default.fileExists(atPath: state + "/pushseal/Keys/tls-cert.pem"), "its certificate is kept in the state directory")
+    }
+
     @Test func moreThanOnePrefixIsAUsageError() throws {
         let run = try Self.install(["/tmp/a", "/tmp/b"])
         #expect(run.status == 64)
