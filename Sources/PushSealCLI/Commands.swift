@@ -659,6 +659,7 @@ private func parseRun(_ arguments: [String], environment: [String: String]) thro
         guard let value = Int(text), (0...50).contains(value) else { throw fail("--tail is a whole number of lines from 0 to 50") }
         tail = value
     }
+    if parsed.value("devices") == "-" { throw fail("the command keeps stdin; give the devices with --device TOKEN or --devices FILE") }
     parsed.positionals = []
     let alert = try alertOptions(parsed, spec: spec, stdinIsBody: false)
     let print = parsed.has("print")

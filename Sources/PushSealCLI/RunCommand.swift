@@ -20,6 +20,8 @@ func runCommand(_ request: RunRequest, console: Console) throws -> Int32 {
     do {
         if var delivery = request.delivery {
             delivery.alert = alert
+            // --ttl counts from now, when the alert goes out, not from when the command started.
+            if let ttl = alert.timeToLive { delivery.expiration = String(Timestamp.now() + ttl.components.seconds) }
             let status = try runSend(delivery, console: console)
             if status != .ok { console.error("the outcome was not delivered to every device (\(status.rawValue)); exiting with the command's status") }
         } else {

@@ -105,6 +105,7 @@ struct RunCommandTests {
             (["run", "--print", "--"], "error: no command after '--'\n"),
             (["run", "--print", "--tail", "99", "--", "true"], "error: --tail is a whole number of lines from 0 to 50\n"),
             (["run", "--", "true"], "error: no devices: give --device TOKEN (repeatable) or --devices FILE, or --print to print the payload\n"),
+            (["run", "--devices", "-", "--", "true"], "error: the command keeps stdin; give the devices with --device TOKEN or --devices FILE\n"),
         ] {
             let run = try pushseal(["run", "--keys", keyring.keys] + arguments.dropFirst())
             #expect(run.status == 64)
@@ -128,5 +129,18 @@ struct RunCommandTests {
         #expect(record["title"] as? String == "❌ sh -c 'echo built api-7; exit 2' failed (exit 2)")
         #expect((record["body"] as? String)?.hasSuffix("\nbuilt api-7") == true)
         #expect(record["interruption-level"] as? String == "time-sensitive")
+    }
+
+    @Test func aTimeToLiveCountsFromWhenTheOutcomeIsSent() throws {
+        let sending = try SendTests.Sending()
+        let listener = try sending.listener()
+        let started = Int(Date().timeIntervalSince1970)
+        let run = try pushseal(["run", "--keys", sending.keyring.keys, "--endpoint", listener.url, "--cacert", sending.keyring.keys + "/tls-cert.pem",
+                                "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
+                                "--device", deviceToken, "--ttl", "1h", "--", "sleep", "2"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let record = try #require(listener.finish().stdout.split(separator: "\n").map { jsonObject(String($0)) }.first)
+        let expiration = Int(record["apns-expiration"] as? String ?? "") ?? 0
+        #expect(expiration >= started + 2 + 3_600, "an hour after the command ended, not after it started: \(expiration - started)")
     }
 }
