@@ -76,6 +76,15 @@ struct RunCommandTests {
         #expect(stopped["title"] as? String == "❌ sleep 30 stopped by SIGTERM")
     }
 
+    @Test func aProgramLeftRunningInTheBackgroundDoesNotHoldTheAlertBack() throws {
+        let keyring = try KeyringFixture()
+        // The background loop keeps both pipes open and busy long after sh exits.
+        let (alert, run) = try Self.printed(keyring, [], ["sh", "-c", "(while :; do echo busy; sleep 0.01; done) & echo started; exit 4"])
+        #expect(run.status == 4)
+        #expect((alert["body"] as? String)?.contains("started") == true)
+        _ = try? runProcess("/usr/bin/pkill", ["-f", "while :; do echo busy"])
+    }
+
     @Test func commandsThatCannotStartGetAShellsStatusAndStillAnAlert() throws {
         let keyring = try KeyringFixture()
         let (missing, notFound) = try Self.printed(keyring, [], ["no-such-command-here"])

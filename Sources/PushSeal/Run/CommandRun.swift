@@ -94,11 +94,14 @@ public enum CommandRun {
         var open = pairs.enumerated().map { (index: $0.offset, source: $0.element.source, destination: $0.element.destination, passing: true) }
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var reaped = false
+        var reapedAt: UInt64 = 0
         while !open.isEmpty {
             var polls = open.map { pollfd(fd: $0.source, events: Int16(POLLIN), revents: 0) }
             let ready = poll(&polls, nfds_t(polls.count), reaped ? 0 : 100)
             if ready < 0, errno != EINTR { break }
-            if ready == 0, reaped { break }
+            // Once it has exited: what it wrote, and at most a second of what a program it
+            // left behind keeps writing.
+            if reaped, ready == 0 || MonotonicClock.nanoseconds() - reapedAt > 1_000_000_000 { break }
             var ended: [Int] = []
             for (slot, entry) in polls.enumerated() where entry.revents != 0 {
                 let count = buffer.withUnsafeMutableBytes { read(entry.fd, $0.baseAddress, $0.count) }
@@ -119,7 +122,10 @@ public enum CommandRun {
                 close(open[slot].source)
                 open.remove(at: slot)
             }
-            if !reaped, waitpid(child, &status, WNOHANG) == child { reaped = true }
+            if !reaped, waitpid(child, &status, WNOHANG) == child {
+                reaped = true
+                reapedAt = MonotonicClock.nanoseconds()
+            }
         }
         for entry in open { close(entry.source) }
         return reaped
