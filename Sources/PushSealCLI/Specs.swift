@@ -25,15 +25,15 @@ enum Specs {
         usage: "pushseal <command> [options]", options: [],
         discussion: """
         COMMANDS:
-          keys      Create, rotate, share and retire the keys (see 'pushseal keys --help').
-          encrypt   Seal an alert into an APNs payload.
-          decrypt   Open a payload's sealed alert and print it as JSON.
-          receive   Deliver payloads through a Notification Service Extension emulator.
-          send      Seal an alert and deliver it to APNs over HTTP/2.
-          run       Run a command, then send its outcome as a sealed alert.
+          keys         Create, rotate, share and retire the keys (see 'pushseal keys --help').
+          encrypt      Seal an alert into an APNs payload.
+          decrypt      Open a payload's sealed alert and print it as JSON.
+          receive      Deliver payloads through a Notification Service Extension emulator.
+          send         Seal an alert and deliver it to APNs over HTTP/2.
+          run          Run a command, then send its outcome as a sealed alert.
           completions  Print a completion script for bash, zsh or fish.
-          manual    Print pushseal's man page (roff).
-          help      Show help for a command ('pushseal help keys rotate').
+          manual       Print pushseal's man page (roff).
+          help         Show help for a command ('pushseal help keys rotate').
 
         The real alert travels sealed with AES-256-GCM in one custom payload field; Apple,
         proxies and logs see only the fallback alert. Exit codes: 0 ok, 64 usage, 65 bad
