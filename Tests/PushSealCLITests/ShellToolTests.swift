@@ -117,6 +117,39 @@ struct ShellToolTests {
         #expect(sourced.stdout == "_pushseal pushseal\n")
     }
 
+    /// The same script through zsh's own completion system: compinit loads it from $fpath
+    /// in an interactive zsh on a pseudo-terminal (zpty), and Tab completes.
+    @Test func zshsCompletionSystemCompletesOnTab() throws {
+        let folder = TemporaryFolder()
+        folder.write("_pushseal", try pushseal(["completions", "zsh"]).stdout)
+        folder.write("drive.zsh", #"""
+            zmodload zsh/zpty
+            zpty -b z zsh -f -i
+            zpty -w z "PS1='%% '; fpath=($1 \$fpath); autoload -Uz compinit; compinit -u -D; zstyle ':completion:*' menu no; LISTMAX=1000; pushseal() { :; }"
+            # Types $1, presses Tab, and reads what the terminal shows until $2 appears (10 s at most).
+            tab() {
+              local out="" line i
+              zpty -w -n z "$1"$'\t'
+              for i in {1..100}; do
+                while zpty -r -t z line; do out+=$line; done
+                [[ $out == *"$2"* ]] && break
+                sleep 0.1
+              done
+              print -r -- "${out//$'\r'/}"
+              zpty -w -n z $'\C-u'
+            }
+            tab 'pushseal encrypt --lev' 'encrypt --level'
+            tab 'pushseal keys ' 'rotate'
+            tab 'pushseal encrypt --level ' 'time-sensitive'
+            zpty -d z
+            """#)
+        let run = try runProcess("/usr/bin/zsh", ["-f", folder.file("drive.zsh"), folder.path])
+        let shown = run.stdout.replacingOccurrences(of: "\u{1B}\\[[0-9;?]*[A-Za-z]", with: "", options: .regularExpression)
+        #expect(shown.contains("pushseal encrypt --level "), "Tab completed the option: \(shown.suffix(600)) \(run.stderr)")
+        #expect(shown.contains("rotate") && shown.contains("-- Make a new primary key."), "subcommands listed with their help")
+        #expect(shown.contains("time-sensitive") && shown.contains("critical"))
+    }
+
     // MARK: fish
 
     static func fish(_ script: String, _ line: String) throws -> [String] {
