@@ -47,7 +47,7 @@ public enum CompanionProgram {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         guard status == 0 else {
-            throw FileIOFailure(message: "\(program) failed (\((status & 0x7f) == 0 ? "exit \((status >> 8) & 0xff)" : "signal \(status & 0x7f)"))")
+            throw FileIOFailure(message: "\(program) failed (\(CommandOutcome.Ending(waitStatus: status).description))")
         }
         try wrote.get()
         return try read.get()

@@ -28,8 +28,7 @@ public enum DurationText {
 
     /// The duration in its largest whole unit: `30d`, `90m`, `250ms`.
     public static func format(_ duration: Duration) -> String {
-        let milliseconds = duration.components.seconds.multipliedReportingOverflow(by: 1_000).partialValue
-            + duration.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = milliseconds(duration)
         guard milliseconds != 0 else { return "0s" }
         let unit = units.first { milliseconds % $0.milliseconds == 0 } ?? units[units.count - 1]
         return "\(milliseconds / unit.milliseconds)\(unit.suffix)"
@@ -37,7 +36,7 @@ public enum DurationText {
 
     /// How long something took, for people: `850ms`, `2.4s`, `3m12s`, `1h02m`.
     public static func approximate(_ duration: Duration) -> String {
-        let milliseconds = duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = milliseconds(duration)
         let seconds = milliseconds / 1_000
         func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
         switch milliseconds {
@@ -46,6 +45,12 @@ public enum DurationText {
         case ..<3_600_000: return "\(seconds / 60)m\(two(seconds % 60))s"
         default: return "\(seconds / 3_600)h\(two(seconds % 3_600 / 60))m"
         }
+    }
+
+    /// Whole milliseconds in `duration`, rounded toward zero.
+    public static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds.multipliedReportingOverflow(by: 1_000).partialValue
+            + duration.components.attoseconds / 1_000_000_000_000_000
     }
 
     /// Whole seconds in `duration`, rounded down.

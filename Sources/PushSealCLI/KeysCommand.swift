@@ -83,10 +83,10 @@ func runKeys(folder: String, lockTimeout: Duration, action: KeysAction, console:
             guard entry.state != .destroyed, let point = entry.publicKey else {
                 throw KeyringError(.keyDestroyed, "key \(chosen) was destroyed")
             }
-            try show(PublicShare(kid: chosen, publicKey: point).text, secret: false, as: picture, console: console)
+            try show(PublicShare(kid: chosen, publicKey: point).text, of: chosen, secret: false, as: picture, console: console)
         } else {
             let key = try keyring.decryptionKey(for: chosen, now: now)
-            try show(KeyShare(kid: chosen, secret: key).text, secret: true, as: picture, console: console)
+            try show(KeyShare(kid: chosen, secret: key).text, of: chosen, secret: true, as: picture, console: console)
         }
 
     case .importShare(let source):
@@ -151,7 +151,7 @@ private func table(_ rows: [[String]]) -> [String] {
 
 /// A share as its line, a QR code in the terminal or a PNG file. A secret share's QR code
 /// never goes where it could be kept by accident: only to a terminal, or to the file named.
-private func show(_ share: String, secret: Bool, as picture: SharePicture?, console: Console) throws {
+private func show(_ share: String, of kid: String, secret: Bool, as picture: SharePicture?, console: Console) throws {
     guard let picture else { return console.output(share) }
     let program = CompanionProgram.path("pushseal-qr", override: "PUSHSEAL_QR")
     switch picture {
@@ -161,11 +161,11 @@ private func show(_ share: String, secret: Bool, as picture: SharePicture?, cons
         }
         let drawing = try CompanionProgram.output(of: program, ["text"], input: Array(share.utf8))
         console.output(bytes: drawing.last == UInt8(ascii: "\n") ? Array(drawing.dropLast()) : drawing)
-        console.diagnostic(secret ? "the psk1 share of key \(share.split(separator: ".")[1]): a secret; scan it on the receiving device only"
-                                  : "the ppk1 public share of key \(share.split(separator: ".")[1])")
+        console.diagnostic(secret ? "the psk1 share of key \(kid): a secret; scan it on the receiving device only"
+                                  : "the ppk1 public share of key \(kid)")
     case .png(let file):
         let image = try CompanionProgram.output(of: program, ["png"], input: Array(share.utf8))
         try FileIO.replace(file, with: image)
-        console.diagnostic("wrote the QR code of key \(share.split(separator: ".")[1])'s \(secret ? "psk1 share to \(file) (mode 0600; a secret: delete it once scanned)" : "ppk1 share to \(file)")")
+        console.diagnostic("wrote the QR code of key \(kid)'s \(secret ? "psk1 share to \(file) (mode 0600; a secret: delete it once scanned)" : "ppk1 share to \(file)")")
     }
 }

@@ -38,12 +38,7 @@ func runCommand(_ request: RunRequest, console: Console) throws -> Int32 {
 func outcomeAlert(_ request: RunRequest, outcome: CommandOutcome, host: String) -> EncryptRequest {
     var alert = request.alert
     let line = String(shellLine(request.command).prefix(300))
-    let status: String = switch outcome.ending {
-    case .exited(0): "exit 0"
-    case .exited(let code): "exit \(code)"
-    case .signalled(let number): "killed by \(signalName(number))"
-    case .notStarted(let code, let reason): "not started (\(reason), \(code))"
-    }
+    let status = if case .signalled(let number) = outcome.ending { "killed by \(signalName(number))" } else { outcome.ending.description }
     if alert.fields.title == nil {
         let short = line.count > 60 ? line.prefix(59) + "…" : line[...]
         let title: String = switch outcome.ending {
@@ -68,11 +63,10 @@ func outcomeAlert(_ request: RunRequest, outcome: CommandOutcome, host: String) 
     }
     if !lines.isEmpty { body += "\n" + lines.joined(separator: "\n") }
     alert.body = .text(body)
-    let milliseconds = outcome.duration.components.seconds * 1_000 + outcome.duration.components.attoseconds / 1_000_000_000_000_000
     alert.data += [
         DataItem(key: "command", value: .string(line)),
         DataItem(key: "exit-status", value: .number(String(outcome.exitStatus))),
-        DataItem(key: "duration-ms", value: .number(String(milliseconds))),
+        DataItem(key: "duration-ms", value: .number(String(DurationText.milliseconds(outcome.duration)))),
     ]
     return alert
 }

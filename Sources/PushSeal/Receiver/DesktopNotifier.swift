@@ -125,7 +125,7 @@ public final class DesktopNotifier: Sendable {
             usleep(2_000)
         }
         guard status != 0 else { return nil }
-        return "notify-send failed (\((status & 0x7f) == 0 ? "exit \((status >> 8) & 0xff)" : "signal \(status & 0x7f)")): "
+        return "notify-send failed (\(CommandOutcome.Ending(waitStatus: status).description)): "
             + "is a desktop session's D-Bus (DBUS_SESSION_BUS_ADDRESS) and a notification service there?"
     }
 }

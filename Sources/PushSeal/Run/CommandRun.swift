@@ -10,6 +10,20 @@ public struct CommandOutcome: Sendable, Equatable {
         case signalled(Int32)
         /// It never ran: 127 when it was not found, 126 when it could not be executed.
         case notStarted(status: Int32, reason: String)
+
+        /// How `waitpid` says a child ended: its exit code, or the signal that killed it.
+        public init(waitStatus status: Int32) {
+            self = (status & 0x7f) == 0 ? .exited((status >> 8) & 0xff) : .signalled(status & 0x7f)
+        }
+
+        /// `exit 3`, `signal 15`, for messages about programs pushseal runs.
+        public var description: String {
+            switch self {
+            case .exited(let code): "exit \(code)"
+            case .signalled(let number): "signal \(number)"
+            case .notStarted(let status, let reason): "not started (\(reason), \(status))"
+            }
+        }
     }
 
     public var ending: Ending
@@ -79,10 +93,7 @@ public enum CommandRun {
             let rc = waitpid(pid, &status, 0)
             if rc == pid { reaped = true } else if rc < 0, errno != EINTR { break }
         }
-        let ending: CommandOutcome.Ending = (status & 0x7f) == 0
-            ? .exited((status >> 8) & 0xff)
-            : .signalled(status & 0x7f)
-        return CommandOutcome(ending: ending, duration: elapsed(), lastLines: lines.finish())
+        return CommandOutcome(ending: .init(waitStatus: status), duration: elapsed(), lastLines: lines.finish())
     }
 
     /// Copies each source to its destination until both end, feeding `lines`. Once the
