@@ -14,6 +14,10 @@ struct CommandPromiseTests {
         (#"echo '{"title":"T"}' | "$PUSHSEAL" encrypt --batch --keys "$K""#, ""),
         (#""$PUSHSEAL" keys rotate --keys "$K""#, "the new primary key is "),
         (#""$PUSHSEAL" keys add --keys "$K""#, "was added all the same"),
+        (#""$PUSHSEAL" completions zsh"#, ""),
+        (#""$PUSHSEAL" manual"#, ""),
+        // The payload is run's only output with --print: losing it is 74, whatever the command did.
+        (#""$PUSHSEAL" run --print --keys "$K" -- false"#, ""),
     ])
     func everyCommandExits74WithOneErrorLineWhenStdoutIsFull(_ command: String, extra: String) throws {
         let keyring = try KeyringFixture()
