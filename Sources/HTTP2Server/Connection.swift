@@ -5,24 +5,38 @@ internal import CNGHTTP2
 
 /// One client connection: the socket, TLS when the server has it, and the nghttp2 server
 /// session. Lives on its event loop's thread only.
+///
+/// Every request stream the client opens ends in exactly one call of the server's handler:
+/// when the request ended (its answer is sent), or when the stream was reset or the
+/// connection closed before that (`Request.ending` says why; nothing is sent).
 final class Connection {
     private let descriptor: Int32
-    private let number: Int
+    let number: Int
     private unowned let loop: EventLoop
     private var tls: OpaquePointer?
     private var session: OpaquePointer?
     private var handshaking: Bool
-    private var closed = false
+    private(set) var closed = false
     private var streams: [Int32: RequestStream] = [:]
+    /// The stream whose header block is being decoded: headers come many per frame, and a
+    /// dictionary lookup each was most of what an HPACK bomb cost.
+    private var decoding: (id: Int32, stream: RequestStream)?
     /// Bytes from the session that the socket has not taken yet.
     private var output: [UInt8] = []
     private var outputStart = 0
     private var watchingWrites = false
-    private var lastReceived: UInt64
-    private let acceptedAt: UInt64
-    /// Scratch for the response headers being submitted.
-    private var fieldBytes: [UInt8] = []
-    private var fieldSpans: [(name: Int, value: Int, end: Int)] = []
+    let acceptedAt: UInt64
+    /// Since when no request stream has been open (PINGs and SETTINGS do not count).
+    private(set) var idleSince: UInt64
+    /// When the socket last took output, while output waits: a client that never reads.
+    private var lastWritten: UInt64
+    /// Request bytes (headers and kept body) held for unfinished streams.
+    private var heldBytes = 0
+    /// Resets of unanswered streams the client may still send: a token bucket.
+    private var resetAllowance: Double
+    private var resetCheckedAt: UInt64
+    /// GOAWAY has been queued: no new streams, close once the open ones are answered.
+    private var goingAway = false
 
     /// Output gathered from the session before one write, and the most kept waiting for a
     /// slow reader: past it the session's own queue holds the rest, bounded by the streams.
@@ -33,9 +47,16 @@ final class Connection {
         self.number = number
         self.loop = loop
         acceptedAt = EventLoop.now()
-        lastReceived = acceptedAt
+        idleSince = acceptedAt
+        lastWritten = acceptedAt
+        resetAllowance = Double(loop.shared.limits.resetBurst)
+        resetCheckedAt = acceptedAt
         if let context = loop.shared.tls {
-            guard let tls = SSL_new(context.context) else { return nil }
+            ERR_clear_error()
+            guard let tls = SSL_new(context.context) else {
+                ERR_clear_error()
+                return nil
+            }
             self.tls = tls
             SSL_set_fd(tls, descriptor)
             SSL_set_accept_state(tls)
@@ -50,6 +71,9 @@ final class Connection {
         if let session { nghttp2_session_del(session) }
     }
 
+    /// No request open: what the loop may evict to admit a new connection at the cap.
+    var isIdle: Bool { !closed && streams.isEmpty }
+
     func start() {
         if handshaking {
             continueHandshake()
@@ -58,26 +82,45 @@ final class Connection {
         }
     }
 
-    func handle(events: UInt32) {
-        guard !closed else { return }
+    /// Handles readiness; true when input may remain that the read budget left unread.
+    @discardableResult
+    func handle(events: UInt32) -> Bool {
+        guard !closed else { return false }
         if handshaking {
             continueHandshake()
-            return
+            return false
         }
+        var more = false
         if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
-            receive()
+            more = receive()
         }
         if !closed { send() }
+        return more && !closed
     }
 
     /// Tells the client no new streams will be taken; the connection closes once the streams
     /// it already opened are answered.
-    func goAway() {
+    func goAway(_ code: nghttp2_error_code = NGHTTP2_NO_ERROR) {
         guard !closed else { return }
         guard let session, !handshaking else { return close() }
-        nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
-                              nghttp2_session_get_last_proc_stream_id(session), NGHTTP2_NO_ERROR.rawValue, nil, 0)
+        if !goingAway {
+            goingAway = true
+            nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
+                                  nghttp2_session_get_last_proc_stream_id(session), code.rawValue, nil, 0)
+        }
         send()
+        if !closed, streams.isEmpty { flushAndClose() }
+    }
+
+    /// GOAWAY, then close now, whatever is open (an idle connection, an evicted one).
+    func goAwayAndClose(_ code: nghttp2_error_code = NGHTTP2_NO_ERROR) {
+        guard !closed else { return }
+        if let session, !handshaking, !goingAway {
+            goingAway = true
+            nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
+                                  nghttp2_session_get_last_proc_stream_id(session), code.rawValue, nil, 0)
+        }
+        flushAndClose()
     }
 
     func closeIfTimedOut(now: UInt64) {
@@ -85,25 +128,61 @@ final class Connection {
         if handshaking {
             let limit = min(limits.handshakeTimeout, limits.idleTimeout)
             if now &- acceptedAt > limit.nanosecondCount { close() }
-        } else if now &- lastReceived > limits.idleTimeout.nanosecondCount {
-            close()
+            return
         }
+        if outputStart < output.count, now &- lastWritten > limits.idleTimeout.nanosecondCount {
+            // The client stopped reading its answers: nothing more can reach it.
+            return close()
+        }
+        if streams.isEmpty {
+            if now &- idleSince > limits.idleTimeout.nanosecondCount { goAwayAndClose() }
+            return
+        }
+        let timeout = min(limits.requestTimeout, limits.idleTimeout)
+        let stalled = streams.filter { !$0.value.ended && !$0.value.reported && now &- $0.value.lastProgress > timeout.nanosecondCount }
+        for (id, _) in stalled {
+            refuse(id, code: NGHTTP2_CANCEL, reason: "the request made no progress for \(timeout)")
+        }
+        if !stalled.isEmpty { send() }
     }
 
     func close() {
         guard !closed else { return }
         closed = true
-        if let tls, !handshaking { SSL_shutdown(tls) }
+        if let tls, !handshaking {
+            // A shutdown that fails (the peer is gone) leaves errors on this thread's queue;
+            // they are this connection's, and must not be read as the next one's.
+            ERR_clear_error()
+            SSL_shutdown(tls)
+            ERR_clear_error()
+        }
         loop.forget(descriptor)
         Glibc.close(descriptor)
         loop.shared.openConnections.subtract(1, ordering: .relaxed)
+        let open = streams.sorted { $0.key < $1.key }
         streams.removeAll()
+        decoding = nil
+        for (id, request) in open where !request.reported {
+            report(request, id: id, ending: .reset("the connection closed before the request ended"))
+        }
+        releaseHeld(heldBytes)
+        output = []
+        outputStart = 0
+        loop.shared.connectionEnded?(number)
+    }
+
+    private func flushAndClose() {
+        send()
+        close()
     }
 
     // MARK: - TLS
 
     private func continueHandshake() {
         guard let tls else { return }
+        // OpenSSL's error queue is per thread and shared by every connection on this loop:
+        // empty it before each call, so SSL_get_error judges this connection alone.
+        ERR_clear_error()
         let rc = SSL_do_handshake(tls)
         if rc == 1 {
             handshaking = false
@@ -132,12 +211,10 @@ final class Connection {
         defer { nghttp2_option_del(options) }
         // HPACK's dynamic table and the header list stay small: a request is a few headers.
         nghttp2_option_set_max_deflate_dynamic_table_size(options, 4_096)
-        // libcurl 7.88 resets every stream once its answer is in, so nghttp2's default
-        // allowance (1000, then 33 a second, against "rapid reset" floods) would send a busy
-        // curl client GOAWAY within seconds. A reset costs this server almost nothing (a
-        // request is handled only once its stream has ended), so the allowance is one
-        // that no well-behaved client reaches and a flood still does.
-        nghttp2_option_set_stream_reset_rate_limit(options, 100_000, 50_000)
+        // nghttp2's own reset limit also counts resets of streams already answered, which
+        // some clients send after every answer; this connection counts only resets of
+        // unanswered streams (`resetAllowance`), the ones that cost the server work.
+        nghttp2_option_set_stream_reset_rate_limit(options, 1_000_000, 1_000_000)
         let user = Unmanaged.passUnretained(self).toOpaque()
         guard nghttp2_session_server_new2(&created, loop.callbacks, user, options) == 0, let created else {
             return close()
@@ -156,53 +233,63 @@ final class Connection {
         send()
     }
 
-    private func receive() {
-        guard let session else { return }
+    /// Reads at most the loop's budget per call, so one flooding client cannot keep the
+    /// others on this thread waiting; true when more input may be waiting.
+    private func receive() -> Bool {
+        guard let session else { return false }
         let buffer = loop.scratch
+        var budget = loop.shared.limits.readBudget
         while !closed {
+            guard budget > 0 else { return true }
+            let wanted = min(buffer.count, budget)
             let count: Int
             if let tls {
-                let rc = SSL_read(tls, buffer.baseAddress, Int32(buffer.count))
+                // OpenSSL's error queue is per thread and shared by every connection on this
+                // loop: empty it before each call, so SSL_get_error judges this one alone.
+                ERR_clear_error()
+                let rc = SSL_read(tls, buffer.baseAddress, Int32(wanted))
                 if rc > 0 {
                     count = Int(rc)
                 } else {
                     let error = SSL_get_error(tls, rc)
-                    if error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE { return }
+                    if error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE { return false }
                     ERR_clear_error()
-                    return finishAfterPeerClosed()
+                    finishAfterPeerClosed()
+                    return false
                 }
             } else {
-                let rc = read(descriptor, buffer.baseAddress, buffer.count)
+                let rc = read(descriptor, buffer.baseAddress, wanted)
                 if rc > 0 {
                     count = rc
                 } else if rc < 0, errno == EAGAIN || errno == EINTR {
                     if errno == EINTR { continue }
-                    return
+                    return false
                 } else {
-                    return finishAfterPeerClosed()
+                    finishAfterPeerClosed()
+                    return false
                 }
             }
-            lastReceived = EventLoop.now()
+            budget -= count
             let taken = nghttp2_session_mem_recv(session, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), count)
             guard taken >= 0 else {
-                // Not HTTP/2 at all (a bad preface) or a fatal protocol error: nghttp2 has
-                // queued a GOAWAY when there is one to send; send it and go.
-                send()
-                return close()
+                // Not HTTP/2 at all (a bad preface), a fatal protocol error, or a limit this
+                // connection crossed: nghttp2 has queued a GOAWAY when there is one to send.
+                flushAndClose()
+                return false
             }
-            // Less than a full buffer means the socket is drained for now; with TLS, a
-            // record may still sit decrypted inside OpenSSL, so keep reading until it says so.
-            if tls == nil, count < buffer.count { return }
+            // Less than asked means the socket is drained for now; with TLS, a record may
+            // still sit decrypted inside OpenSSL, so keep reading until it says so.
+            if tls == nil, count < wanted { return false }
         }
+        return false
     }
 
     /// The client closed its side: answer what it already asked, then close.
     private func finishAfterPeerClosed() {
-        send()
-        close()
+        flushAndClose()
     }
 
-    private func send() {
+    func send() {
         guard let session, !closed else { return }
         while true {
             if outputStart < output.count {
@@ -222,6 +309,8 @@ final class Connection {
         watchWrites(false)
         if nghttp2_session_want_read(session) == 0, nghttp2_session_want_write(session) == 0 {
             close()
+        } else if goingAway, streams.isEmpty {
+            close()
         }
     }
 
@@ -232,6 +321,7 @@ final class Connection {
             let written: Int = output.withUnsafeBytes { bytes in
                 let start = bytes.baseAddress! + outputStart
                 if let tls {
+                    ERR_clear_error()
                     let rc = SSL_write(tls, start, Int32(min(remaining, Int(Int32.max))))
                     if rc > 0 { return Int(rc) }
                     let error = SSL_get_error(tls, rc)
@@ -251,6 +341,7 @@ final class Connection {
                 return false
             }
             outputStart += written
+            lastWritten = EventLoop.now()
         }
         return true
     }
@@ -264,17 +355,59 @@ final class Connection {
     // MARK: - Requests
 
     fileprivate func beginRequest(_ stream: Int32) {
-        streams[stream] = RequestStream()
+        let request = RequestStream(now: EventLoop.now())
+        streams[stream] = request
+        decoding = (stream, request)
     }
 
-    fileprivate func header(_ stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        guard let request = streams[stream] else { return }
-        // RFC 9113's accounting: name, value and 32 bytes of overhead per field.
-        request.headerBytes += name.count + value.count + 32
-        guard request.headerBytes <= loop.shared.limits.headerBytes else {
-            request.headersTooLarge = true
-            return
+    /// Keeps `count` more bytes for `request`, or refuses the stream when this connection
+    /// or the whole server holds its limit already; false when refused.
+    private func hold(_ count: Int, for request: RequestStream, id: Int32) -> Bool {
+        let limits = loop.shared.limits
+        let total = loop.shared.heldBytes.add(count, ordering: .relaxed).newValue
+        guard heldBytes + count <= limits.connectionBufferBytes, total <= limits.bufferBytes else {
+            loop.shared.heldBytes.subtract(count, ordering: .relaxed)
+            let whose = heldBytes + count > limits.connectionBufferBytes ? "this connection's" : "the server's"
+            refuse(id, code: NGHTTP2_REFUSED_STREAM,
+                   reason: "\(whose) unfinished requests hold their limit of bytes (\(whose == "this connection's" ? limits.connectionBufferBytes : limits.bufferBytes)); retry")
+            return false
         }
+        heldBytes += count
+        request.held += count
+        return true
+    }
+
+    private func releaseHeld(_ count: Int) {
+        guard count > 0 else { return }
+        heldBytes -= count
+        loop.shared.heldBytes.subtract(count, ordering: .relaxed)
+    }
+
+    /// Returns false to stop the session: the header block is an attack, not a request.
+    fileprivate func header(_ stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) -> Bool {
+        let request: RequestStream
+        if let decoding, decoding.id == stream {
+            request = decoding.stream
+        } else if let found = streams[stream] {
+            request = found
+        } else {
+            return true
+        }
+        guard !request.reported else { return true }
+        // RFC 9113's accounting: name, value and 32 bytes of overhead per field.
+        let size = name.count + value.count + 32
+        request.headerBytes += size
+        let limit = loop.shared.limits.headerBytes
+        guard request.headerBytes <= limit else {
+            request.headersTooLarge = true
+            // Far past the limit this is a decompression bomb (a small frame naming a large
+            // table entry thousands of times): decoding the rest costs the server, not the
+            // client, so the connection ends here.
+            return request.headerBytes <= limit * 4
+        }
+        // What is kept is the name and value; the 32 bytes above are the limit's own measure.
+        guard hold(name.count + value.count, for: request, id: stream) else { return true }
+        request.lastProgress = EventLoop.now()
         let nameText = String(decoding: name, as: UTF8.self)
         let valueText = String(decoding: value, as: UTF8.self)
         if name.first == UInt8(ascii: ":") {
@@ -286,34 +419,85 @@ final class Connection {
         } else {
             request.headers.append((nameText, valueText))
         }
+        return true
     }
 
     fileprivate func body(_ stream: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
-        guard let request = streams[stream] else { return }
+        guard let request = streams[stream], !request.reported else { return }
         request.bodyLength += bytes.count
+        request.lastProgress = EventLoop.now()
         let room = loop.shared.limits.bodyBytes - request.body.count
-        if room > 0 { request.body.append(contentsOf: bytes.prefix(room)) }
+        guard room > 0 else { return }
+        let kept = bytes.prefix(room)
+        guard hold(kept.count, for: request, id: stream) else { return }
+        request.body.append(contentsOf: kept)
     }
 
     fileprivate func endRequest(_ stream: Int32) {
-        guard let request = streams[stream], let session, !request.answered else { return }
-        request.answered = true
-        let response: HTTP2Server.Response
-        if request.headersTooLarge {
-            response = HTTP2Server.Response(status: 431)
-        } else {
-            response = loop.shared.handler(HTTP2Server.Request(
-                method: request.method, path: request.path, headers: request.headers,
-                body: request.body, bodyLength: request.bodyLength, connection: number, stream: stream))
-        }
+        decoding = nil
+        guard let request = streams[stream], let session, !request.reported else { return }
+        request.ended = true
+        let response = report(request, id: stream, ending: request.headersTooLarge ? .headersTooLarge : .complete)
         request.headers = []
         request.body = []
+        releaseHeld(request.held)
+        request.held = 0
         request.response = response.body
         submit(response, on: stream, session: session)
     }
 
-    fileprivate func endStream(_ stream: Int32) {
-        streams[stream] = nil
+    /// The one call of the handler for a stream.
+    @discardableResult
+    private func report(_ request: RequestStream, id: Int32, ending: HTTP2Server.Request.Ending) -> HTTP2Server.Response {
+        request.reported = true
+        return loop.shared.handler(HTTP2Server.Request(
+            method: request.method, path: request.path, headers: request.headers,
+            body: request.body, bodyLength: request.bodyLength, connection: number, stream: id, ending: ending))
+    }
+
+    /// Resets a stream the server will not finish, and reports it.
+    private func refuse(_ stream: Int32, code: nghttp2_error_code, reason: String) {
+        guard let session, let request = streams[stream], !request.reported else { return }
+        report(request, id: stream, ending: .reset(reason))
+        request.headers = []
+        request.body = []
+        releaseHeld(request.held)
+        request.held = 0
+        nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue)
+    }
+
+    fileprivate func resetReceived(_ stream: Int32) {
+        // A reset of a stream still open here: unanswered, or its answer not yet sent. (Some
+        // clients reset every stream once its whole answer is in; those are closed already.)
+        guard let request = streams[stream] else { return }
+        request.resetByClient = true
+        // A token bucket, as nghttp2 keeps against "rapid reset": a burst, then a rate.
+        let limits = loop.shared.limits
+        let now = EventLoop.now()
+        let seconds = Double(now &- resetCheckedAt) / 1e9
+        resetCheckedAt = now
+        resetAllowance = min(Double(limits.resetBurst), resetAllowance + seconds * Double(limits.resetsPerSecond))
+        resetAllowance -= 1
+        if resetAllowance < 0, let session, !goingAway {
+            goingAway = true
+            nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
+        }
+    }
+
+    fileprivate func endStream(_ stream: Int32, code: UInt32) {
+        if decoding?.id == stream { decoding = nil }
+        guard let request = streams.removeValue(forKey: stream) else { return }
+        if streams.isEmpty { idleSince = EventLoop.now() }
+        releaseHeld(request.held)
+        request.held = 0
+        guard !request.reported else { return }
+        let reason: String
+        if request.resetByClient {
+            reason = "the client reset the stream before the request ended"
+        } else {
+            reason = "the stream broke HTTP/2's rules (\(String(cString: nghttp2_http2_strerror(code))))"
+        }
+        report(request, id: stream, ending: .reset(reason))
     }
 
     fileprivate func responseBody(_ stream: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int) -> (count: Int, last: Bool) {
@@ -325,6 +509,10 @@ final class Connection {
         request.responseSent += count
         return (count, request.responseSent == request.response.count)
     }
+
+    /// Scratch for the response headers being submitted.
+    private var fieldBytes: [UInt8] = []
+    private var fieldSpans: [(name: Int, value: Int, end: Int)] = []
 
     private func submit(_ response: HTTP2Server.Response, on stream: Int32, session: OpaquePointer) {
         // Every name and value in one buffer kept by the connection, the nghttp2_nv entries
@@ -376,12 +564,16 @@ final class Connection {
             Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue().beginRequest(frame.pointee.hd.stream_id)
             return 0
         }
-        nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, user in
+        nghttp2_session_callbacks_set_on_header_callback(callbacks) { session, frame, name, nameLength, value, valueLength, _, user in
             guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
-            Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue().header(
+            let going = Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue().header(
                 frame.pointee.hd.stream_id,
                 name: UnsafeBufferPointer(start: name, count: nameLength),
                 value: UnsafeBufferPointer(start: value, count: valueLength))
+            guard going else {
+                nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
+                return NGHTTP2_ERR_CALLBACK_FAILURE.rawValue
+            }
             return 0
         }
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, user in
@@ -391,13 +583,18 @@ final class Connection {
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, user in
             guard let frame else { return 0 }
             let type = frame.pointee.hd.type
+            let connection = Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue()
+            if type == UInt8(NGHTTP2_RST_STREAM.rawValue) {
+                connection.resetReceived(frame.pointee.hd.stream_id)
+                return 0
+            }
             guard type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue),
                   frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 else { return 0 }
-            Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue().endRequest(frame.pointee.hd.stream_id)
+            connection.endRequest(frame.pointee.hd.stream_id)
             return 0
         }
-        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, _, user in
-            Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue().endStream(stream)
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, user in
+            Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue().endStream(stream, code: code)
             return 0
         }
         return callbacks
@@ -413,7 +610,18 @@ private final class RequestStream {
     var headersTooLarge = false
     var body: [UInt8] = []
     var bodyLength = 0
-    var answered = false
+    /// Bytes of this stream counted in its connection's and the server's held bytes.
+    var held = 0
+    var lastProgress: UInt64
+    /// The request ended (END_STREAM) and was answered.
+    var ended = false
+    /// The handler has been called for this stream: once, ever.
+    var reported = false
+    var resetByClient = false
     var response: [UInt8] = []
     var responseSent = 0
+
+    init(now: UInt64) {
+        lastProgress = now
+    }
 }

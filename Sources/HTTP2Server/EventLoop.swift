@@ -19,18 +19,26 @@ final class EventLoop: @unchecked Sendable {
         let limits: HTTP2Server.Limits
         let handler: HTTP2Server.Handler
         let roundEnded: (@Sendable () -> Void)?
+        let connectionEnded: (@Sendable (Int) -> Void)?
         let nextConnection: @Sendable () -> Int
-        let openConnections: Atomic<Int>
+        let openConnections = Atomic<Int>(0)
+        /// Request bytes held for unfinished streams, across every connection.
+        let heldBytes = Atomic<Int>(0)
+        /// Connections admitted at most: the limit, or fewer when descriptors are scarcer.
+        let connectionLimit: Int
+        let counters = HTTP2Server.Counters()
 
-        init(listener: Int32, tls: TLSContext?, limits: HTTP2Server.Limits, handler: @escaping HTTP2Server.Handler,
-             roundEnded: (@Sendable () -> Void)?, nextConnection: @escaping @Sendable () -> Int, openConnections: consuming Atomic<Int>) {
+        init(listener: Int32, tls: TLSContext?, limits: HTTP2Server.Limits, connectionLimit: Int,
+             handler: @escaping HTTP2Server.Handler, roundEnded: (@Sendable () -> Void)?,
+             connectionEnded: (@Sendable (Int) -> Void)?, nextConnection: @escaping @Sendable () -> Int) {
             self.listener = listener
             self.tls = tls
             self.limits = limits
+            self.connectionLimit = connectionLimit
             self.handler = handler
             self.roundEnded = roundEnded
+            self.connectionEnded = connectionEnded
             self.nextConnection = nextConnection
-            self.openConnections = openConnections
         }
     }
 
@@ -41,6 +49,10 @@ final class EventLoop: @unchecked Sendable {
     private var thread: pthread_t?
     private var connections: [Int32: Connection] = [:]
     private var drainDeadline: UInt64?
+    /// Accepting is paused until then: the process ran out of descriptors.
+    private var acceptPausedUntil: UInt64?
+    /// Connections whose read budget ran out with input left: served again next round.
+    private var ready: [Connection] = []
     /// Where reads land before nghttp2 takes them; one per loop, as one read runs at a time.
     let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 32 * 1_024, alignment: 16)
     let callbacks: OpaquePointer
@@ -106,8 +118,12 @@ final class EventLoop: @unchecked Sendable {
         var events = [epoll_event](repeating: epoll_event(), count: 128)
         var lastSweep = Self.now()
         while true {
-            let count = epoll_wait(epoll, &events, Int32(events.count), 250)
+            // Connections with input left over are served again at once, after the others.
+            let timeout: Int32 = ready.isEmpty ? (acceptPausedUntil == nil ? 250 : 20) : 0
+            let count = epoll_wait(epoll, &events, Int32(events.count), timeout)
             if count < 0, errno != EINTR { break }
+            var again = ready
+            ready.removeAll(keepingCapacity: true)
             for index in 0..<max(0, Int(count)) {
                 let descriptor = events[index].data.fd
                 let flags = events[index].events
@@ -118,11 +134,19 @@ final class EventLoop: @unchecked Sendable {
                     _ = read(wake, &value, 8)
                     beginDrain()
                 } else if let connection = connections[descriptor] {
-                    connection.handle(events: flags)
+                    if connection.handle(events: flags) { ready.append(connection) }
+                    again.removeAll { $0 === connection }
                 }
             }
-            if count > 0 { shared.roundEnded?() }
+            for connection in again where connection.handle(events: EPOLLIN.rawValue) {
+                ready.append(connection)
+            }
+            if count > 0 || !again.isEmpty { shared.roundEnded?() }
             let now = Self.now()
+            if let paused = acceptPausedUntil, now >= paused, drainDeadline == nil {
+                acceptPausedUntil = nil
+                watch(shared.listener, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue, add: true)
+            }
             if now &- lastSweep >= 250_000_000 {
                 lastSweep = now
                 for connection in Array(connections.values) { connection.closeIfTimedOut(now: now) }
@@ -139,19 +163,41 @@ final class EventLoop: @unchecked Sendable {
 
     private func beginDrain() {
         guard drainDeadline == nil, stopping.load(ordering: .acquiring) else { return }
-        epoll_ctl(epoll, EPOLL_CTL_DEL, shared.listener, nil)
+        if acceptPausedUntil == nil { epoll_ctl(epoll, EPOLL_CTL_DEL, shared.listener, nil) }
         drainDeadline = Self.now() &+ shared.limits.drainTimeout.nanosecondCount
         for connection in Array(connections.values) { connection.goAway() }
     }
 
     private func acceptConnections() {
-        while drainDeadline == nil {
+        while drainDeadline == nil, acceptPausedUntil == nil {
             let descriptor = accept4(shared.listener, nil, nil, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
-            guard descriptor >= 0 else { return }
-            guard shared.openConnections.add(1, ordering: .relaxed).newValue <= shared.limits.connections else {
-                shared.openConnections.subtract(1, ordering: .relaxed)
-                close(descriptor)
-                continue
+            guard descriptor >= 0 else {
+                switch errno {
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    // Out of descriptors or memory: the pending connection stays in the
+                    // backlog, so the listener stays readable and retrying at once would
+                    // spin. Pause, as nginx does, and count it.
+                    shared.counters.acceptPauses.add(1, ordering: .relaxed)
+                    acceptPausedUntil = Self.now() &+ shared.limits.acceptPause.nanosecondCount
+                    epoll_ctl(epoll, EPOLL_CTL_DEL, shared.listener, nil)
+                default:
+                    break
+                }
+                return
+            }
+            if shared.openConnections.add(1, ordering: .relaxed).newValue > shared.connectionLimit {
+                // At the cap: make room by closing this loop's longest-idle connection (GOAWAY
+                // first), so idle clients cannot lock out working ones; with none idle here,
+                // the newcomer is refused.
+                if let oldest = connections.values.filter(\.isIdle).min(by: { $0.idleSince < $1.idleSince }) {
+                    shared.counters.evicted.add(1, ordering: .relaxed)
+                    oldest.goAwayAndClose()
+                } else {
+                    shared.openConnections.subtract(1, ordering: .relaxed)
+                    shared.counters.refused.add(1, ordering: .relaxed)
+                    close(descriptor)
+                    continue
+                }
             }
             var one: Int32 = 1
             setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))

@@ -10,28 +10,67 @@ import Synchronization
 /// - The handler runs on the connection's event-loop thread as soon as a request stream has
 ///   ended, and must not block: it decides an answer, it does no work on the request.
 /// - A few event-loop threads share the connections; each connection lives on one of them.
-/// - Every limit is per connection, so a hostile or broken client (garbage, a slow or
-///   half-open connection, oversized headers, floods of frames) loses its own connection
-///   and no other.
+/// - Every limit says what happens past it, and a hostile or broken client (garbage, a slow
+///   or half-open connection, oversized headers, floods of frames or resets) loses its own
+///   stream or connection and no other's.
+/// - Every request stream a client opens reaches the handler exactly once: complete, with
+///   headers too large, or reset before it ended (`Request.Ending`).
 public final class HTTP2Server: Sendable {
     /// What the server accepts and how long it waits.
     public struct Limits: Sendable {
         /// SETTINGS_MAX_CONCURRENT_STREAMS: requests in flight on one connection.
         public var concurrentStreams = 1_000
-        /// Header names and values of one request, in bytes (HPACK-decoded).
+        /// Header names and values of one request, in bytes (HPACK-decoded); past it the
+        /// answer is 431, and past four times it the connection ends (GOAWAY
+        /// ENHANCE_YOUR_CALM): a header block that large is a decompression bomb.
         public var headerBytes = 8_192
         /// Body bytes kept per request; the rest is counted (`Request.bodyLength`), not kept.
         public var bodyBytes = 8_192
-        /// A connection with nothing received for this long is closed.
+        /// Bytes of unfinished requests (headers and kept body) one connection may hold; a
+        /// stream that would pass it is reset with REFUSED_STREAM (safe to retry).
+        public var connectionBufferBytes = 1 << 20
+        /// The same, across all connections.
+        public var bufferBytes = 16 << 20
+        /// A connection with no request open for this long gets GOAWAY and is closed (PINGs
+        /// and SETTINGS do not count); so is one that stops reading its answers this long.
         public var idleTimeout: Duration = .seconds(60)
+        /// A request whose headers or body make no progress for this long (or for the idle
+        /// timeout, when that is shorter) is reset (CANCEL).
+        public var requestTimeout: Duration = .seconds(10)
         /// A TLS handshake must end within this.
         public var handshakeTimeout: Duration = .seconds(10)
-        /// Connections beyond this are closed as soon as they are accepted.
+        /// Connections open at once. At the cap the longest-idle connection of the loop that
+        /// accepts is closed (GOAWAY) to admit the new one; with none idle, the new one is
+        /// closed. Lowered at start when the descriptor limit is lower.
         public var connections = 1_024
+        /// Resets of unanswered streams a client may send at once, and per second after that
+        /// (nghttp2's own defaults); past them, GOAWAY ENHANCE_YOUR_CALM.
+        public var resetBurst = 1_000
+        public var resetsPerSecond = 33
+        /// Bytes read from one connection before the others on its thread are served.
+        public var readBudget = 64 * 1_024
+        /// Accepting pauses this long when the process is out of descriptors.
+        public var acceptPause: Duration = .milliseconds(100)
         /// On stop, connections still busy after this are closed regardless.
         public var drainTimeout: Duration = .seconds(5)
+        /// Descriptors kept free for everything but connections (keyring, extension pipes,
+        /// the runtime): the connection cap is lowered to leave them, or a quarter of the
+        /// limit when that is less.
+        public var reservedDescriptors = 256
 
         public init() {}
+    }
+
+    /// What the server did past its limits, for the operator.
+    public final class Counters: Sendable {
+        /// Times accepting paused for want of descriptors or memory.
+        public let acceptPauses = Atomic<Int>(0)
+        /// Idle connections closed to admit a new one at the cap.
+        public let evicted = Atomic<Int>(0)
+        /// New connections closed at the cap with no idle one to close instead.
+        public let refused = Atomic<Int>(0)
+
+        init() {}
     }
 
     /// One request, once its stream has ended.
@@ -47,6 +86,20 @@ public final class HTTP2Server: Sendable {
         /// Numbers the connection (from 1, in accept order) and the stream on it.
         public var connection: Int
         public var stream: Int32
+        public var ending: Ending
+
+        /// How the stream ended.
+        public enum Ending: Sendable, Equatable {
+            /// The request ended; the handler's response is sent.
+            case complete
+            /// The header list passed `Limits.headerBytes`; the response is sent, but the
+            /// headers given are only those that fit.
+            case headersTooLarge
+            /// Reset (by the client, a protocol error or a limit) or cut off by the
+            /// connection closing before it ended; nothing is sent. The reason is a fact for
+            /// the record.
+            case reset(String)
+        }
 
         /// Every value of a header, in order.
         public func values(_ name: String) -> [String] {
@@ -74,7 +127,14 @@ public final class HTTP2Server: Sendable {
     public let port: Int
     public let usesTLS: Bool
 
+    /// Connections admitted at once: `Limits.connections`, or fewer when the descriptor
+    /// limit leaves less.
+    public var connectionLimit: Int { shared.connectionLimit }
+    /// What happened past the limits so far.
+    public var counters: Counters { shared.counters }
+
     private let listener: Int32
+    private let shared: EventLoop.Shared
     private let loops: [EventLoop]
     private let stopped = Atomic<Bool>(false)
 
@@ -86,8 +146,11 @@ public final class HTTP2Server: Sendable {
     ///   - roundEnded: called on an event-loop thread after each round of I/O (every
     ///     request that arrived together has been handled), so a handler can hand work on
     ///     in batches rather than one request at a time.
+    ///   - connectionEnded: called on an event-loop thread when a connection has closed,
+    ///     after the last handler call for it, with its number.
     public init(host: String, port: Int, tls: TLSIdentity?, limits: Limits = Limits(),
                 threads: Int = 2, roundEnded: (@Sendable () -> Void)? = nil,
+                connectionEnded: (@Sendable (Int) -> Void)? = nil,
                 handler: @escaping Handler) throws(HTTP2ServerError) {
         let context = try tls.map { identity throws(HTTP2ServerError) in try TLSContext(identity: identity) }
         let bound = try ListeningSocket.bind(host: host, port: port)
@@ -96,10 +159,15 @@ public final class HTTP2Server: Sendable {
         self.usesTLS = tls != nil
         listener = bound.descriptor
         let connectionNumbers = Atomic<Int>(0)
+        var descriptors = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &descriptors)
+        let available = Int(clamping: descriptors.rlim_cur)
         let shared = EventLoop.Shared(
-            listener: bound.descriptor, tls: context, limits: limits, handler: handler, roundEnded: roundEnded,
-            nextConnection: { connectionNumbers.add(1, ordering: .relaxed).newValue },
-            openConnections: Atomic<Int>(0))
+            listener: bound.descriptor, tls: context, limits: limits,
+            connectionLimit: max(1, min(limits.connections, available - min(limits.reservedDescriptors, available / 4))),
+            handler: handler, roundEnded: roundEnded, connectionEnded: connectionEnded,
+            nextConnection: { connectionNumbers.add(1, ordering: .relaxed).newValue })
+        self.shared = shared
         var loops: [EventLoop] = []
         for _ in 0..<max(1, threads) {
             loops.append(try EventLoop(shared: shared))

@@ -3,8 +3,8 @@ import Glibc
 #endif
 internal import CNGHTTP2
 
-/// The server's SSL_CTX: TLS 1.2 or later, the identity's certificate and key, and ALPN
-/// that picks `h2`. A client that offers no ALPN at all (some APNs libraries) is served
+/// The server's SSL_CTX: TLS 1.2 or later with AEAD suites only (Mozilla's "intermediate"
+/// profile), the identity's certificate and key, and ALPN that picks `h2`. A client that offers no ALPN at all (some APNs libraries) is served
 /// HTTP/2 all the same, as APNs does.
 final class TLSContext: @unchecked Sendable {
     // SSL_CTX is reference-counted and safe to share once configured; only SSL_new uses it.
@@ -22,13 +22,19 @@ final class TLSContext: @unchecked Sendable {
         guard pushseal_ssl_ctx_set_min_tls12(context) == 1 else { throw fail("cannot require TLS 1.2") }
         _ = pushseal_ssl_ctx_set_write_modes(context)
         _ = pushseal_ssl_ctx_set_options(context)
+        // TLS 1.3's suites are all AEAD already; TLS 1.2 gets the AEAD ECDHE ones alone (no
+        // CBC, no SHA-1 MACs, no static RSA key exchange).
+        guard SSL_CTX_set_cipher_list(context, Self.tls12Ciphers) == 1 else { throw fail("cannot set the TLS 1.2 cipher suites") }
+        guard access(identity.certificateFile, R_OK) == 0 else {
+            throw fail("cannot read the certificate \(identity.certificateFile): \(String(cString: strerror(errno)))")
+        }
         guard SSL_CTX_use_certificate_chain_file(context, identity.certificateFile) == 1 else {
             throw fail("cannot read the certificate \(identity.certificateFile) (PEM expected)")
         }
-        guard SSL_CTX_use_PrivateKey_file(context, identity.keyFile, SSL_FILETYPE_PEM) == 1 else {
-            throw fail("cannot read the private key \(identity.keyFile) (PEM expected)")
-        }
-        guard SSL_CTX_check_private_key(context) == 1 else {
+        let key = try Self.readKey(identity.keyFile)
+        defer { EVP_PKEY_free(key) }
+        ERR_clear_error()
+        guard SSL_CTX_use_PrivateKey(context, key) == 1, SSL_CTX_check_private_key(context) == 1 else {
             throw fail("the key \(identity.keyFile) does not match the certificate \(identity.certificateFile)")
         }
         SSL_CTX_set_alpn_select_cb(context, { _, out, outLength, offered, offeredLength, _ in
@@ -44,5 +50,46 @@ final class TLSContext: @unchecked Sendable {
 
     deinit {
         SSL_CTX_free(context)
+    }
+
+    static let tls12Ciphers = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+        + "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
+
+    /// Reads a PEM private key, saying what is wrong when it cannot: unreadable, encrypted
+    /// (never prompted for: a service has nobody to answer), or not a key.
+    static func readKey(_ file: String) throws(HTTP2ServerError) -> OpaquePointer {
+        let descriptor = open(file, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw HTTP2ServerError(.identity, "cannot read the private key \(file): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4_096)
+        while bytes.count < 1 << 20 {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else {
+                throw HTTP2ServerError(.identity, "cannot read the private key \(file): \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { break }
+            bytes += chunk[..<count]
+        }
+        defer { bytes.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
+        let text = String(decoding: bytes, as: UTF8.self)
+        if text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") || text.contains("Proc-Type: 4,ENCRYPTED") {
+            throw HTTP2ServerError(.identity, "the private key \(file) is encrypted; give it unencrypted (openssl pkey -in \(file) -out plain.pem), kept with mode 0600")
+        }
+        ERR_clear_error()
+        let key = bytes.withUnsafeBytes { raw -> OpaquePointer? in
+            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
+            defer { BIO_free(bio) }
+            // A callback that gives no passphrase: OpenSSL's default would prompt on a terminal.
+            return PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)
+        }
+        ERR_clear_error()
+        guard let key else {
+            throw HTTP2ServerError(.identity, "cannot read the private key \(file) (an unencrypted PEM key expected)")
+        }
+        return key
     }
 }

@@ -69,6 +69,24 @@ final class Console: Sendable {
         }
     }
 
+    /// Writes what is queued for stdout only if no other thread is using it now (one may be
+    /// blocked writing to a reader that stalled), and only as much as stdout takes without
+    /// waiting: for an exit that must not wait.
+    func flushIfFree() {
+        _ = state.withLockIfAvailable { state in
+            var offset = 0
+            while offset < state.pending.count {
+                var ready = pollfd(fd: 1, events: Int16(POLLOUT), revents: 0)
+                guard poll(&ready, 1, 0) == 1, ready.revents & Int16(POLLOUT) != 0 else { break }
+                // A pipe takes a write of at most PIPE_BUF whole once it polls writable.
+                let count = state.pending.withUnsafeBytes { Glibc.write(1, $0.baseAddress! + offset, min(512, $0.count - offset)) }
+                guard count > 0 else { break }
+                offset += count
+            }
+            state.pending.removeAll()
+        }
+    }
+
     /// Flushes stdout and throws if anything meant for it was lost. `done` says what
     /// happened all the same (a changed keyring, say), for the error line.
     func finish(done: String? = nil) throws(CLIFailure) {

@@ -12,11 +12,10 @@ import SealCrypto
 ///   - stopper: where the first signal looks for what to do; set here to a graceful stop
 ///     (GOAWAY, deliveries in flight finish within their budget).
 ///   - stopListening: set here to the same stop, for when records cannot be written.
-///   - emit: writes one record.
+///   - records: takes every record, never waiting.
 func serveListener(_ listen: ListenRequest, keysFolder: String, runner: ExtensionRunner, console: Console,
                    stopper: Locked<(@Sendable () -> Void)?>, stopListening: Locked<(@Sendable () -> Void)?>,
-                   stop: StopRequest,
-                   emit: @escaping @Sendable (DeliveryRecord) -> Void) throws {
+                   stop: StopRequest, records: any RecordSink) throws {
     var keys: [String: ES256Key] = [:]
     for provider in listen.providerKeys {
         let bytes = try InputFiles.read(provider.file)
@@ -53,7 +52,7 @@ func serveListener(_ listen: ListenRequest, keysFolder: String, runner: Extensio
     do {
         listener = try APNsListener(
             settings: .init(host: listen.host, port: listen.port, tls: identity, rules: rules, limits: limits),
-            runner: runner, emit: emit)
+            runner: runner, records: records)
     } catch {
         let status: ExitStatus = switch error.code {
         case .address: .unavailable
@@ -69,9 +68,38 @@ func serveListener(_ listen: ListenRequest, keysFolder: String, runner: Extensio
     let halt: @Sendable () -> Void = { listener.stop() }
     stopper.withLock { $0 = halt }
     stopListening.withLock { $0 = halt }
+    if listener.connectionLimit < limits.connections {
+        console.diagnostic("note: at most \(listener.connectionLimit) connections at once: the descriptor limit is \(DescriptorLimit.current) (raise it with ulimit -n or LimitNOFILE=)")
+    }
     listener.start()
     console.diagnostic("listening on \(listener.url)")
     // A signal that came while the listener was being set up still stops it.
     if stop.isRequested { listener.stop() }
     listener.wait()
+    let tally = listener.tally
+    if tally.refusedForLoad > 0 {
+        console.warning("\(tally.refusedForLoad) notification(s) were answered 503 ServiceUnavailable: records or deliveries were backed up")
+    }
+    if tally.refusedConnections > 0 || tally.acceptPauses > 0 {
+        console.warning("\(tally.refusedConnections) connection(s) were refused at the cap; accepting paused \(tally.acceptPauses) time(s) for want of descriptors")
+    }
+}
+
+/// The process's descriptor limit (RLIMIT_NOFILE).
+enum DescriptorLimit {
+    static var current: Int {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        return Int(clamping: limit.rlim_cur)
+    }
+
+    /// Raises the soft limit to the hard one: a server's connections each take a descriptor,
+    /// and the usual soft limit (1024) is below what it admits. Called from `main`, which
+    /// owns process-wide settings.
+    static func raiseToHard() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
 }

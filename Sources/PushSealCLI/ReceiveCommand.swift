@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Dispatch
+import HTTP2Server
 import PushSeal
 import SealCrypto
 
@@ -19,15 +20,14 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     let processes = ExtensionProcesses(limit: request.maximumExtensions)
     let signals = StopSignals(first: { signal in
         // Before anything was taken there is nothing to finish: stop as the signal says.
-        guard let stop = stopper.withLock({ $0 }) else { exit(128 + signal) }
+        guard let stop = stopper.withLock({ $0 }) else { exitAtOnce(128 + signal, console: console) }
         stop()
     }, second: { signal in
-        // Noted first: the deliveries the kill ends may let the main thread finish before
-        // this one exits, and it must then exit with the signal's status too.
-        forcedBy.withLock { $0 = signal }
+        // Noted first (if the lock is free): the deliveries the kill ends may let the main
+        // thread finish before this one exits, and it must then exit with the signal's status.
+        _ = forcedBy.withLockIfAvailable { $0 = signal }
         processes.killAll()
-        console.flush()
-        exit(128 + signal)
+        exitAtOnce(128 + signal, console: console)
     })
     defer { signals.restore() }
     let makeExtension: @Sendable () -> any NotificationServiceExtension
@@ -89,9 +89,20 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     defer { flusher.cancel() }
 
     var status = ExitStatus.ok
+    var listenTally: [String: Int]?
     if let listen = request.listen {
+        // Records go out through a writer of their own: the HTTP/2 loops never wait for stdout.
+        let output = RecordOutput(descriptor: 1, render: render, failed: stopNow)
         try serveListener(listen, keysFolder: request.keysFolder, runner: runner, console: console,
-                          stopper: stopper, stopListening: stopListening, stop: stop) { record in write(render(record)) }
+                          stopper: stopper, stopListening: stopListening, stop: stop, records: output)
+        let (unwritten, failure) = output.finish(within: HTTP2Server.Limits().drainTimeout)
+        listenTally = output.tally
+        if let failure {
+            throw CLIFailure(.ioError, "cannot write to stdout: \(failure); \(unwritten) record(s) were not written")
+        }
+        if unwritten > 0 {
+            throw CLIFailure(.ioError, "\(unwritten) record(s) could not be written: stdout did not take them in time")
+        }
     } else if let folder = request.watch {
         let spool = SpoolFolder(folder: folder, runner: runner, stop: stop) { record in
             let rendered = render(record)
@@ -149,17 +160,14 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     if let tally = notifier?.finish(), tally.skipped > 0 {
         console.warning("\(tally.skipped) deliveries were not shown on the desktop: more than \(DesktopNotifier.backlog) were waiting")
     }
-    if let signal = forcedBy.withLock({ $0 }) {
-        console.flush()
-        exit(128 + signal)
-    }
+    if let signal = forcedBy.withLock({ $0 }) { exitAtOnce(128 + signal, console: console) }
     try console.finish()
 
     if runner.ignoredContentHandlerCalls > 0 {
         console.diagnostic("note: \(runner.ignoredContentHandlerCalls) content-handler call(s) after delivery were ignored, as on iOS")
     }
     if !json, console.stderrIsTerminal {
-        let counts = tally.withLock { $0 }.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+        let counts = (listenTally ?? tally.withLock { $0 }).sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
         console.diagnostic("received \(counts.isEmpty ? "nothing" : counts.joined(separator: ", "))")
     }
     return status
@@ -213,4 +221,11 @@ private func desktopNotifier(console: Console) throws -> DesktopNotifier {
         throw CLIFailure(.unavailable, "--notify shows deliveries with notify-send, which is not on PATH (Debian: apt install libnotify-bin)")
     }
     return DesktopNotifier(program: program) { console.warning("\($0); deliveries go on, without desktop notifications") }
+}
+
+/// Ends the process now, from any thread: flushes what stdout takes without waiting, and
+/// waits for no lock another thread may hold (one may be stuck writing to a stalled reader).
+func exitAtOnce(_ status: Int32, console: Console) -> Never {
+    console.flushIfFree()
+    _exit(status)
 }

@@ -20,11 +20,10 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
         guard stoppedBy.withLock({ state in
             state.signal = signal
             return state.sending
-        }) else { exit(128 + signal) }
+        }) else { exitAtOnce(128 + signal, console: console) }
         stop.request()
     }, second: { signal in
-        console.flush()
-        exit(128 + signal)
+        exitAtOnce(128 + signal, console: console)
     })
     defer { signals.restore() }
 

@@ -46,6 +46,8 @@ do {
     case .decrypt(let request):
         try runDecrypt(request, console: console)
     case .receive(let request):
+        // A server's connections each take a descriptor; only the listener needs more.
+        if request.listen != nil { DescriptorLimit.raiseToHard() }
         status = try runReceive(request, console: console)
     case .send(let request):
         status = try runSend(request, console: console)

@@ -30,6 +30,13 @@ public final class Locked<Value: Sendable>: @unchecked Sendable {
     public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try lock.withLock { try body(&value) }
     }
+
+    /// Runs `body` only if the lock is free now; nil when another thread holds it. For a
+    /// path that must never wait (the second stop signal).
+    @inlinable
+    public func withLockIfAvailable<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result? {
+        try lock.withLockIfAvailable { try body(&value) }
+    }
 }
 
 /// A pthread mutex that guards no value, for code that only needs one thing at a time
@@ -56,6 +63,21 @@ public final class Lock: @unchecked Sendable {
     public func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
         let locked = pthread_mutex_lock(mutex)
         precondition(locked == 0, "pthread_mutex_lock failed: \(locked)")
+        defer {
+            let unlocked = pthread_mutex_unlock(mutex)
+            precondition(unlocked == 0, "pthread_mutex_unlock failed: \(unlocked)")
+        }
+        return try body()
+    }
+
+    /// Runs `body` only if the lock is free now; nil when another thread holds it.
+    @inlinable
+    public func withLockIfAvailable<Result>(_ body: () throws -> Result) rethrows -> Result? {
+        let locked = pthread_mutex_trylock(mutex)
+        guard locked == 0 else {
+            precondition(locked == EBUSY, "pthread_mutex_trylock failed: \(locked)")
+            return nil
+        }
         defer {
             let unlocked = pthread_mutex_unlock(mutex)
             precondition(unlocked == 0, "pthread_mutex_unlock failed: \(unlocked)")

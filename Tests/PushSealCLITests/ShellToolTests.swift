@@ -410,7 +410,8 @@ struct InstallTests {
         for unit in units {
             let text = try String(contentsOfFile: unit, encoding: .utf8)
             #expect(text.contains("ExecStart=\(prefix)/bin/pushseal receive --"), "the unit runs the installed binary")
-            for line in ["DynamicUser=yes", "ProtectSystem=strict", "NoNewPrivileges=yes", "StateDirectory=pushseal", "MemoryMax=24M"] {
+            let memory = unit.hasSuffix("listen.service") ? "MemoryMax=256M" : "MemoryMax=24M"
+            for line in ["DynamicUser=yes", "ProtectSystem=strict", "NoNewPrivileges=yes", "StateDirectory=pushseal", memory, "LimitNOFILE=65536"] {
                 #expect(text.contains("\n" + line + "\n"), "\(unit): \(line)")
             }
         }

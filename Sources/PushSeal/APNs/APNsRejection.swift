@@ -28,12 +28,21 @@ public struct APNsRejection: Hashable, Sendable, CustomStringConvertible {
     public static let methodNotAllowed = APNsRejection("MethodNotAllowed", 405)
     public static let unregistered = APNsRejection("Unregistered", 410)
     public static let payloadTooLarge = APNsRejection("PayloadTooLarge", 413)
+    public static let tooManyProviderTokenUpdates = APNsRejection("TooManyProviderTokenUpdates", 429)
+    /// Not one of Apple's reasons: HTTP/2's own answer to a header list over the limit.
+    public static let headerListTooLarge = APNsRejection("HeaderListTooLarge", 431)
+    /// The listener holds as many notifications as it can before their records are out.
+    public static let serviceUnavailable = APNsRejection("ServiceUnavailable", 503)
 
     /// Every answer the listener can give, in the order it checks for them.
     public static let table: [APNsRejection] = [
         duplicateHeaders, badMessageId, methodNotAllowed, missingTopic, topicDisallowed, badCollapseId,
         badPriority, invalidPushType, badPath, missingDeviceToken, badDeviceToken, unregistered,
         missingProviderToken, invalidProviderToken, expiredProviderToken, payloadEmpty, payloadTooLarge,
-        badExpirationDate,
+        badExpirationDate, tooManyProviderTokenUpdates,
     ]
+
+    /// Answers that do not come from judging the request itself: its headers' size, and
+    /// the listener's load.
+    public static let limits: [APNsRejection] = [headerListTooLarge, serviceUnavailable]
 }

@@ -31,4 +31,7 @@ public struct DeliveryStatus: Hashable, Sendable, CustomStringConvertible {
     public static let modified = DeliveryStatus("modified")
     /// The listener refused the request as APNs would, so no device was reached.
     public static let rejected = DeliveryStatus("rejected")
+    /// The listener's request stream was reset before it ended (by the client, a protocol
+    /// error or a limit), so nothing was answered and no device was reached.
+    public static let reset = DeliveryStatus("reset")
 }

@@ -70,8 +70,17 @@ public final class ExtensionProcesses: Sendable {
     }
 
     /// SIGKILLs every program (and its process group) still running: the last resort when
-    /// the receiver is forced to stop at once.
-    public func killAll() {
-        for pid in state.withLock({ $0.live }) { kill(-pid, SIGKILL) }
+    /// the receiver is forced to stop at once. Never waits for the lock (it is only ever
+    /// held for a set update, so a few tries find it free); false if it could not be had.
+    @discardableResult
+    public func killAll() -> Bool {
+        for _ in 0..<100 {
+            if let live = state.withLockIfAvailable({ $0.live }) {
+                for pid in live { kill(-pid, SIGKILL) }
+                return true
+            }
+            usleep(100)
+        }
+        return false
     }
 }

@@ -3,14 +3,28 @@ import HTTP2Server
 import SealCrypto
 import Synchronization
 
+/// Where the listener's records go. Called on the listener's loop threads and the delivering
+/// threads, so it must never wait for the reader of the records.
+public protocol RecordSink: Sendable {
+    /// False while records wait for their reader past the sink's bound: the listener then
+    /// refuses new notifications (503) rather than take on records it could not write.
+    var hasRoom: Bool { get }
+    /// Takes one record without waiting. A `promised` record (a notification already
+    /// answered 200) is always kept; any other is dropped and counted when there is no room.
+    func emit(_ record: DeliveryRecord, promised: Bool)
+}
+
 /// The fourth way into the runner, beside files, stdin and the spool folder: an HTTP/2
 /// endpoint that speaks Apple's provider API.
 ///
 /// Each request is judged by `APNsRules` on the connection's thread and answered at once,
 /// as APNs answers on acceptance, not on delivery; an accepted notification then goes to
-/// the runner like any other input. Every request yields one record: its delivery, or its
-/// rejection. Records are emitted as deliveries finish; `seq` numbers requests in the order
-/// they were answered.
+/// the runner like any other input. Every request stream yields one record: its delivery,
+/// its rejection, or its reset. `seq` numbers requests in the order they were answered.
+///
+/// Notifications between their 200 and their record are bounded (`Settings.pendingLimit`),
+/// whatever the extension, the budget or the rate: past the bound, or while the record sink
+/// is full, a new notification is answered 503 `ServiceUnavailable`, recorded and counted.
 public final class APNsListener: Sendable {
     public struct Settings: Sendable {
         public var host: String
@@ -19,22 +33,66 @@ public final class APNsListener: Sendable {
         public var tls: TLSIdentity?
         public var rules: APNsRules
         public var limits: HTTP2Server.Limits
+        /// Notifications answered 200 whose records are not yet out, at most, and the most
+        /// payload bytes they may hold.
+        public var pendingLimit: Int
+        public var pendingBytes: Int
+        /// How often one connection may change its provider token (APNs: every 20 minutes).
+        public var tokenUpdateInterval: Duration
 
-        public init(host: String, port: Int, tls: TLSIdentity?, rules: APNsRules, limits: HTTP2Server.Limits = HTTP2Server.Limits()) {
+        public init(host: String, port: Int, tls: TLSIdentity?, rules: APNsRules, limits: HTTP2Server.Limits = HTTP2Server.Limits(),
+                    pendingLimit: Int = 16_384, pendingBytes: Int = 16 << 20, tokenUpdateInterval: Duration = .seconds(20 * 60)) {
             self.host = host
             self.port = port
             self.tls = tls
             self.rules = rules
             self.limits = limits
+            self.pendingLimit = pendingLimit
+            self.pendingBytes = pendingBytes
+            self.tokenUpdateInterval = tokenUpdateInterval
         }
+    }
+
+    /// What the listener refused or dropped past its bounds, for the operator.
+    public struct Tally: Sendable, Equatable {
+        /// Notifications answered 503 because the pending bound or the record sink was full.
+        public var refusedForLoad: Int
+        /// Times accepting paused for want of descriptors.
+        public var acceptPauses: Int
+        /// Idle connections closed to admit new ones at the connection cap.
+        public var evictedConnections: Int
+        /// Connections closed at the cap with no idle one to make room.
+        public var refusedConnections: Int
     }
 
     private let server: HTTP2Server
     private let inFlight: DispatchGroup
+    private let load = Load()
+
+    private final class Load: Sendable {
+        /// Notifications answered 200 whose records are not yet out.
+        let pending = Atomic<Int>(0)
+        let pendingBytes = Atomic<Int>(0)
+        let refused = Atomic<Int>(0)
+
+        /// Counts one more pending notification of `bytes`, unless that passes a limit.
+        func admit(bytes: Int, limit: Int, byteLimit: Int) -> Bool {
+            guard pending.add(1, ordering: .relaxed).newValue <= limit else {
+                pending.subtract(1, ordering: .relaxed)
+                return false
+            }
+            guard pendingBytes.add(bytes, ordering: .relaxed).newValue <= byteLimit else {
+                pendingBytes.subtract(bytes, ordering: .relaxed)
+                pending.subtract(1, ordering: .relaxed)
+                return false
+            }
+            return true
+        }
+    }
 
     /// Accepted notifications waiting for a delivering thread: the connection's thread
     /// answers and moves on, and the work of delivering (parsing, decrypting, writing the
-    /// record) runs beside it, in batches, on other cores.
+    /// record) runs beside it, in batches, on other cores. Bounded by the pending limit.
     private final class Handoff: Sendable {
         struct Item: Sendable {
             let seq: Int
@@ -44,9 +102,6 @@ public final class APNsListener: Sendable {
             let body: [UInt8]
         }
 
-        /// Past this many waiting, the connection's thread delivers itself: back-pressure
-        /// instead of an unbounded queue.
-        static let limit = 4_096
         private struct Queue {
             var waiting: [Item] = []
             /// A drain is scheduled or running; it takes whatever arrives meanwhile.
@@ -60,12 +115,7 @@ public final class APNsListener: Sendable {
         }
 
         func add(_ item: Item) {
-            let full = queue.withLock { queue -> Bool in
-                guard queue.waiting.count < Self.limit else { return true }
-                queue.waiting.append(item)
-                return false
-            }
-            if full { deliver(item) }
+            queue.withLock { $0.waiting.append(item) }
         }
 
         /// Called when a round of requests has been answered: one hand-over per round, not
@@ -92,43 +142,108 @@ public final class APNsListener: Sendable {
         }
     }
 
+    /// Each connection's provider token and when it last changed, for
+    /// `TooManyProviderTokenUpdates`.
+    private final class TokenUpdates: Sendable {
+        private let tokens = Locked<[Int: (token: String, setAt: ContinuousClock.Instant)]>([:])
+        private let interval: Duration
+
+        init(interval: Duration) {
+            self.interval = interval
+        }
+
+        /// False when `token` replaces the connection's token too soon after its last change.
+        func allows(_ token: String, on connection: Int) -> Bool {
+            let now = ContinuousClock.now
+            return tokens.withLock { tokens in
+                guard let current = tokens[connection] else {
+                    tokens[connection] = (token, now)
+                    return true
+                }
+                if current.token == token { return true }
+                guard now - current.setAt >= interval else { return false }
+                tokens[connection] = (token, now)
+                return true
+            }
+        }
+
+        func forget(_ connection: Int) {
+            _ = tokens.withLock { $0.removeValue(forKey: connection) }
+        }
+    }
+
     /// Binds the address; nothing is accepted before `start`.
-    public init(settings: Settings, runner: ExtensionRunner, emit: @escaping @Sendable (DeliveryRecord) -> Void) throws(HTTP2ServerError) {
+    public init(settings: Settings, runner: ExtensionRunner, records: any RecordSink) throws(HTTP2ServerError) {
         let rules = settings.rules
         let inFlight = DispatchGroup()
         let sequence = Atomic<Int>(0)
+        let load = self.load
+        let pendingLimit = max(1, settings.pendingLimit)
+        let pendingByteLimit = max(PayloadSealer.byteLimit, settings.pendingBytes)
         self.inFlight = inFlight
+        let tokenUpdates = TokenUpdates(interval: settings.tokenUpdateInterval)
         // Settings' limits keep at least one byte past APNs' largest payload, so an oversized
         // body is seen as oversized.
         var limits = settings.limits
         limits.bodyBytes = max(limits.bodyBytes, ReceivedInput.voipByteLimit + 1)
+        let finished: @Sendable (DeliveryRecord, Int) -> Void = { record, bytes in
+            records.emit(record, promised: true)
+            load.pending.subtract(1, ordering: .relaxed)
+            load.pendingBytes.subtract(bytes, ordering: .relaxed)
+            inFlight.leave()
+        }
         let handoff = Handoff { item in
             let input = item.body.withUnsafeBytes {
                 ReceivedInput(payload: $0, identifier: item.identifier, headers: item.arrival.headers)
             }
             switch input {
             case .unreadable(let reason):
-                emit(DeliveryRecord(seq: item.seq, source: item.source, problem: reason, arrival: item.arrival))
-                inFlight.leave()
+                finished(DeliveryRecord(seq: item.seq, source: item.source, problem: reason, identifier: item.identifier, arrival: item.arrival),
+                         item.body.count)
             case .request(let notification):
                 runner.deliver(notification) { delivery in
-                    emit(DeliveryRecord(seq: item.seq, source: item.source, delivery: delivery, arrival: item.arrival))
-                    inFlight.leave()
+                    finished(DeliveryRecord(seq: item.seq, source: item.source, delivery: delivery, arrival: item.arrival),
+                             item.body.count)
                 }
             }
         }
         server = try HTTP2Server(host: settings.host, port: settings.port, tls: settings.tls, limits: limits,
-                                 roundEnded: { handoff.roundEnded() }) { request in
+                                 roundEnded: { handoff.roundEnded() },
+                                 connectionEnded: { tokenUpdates.forget($0) }) { request in
             let seq = sequence.add(1, ordering: .relaxed).newValue
             let source = "listen:\(request.connection)/\(request.stream)"
-            switch rules.judge(method: request.method, path: request.path, headers: request.headers, bodyLength: request.bodyLength) {
-            case let .rejected(answer, identifier, arrival):
-                emit(DeliveryRecord(seq: seq, source: source, rejected: answer, identifier: identifier, arrival: arrival))
+            func refuse(_ answer: APNsRejection, _ identifier: String, _ arrival: APNsArrival) -> HTTP2Server.Response {
+                records.emit(DeliveryRecord(seq: seq, source: source, rejected: answer, identifier: identifier, arrival: arrival), promised: false)
                 return HTTP2Server.Response(
                     status: answer.status,
                     headers: [("apns-id", identifier), ("content-type", "application/json")],
                     body: rules.body(for: answer))
+            }
+            switch request.ending {
+            case .reset(let reason):
+                let arrival = APNsArrival(device: APNsRules.deviceToken(in: request.path))
+                let given = request.values("apns-id").first.flatMap { APNsRules.isUUID($0) ? $0 : nil }
+                records.emit(DeliveryRecord(seq: seq, source: source, reset: reason, identifier: given, arrival: arrival), promised: false)
+                return HTTP2Server.Response(status: 500)
+            case .headersTooLarge:
+                let given = request.values("apns-id").first.flatMap { APNsRules.isUUID($0) ? $0 : nil }
+                return refuse(.headerListTooLarge, given ?? ReceivedInput.newIdentifier(),
+                              APNsArrival(device: APNsRules.deviceToken(in: request.path)))
+            case .complete:
+                break
+            }
+            switch rules.judge(method: request.method, path: request.path, headers: request.headers, bodyLength: request.bodyLength) {
+            case let .rejected(answer, identifier, arrival):
+                return refuse(answer, identifier, arrival)
             case let .accepted(identifier, arrival):
+                if let token = request.values("authorization").first,
+                   !tokenUpdates.allows(token, on: request.connection) {
+                    return refuse(.tooManyProviderTokenUpdates, identifier, arrival)
+                }
+                guard records.hasRoom, load.admit(bytes: request.body.count, limit: pendingLimit, byteLimit: pendingByteLimit) else {
+                    load.refused.add(1, ordering: .relaxed)
+                    return refuse(.serviceUnavailable, identifier, arrival)
+                }
                 inFlight.enter()
                 handoff.add(.init(seq: seq, source: source, identifier: identifier, arrival: arrival, body: request.body))
                 return HTTP2Server.Response(status: 200, headers: [("apns-id", identifier)])
@@ -142,6 +257,15 @@ public final class APNsListener: Sendable {
     public var url: String {
         let host = server.host.contains(":") ? "[\(server.host)]" : server.host
         return "\(server.usesTLS ? "https" : "http")://\(host):\(server.port)"
+    }
+    /// Connections admitted at once (lowered from the setting when descriptors are scarcer).
+    public var connectionLimit: Int { server.connectionLimit }
+
+    public var tally: Tally {
+        Tally(refusedForLoad: load.refused.load(ordering: .relaxed),
+              acceptPauses: server.counters.acceptPauses.load(ordering: .relaxed),
+              evictedConnections: server.counters.evicted.load(ordering: .relaxed),
+              refusedConnections: server.counters.refused.load(ordering: .relaxed))
     }
 
     public func start() {

@@ -11,6 +11,11 @@ public struct DeliveryRecord: Sendable {
     public let arrival: APNsArrival?
     /// Set when the listener refused the request, with the `apns-id` it answered.
     public let rejection: (answer: APNsRejection, identifier: String)?
+    /// The `apns-id` of an input that has no delivery: the one answered with a 200 for a
+    /// body that is not a payload, or the client's for a reset stream.
+    public let identifier: String?
+    /// Set when the listener's request stream was reset before it ended: why.
+    public let reset: String?
 
     public init(seq: Int, source: String, delivery: Delivery, arrival: APNsArrival? = nil) {
         self.seq = seq
@@ -19,15 +24,19 @@ public struct DeliveryRecord: Sendable {
         self.problem = nil
         self.arrival = arrival
         self.rejection = nil
+        self.identifier = nil
+        self.reset = nil
     }
 
-    public init(seq: Int, source: String, problem: String, arrival: APNsArrival? = nil) {
+    public init(seq: Int, source: String, problem: String, identifier: String? = nil, arrival: APNsArrival? = nil) {
         self.seq = seq
         self.source = source
         self.delivery = nil
         self.problem = problem
         self.arrival = arrival
         self.rejection = nil
+        self.identifier = identifier
+        self.reset = nil
     }
 
     public init(seq: Int, source: String, rejected answer: APNsRejection, identifier: String, arrival: APNsArrival) {
@@ -37,10 +46,24 @@ public struct DeliveryRecord: Sendable {
         self.problem = nil
         self.arrival = arrival
         self.rejection = (answer, identifier)
+        self.identifier = identifier
+        self.reset = nil
+    }
+
+    public init(seq: Int, source: String, reset reason: String, identifier: String?, arrival: APNsArrival) {
+        self.seq = seq
+        self.source = source
+        self.delivery = nil
+        self.problem = nil
+        self.arrival = arrival
+        self.rejection = nil
+        self.identifier = identifier
+        self.reset = reason
     }
 
     public var status: DeliveryStatus {
         if rejection != nil { return .rejected }
+        if reset != nil { return .reset }
         return delivery?.status ?? .malformed
     }
 
@@ -73,7 +96,7 @@ public struct DeliveryRecord: Sendable {
         }
         raw("seq", String(seq))
         guard let delivery else {
-            if let identifier = rejection?.identifier { string("apns-id", identifier) } else { raw("apns-id", "null") }
+            if let identifier { string("apns-id", identifier) } else { raw("apns-id", "null") }
             string("status", status.rawValue)
             string("title", "")
             string("subtitle", "")
@@ -83,7 +106,7 @@ public struct DeliveryRecord: Sendable {
             string("source", source)
             arrivalMembers()
             if let rejection { raw("http-status", String(rejection.answer.status)) }
-            string("reason", rejection?.answer.reason ?? problem ?? "")
+            string("reason", rejection?.answer.reason ?? reset ?? problem ?? "")
             output.append(UInt8(ascii: "}"))
             return
         }
@@ -132,7 +155,7 @@ public struct DeliveryRecord: Sendable {
             return "#\(seq) rejected  \(source)\(device)\n   (\(rejection.answer.status) \(rejection.answer.reason))"
         }
         guard let delivery else {
-            return "#\(seq) malformed  \(source)\n   \(TerminalText.escaping(problem ?? ""))"
+            return "#\(seq) \(status.rawValue)  \(source)\n   \(TerminalText.escaping(reset ?? problem ?? ""))"
         }
         let content = delivery.content
         var facts = [Self.milliseconds(delivery.elapsed) + " ms"]

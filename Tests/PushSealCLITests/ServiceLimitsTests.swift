@@ -1,0 +1,351 @@
+import Foundation
+import PushSeal
+import Testing
+
+/// The peers in Reference/hostile_peers.py: each plays one hostile or careless client and
+/// prints what it saw as one JSON line.
+enum HostilePeers {
+    static let script = Bundle.module.url(forResource: "hostile_peers", withExtension: "py", subdirectory: "Reference")!.path
+
+    static func run(_ arguments: [String]) throws -> [String: Any] {
+        let run = try runProcess("/usr/bin/env", ["python3", script] + arguments, watchdog: 180)
+        #expect(run.status == 0, "\(run.stderr)")
+        return jsonObject(run.stdout)
+    }
+
+    /// A request the listeners in these tests accept, as the script takes it.
+    static func request(payload: String, scheme: String = "http", token: String = shapedToken()) -> String {
+        let headers = [[":method", "POST"], [":scheme", scheme], [":path", "/3/device/" + deviceToken],
+                       [":authority", "localhost"], ["apns-topic", topic], ["authorization", "bearer \(token)"]]
+        let data = try! JSONSerialization.data(withJSONObject: ["headers": headers, "body": payload])
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// A listener on a keyring of its own, and a payload it decrypts.
+private struct Served {
+    let keyring: KeyringFixture
+    let payload: String
+    let listener: Listener
+
+    init(_ arguments: [String] = ["--plaintext"]) throws {
+        keyring = try KeyringFixture()
+        payload = try keyring.encrypt(["-t", "Served", "-b", "under load"]).stdout
+        listener = try Listener(["--json", "--keys", keyring.keys] + arguments)
+    }
+
+    var peer: [String] { ["127.0.0.1", String(listener.port)] }
+    var request: String { HostilePeers.request(payload: payload) }
+
+    func records(_ run: Run) -> [[String: Any]] {
+        run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
+    }
+}
+
+/// The CPU time (user + system, in clock ticks) a process has used so far.
+private func cpuTicks(_ pid: Int32) -> Int {
+    let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+    let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+    // After the command name: state is field 0, utime field 11, stime field 12.
+    guard fields.count > 12 else { return -1 }
+    return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
+}
+
+@Suite("receive --listen under hostile clients, stalls and faults")
+struct ServiceLimitsTests {
+    // MARK: TLS
+
+    @Test func aClientsTLSErrorsNeverCloseAnotherClientsConnection() throws {
+        // Tokens signed by another key fail verification on the loop threads; before each
+        // TLS call the thread's OpenSSL error queue is emptied, so the long-lived
+        // connections beside them are judged by their own errors only.
+        let keyring = try KeyringFixture()
+        let folder = TemporaryFolder()
+        let key = try PythonClients.keypair(in: folder)
+        let other = TemporaryFolder()
+        let otherKey = try PythonClients.keypair(in: other)
+        folder.write("payload.json", try keyring.encrypt(["-t", "Long", "-b", "lived"]).stdout)
+        let listener = try Listener(["--json", "--keys", keyring.keys, "--provider-key", "KEY1234567=\(key.p8)", "--team", "TEAM123456"])
+        let good = try PythonClients.token(p8: key.p8, kid: "KEY1234567", team: "TEAM123456")
+        let bad = try PythonClients.token(p8: otherKey.p8, kid: "KEY1234567", team: "TEAM123456")
+        let run = try shell("""
+            h2load -n 100 -c 2 -m 1 --rps 10 -H "apns-topic: $TOPIC" -H "authorization: bearer $GOOD" \
+              -d "$DIR/payload.json" "https://127.0.0.1:$PORT/3/device/$DEVICE" > "$DIR/h2load" 2>&1 &
+            sleep 0.5
+            for _ in $(seq 20); do
+              curl -s -o /dev/null --max-time 10 --http2 --cacert "$CERT" -H "apns-topic: $TOPIC" -H "authorization: bearer $BAD" \
+                --data-binary @"$DIR/payload.json" "https://localhost:$PORT/3/device/$DEVICE" &
+            done
+            wait
+            cat "$DIR/h2load"
+            """, environment: ["DIR": folder.path, "PORT": String(listener.port), "TOPIC": topic, "GOOD": good, "BAD": bad,
+                               "DEVICE": deviceToken, "CERT": keyring.keys + "/tls-cert.pem"])
+        #expect(run.stdout.contains("100 succeeded, 0 failed"), "\(run.stdout)")
+        let finished = listener.finish()
+        #expect(finished.status == 0)
+        let statuses = finished.stdout.split(separator: "\n").map { jsonObject(String($0))["status"] as? String ?? "" }
+        #expect(statuses.filter { $0 == "decrypted" }.count == 100)
+        #expect(statuses.filter { $0 == "rejected" }.count == 20)
+    }
+
+    @Test func tls12OffersOnlyAEADSuites() throws {
+        let served = try Served([])
+        func handshake(_ cipher: String) throws -> Run {
+            try shell("openssl s_client -connect 127.0.0.1:$PORT -tls1_2 -cipher \(cipher) -alpn h2 < /dev/null",
+                      environment: ["PORT": String(served.listener.port)])
+        }
+        #expect(try handshake("ECDHE-ECDSA-AES128-GCM-SHA256").status == 0)
+        for weak in ["ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA384", "ECDHE-ECDSA-AES128-SHA256"] {
+            #expect(try handshake(weak).status != 0, "\(weak) must not be offered")
+        }
+        #expect(served.listener.finish().status == 0)
+    }
+
+    @Test func tlsIdentityProblemsSayWhatIsWrongAndNeverPrompt() throws {
+        let folder = TemporaryFolder()
+        let made = try shell("""
+            cd "$DIR"
+            openssl ecparam -name prime256v1 -genkey -noout -out key.pem
+            openssl req -new -x509 -key key.pem -out cert.pem -days 1 -subj /CN=localhost
+            openssl ecparam -name prime256v1 -genkey -noout -out other.pem
+            openssl pkey -in key.pem -aes256 -passout pass:secret -out encrypted.pem
+            mkdir directory.pem
+            """, environment: ["DIR": folder.path])
+        #expect(made.status == 0, "\(made.stderr)")
+        let keyring = try KeyringFixture()
+        func listen(key: String) throws -> Run {
+            try pushseal(["receive", "--listen", "0", "--keys", keyring.keys,
+                          "--tls-cert", folder.file("cert.pem"), "--tls-key", folder.file(key)])
+        }
+        let mismatched = try listen(key: "other.pem")
+        #expect(mismatched.status == 66)
+        #expect(mismatched.stderr.contains("does not match the certificate"), "\(mismatched.stderr)")
+        let encrypted = try listen(key: "encrypted.pem")
+        #expect(encrypted.status == 66)
+        #expect(encrypted.stderr.contains("is encrypted"), "\(encrypted.stderr)")
+        #expect(!encrypted.stderr.contains("pass phrase"))
+        let unreadable = try listen(key: "directory.pem")
+        #expect(unreadable.status == 66)
+        #expect(unreadable.stderr.contains("cannot read the private key \(folder.file("directory.pem")): Is a directory"), "\(unreadable.stderr)")
+    }
+
+    // MARK: Records and stdout
+
+    @Test func aStalledStdoutNeverFreezesTheListenerAndSIGTERMEndsItWith74() throws {
+        let keyring = try KeyringFixture()
+        let folder = TemporaryFolder()
+        folder.write("payload.json", try keyring.encrypt(["-t", "Nobody", "-b", "reads these"]).stdout)
+        // stdout is a FIFO that this shell holds open and never reads.
+        let run = try shell("""
+            mkfifo "$DIR/stdout"; exec 3<>"$DIR/stdout"
+            ( "$PUSHSEAL" receive --listen 0 --plaintext --json --keys "$KEYS" > "$DIR/stdout" 2> "$DIR/err"; echo $? > "$DIR/status" ) &
+            for _ in $(seq 200); do grep -q 'listening on' "$DIR/err" 2>/dev/null && break; sleep 0.05; done
+            url=$(grep -o 'http://[^ ]*' "$DIR/err")
+            # 20,000 refused requests: their records fill the pipe, then the record queue.
+            h2load -n 20000 -c 4 -m 50 -H "$TOPIC" -H "$AUTH" -d "$DIR/payload.json" "$url/3/devices/x" | grep 'status codes'
+            curl -s -o /dev/null -w 'fresh: %{http_code}\\n' --max-time 20 --http2-prior-knowledge -H "$TOPIC" -H "$AUTH" \
+              --data-binary @"$DIR/payload.json" "$url/3/device/$DEVICE"
+            pkill -TERM -f "receive --listen 0 --plaintext --json --keys $KEYS"
+            for _ in $(seq 400); do [ -e "$DIR/status" ] && break; sleep 0.05; done
+            echo "status: $(cat "$DIR/status")"
+            cat "$DIR/err" >&2
+            """, environment: ["KEYS": keyring.keys, "DIR": folder.path, "TOPIC": acceptable[0], "AUTH": acceptable[1],
+                               "DEVICE": deviceToken])
+        #expect(run.stdout.contains("status codes: 0 2xx, 0 3xx, 20000 4xx"), "every refused request was answered: \(run.stdout)")
+        #expect(run.stdout.contains("fresh: 503"), "a notification while records are backed up is refused, not waited on: \(run.stdout)")
+        #expect(run.stdout.contains("status: 74"), "\(run.stdout) \(run.stderr)")
+        #expect(run.stderr.contains("record(s) could not be written: stdout did not take them in time"), "\(run.stderr)")
+        #expect(run.stderr.contains("notification(s) were answered 503 ServiceUnavailable"), "\(run.stderr)")
+    }
+
+    @Test func aSecondSignalExitsAtOnceEvenWithStdoutStalled() throws {
+        let folder = TemporaryFolder()
+        folder.write("extension.sh", "#!/bin/sh\nexec sleep 60\n")
+        chmod(folder.file("extension.sh"), 0o755)
+        let run = try shell("""
+            mkfifo "$DIR/stdout"; exec 3<>"$DIR/stdout"
+            ( "$PUSHSEAL" receive --listen 0 --plaintext --json --extension "$DIR/extension.sh" --budget 60s > "$DIR/stdout" 2> "$DIR/err"
+              echo $? > "$DIR/status" ) &
+            for _ in $(seq 200); do grep -q 'listening on' "$DIR/err" 2>/dev/null && break; sleep 0.05; done
+            url=$(grep -o 'http://[^ ]*' "$DIR/err")
+            curl -s -o /dev/null --max-time 10 --http2-prior-knowledge -H "$TOPIC" -H "$AUTH" \
+              --data-binary '{"aps":{"alert":{"title":"t","body":"b"},"mutable-content":1}}' "$url/3/device/$DEVICE"
+            pid=$(pgrep -f "receive --listen 0 --plaintext --json --extension $DIR/extension.sh")
+            kill -TERM "$pid"; sleep 0.3; kill -TERM "$pid"
+            for _ in $(seq 200); do [ -e "$DIR/status" ] && break; sleep 0.05; done
+            echo "status: $(cat "$DIR/status")"
+            pkill -f "^sleep 60" || true
+            """, environment: ["DIR": folder.path, "TOPIC": acceptable[0], "AUTH": acceptable[1], "DEVICE": deviceToken])
+        #expect(run.stdout.contains("status: 143"), "the second SIGTERM ends it with 128+15: \(run.stdout)")
+    }
+
+    @Test func everyRequestStreamHasOneRecordWithTheAnswersApnsID() throws {
+        let served = try Served()
+        let broken = try HostilePeers.run(["broken-requests"] + served.peer + [served.request])
+        for name in ["content-length", "nul-in-path", "empty-bearer"] {
+            #expect((broken[name] as? [String: Any])?["reset"] as? Int == 1, "\(name): \(broken)")
+        }
+        let big = try curl(served.listener.url + "/3/device/" + deviceToken,
+                           headers: acceptable + ["x-padding: " + String(repeating: "p", count: 9_000)], body: served.payload)
+        #expect(big.status == 431)
+        let notPayload = try curl(served.listener.url + "/3/device/" + deviceToken, headers: acceptable, body: "not json")
+        #expect(notPayload.status == 200)
+        let run = served.listener.finish()
+        let records = served.records(run)
+        #expect(records.count == 5)
+        #expect(records.filter { $0["status"] as? String == "reset" }.count == 3)
+        let tooLarge = try #require(records.first { $0["http-status"] as? Int == 431 })
+        #expect(tooLarge["reason"] as? String == "HeaderListTooLarge")
+        #expect(tooLarge["apns-id"] as? String == big.headers["apns-id"])
+        let malformed = try #require(records.first { $0["status"] as? String == "malformed" })
+        #expect(malformed["apns-id"] as? String == notPayload.headers["apns-id"])
+    }
+
+    // MARK: Connections
+
+    @Test func idleConnectionsGetGoAwayBeforeTheyAreClosed() throws {
+        let served = try Served(["--plaintext", "--idle-timeout", "1s"])
+        let seen = try HostilePeers.run(["idle-goaway"] + served.peer + ["6"])
+        #expect(seen["closed"] as? Bool == true, "PINGs alone do not keep a connection: \(seen)")
+        #expect((seen["goaway"] as? [String: Any])?["code"] as? Int == 0, "GOAWAY NO_ERROR first: \(seen)")
+        #expect(served.listener.finish().status == 0)
+    }
+
+    @Test func aThousandIdleConnectionsDoNotLockOutAWorkingClient() throws {
+        let served = try Served()
+        let seen = try HostilePeers.run(["idle-crowd"] + served.peer + ["1100", "4", served.request])
+        #expect(seen["opened"] as? Int == 1_100)
+        #expect(seen["status"] as? Int == 200, "the longest-idle connection made room: \(seen)")
+        #expect((seen["goaways"] as? Int ?? 0) >= 1_100 - 1_024, "\(seen)")
+        let run = served.listener.finish()
+        #expect(served.records(run).first?["status"] as? String == "decrypted")
+    }
+
+    @Test func aLowDescriptorLimitNeitherCrashesNorSpins() throws {
+        let keyring = try KeyringFixture()
+        let payload = try keyring.encrypt(["-t", "Few", "-b", "descriptors"]).stdout
+        // The hard limit is the soft one: nothing to raise, so connections are capped below it.
+        let listener = try Listener(["--plaintext", "--json", "--keys", keyring.keys], wrapper: ["/usr/bin/prlimit", "--nofile=128:128"])
+        #expect(listener.process.stderrSoFar.contains("at most 96 connections at once: the descriptor limit is 128"), "\(listener.process.stderrSoFar)")
+        let pid = listener.process.process.processIdentifier
+        let before = cpuTicks(pid)
+        let seen = try HostilePeers.run(["idle-crowd", "127.0.0.1", String(listener.port), "300", "4",
+                                         HostilePeers.request(payload: payload)])
+        let used = cpuTicks(pid) - before
+        #expect(seen["status"] as? Int == 200, "\(seen)")
+        #expect(used < 200, "about 4 s with 300 connections held open must not be spent spinning: \(used) ticks")
+        let run = listener.finish()
+        #expect(run.status == 0, "\(run.stderr)")
+    }
+
+    @Test func theSoftDescriptorLimitIsRaisedToTheHardOne() throws {
+        let keyring = try KeyringFixture()
+        let listener = try Listener(["--plaintext", "--keys", keyring.keys], wrapper: ["/usr/bin/prlimit", "--nofile=100:4096"])
+        let limits = try String(contentsOfFile: "/proc/\(listener.process.process.processIdentifier)/limits", encoding: .utf8)
+        let line = limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }.map(String.init) ?? ""
+        #expect(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(3).prefix(2) == ["4096", "4096"], "\(line)")
+        #expect(!listener.process.stderrSoFar.contains("connections at once"))
+        #expect(listener.finish().status == 0)
+    }
+
+    @Test func theServiceUnitsRaiseTheDescriptorLimitAndAgreeOnMemory() throws {
+        for unit in ["pushseal-listen.service", "pushseal-watch.service"] {
+            let text = try String(contentsOfFile: sourceFile("systemd/" + unit), encoding: .utf8)
+            #expect(text.contains("\nLimitNOFILE=65536\n"), "\(unit)")
+        }
+        let listen = try String(contentsOfFile: sourceFile("systemd/pushseal-listen.service"), encoding: .utf8)
+        #expect(listen.contains("\nMemoryMax=256M\n"), "the listener's own bounds fit under its unit's limit")
+    }
+
+    // MARK: Streams
+
+    @Test func aStalledRequestBodyIsResetAndRecorded() throws {
+        let served = try Served(["--plaintext", "--idle-timeout", "1s"])
+        let seen = try HostilePeers.run(["stalled-body"] + served.peer + [served.request, "6"])
+        #expect((seen["stream"] as? [String: Any])?["reset"] as? Int == 8, "RST_STREAM CANCEL: \(seen)")
+        let run = served.listener.finish()
+        let record = try #require(served.records(run).first)
+        #expect(record["status"] as? String == "reset")
+        #expect(record["reason"] as? String == "the request made no progress for 1.0 seconds")
+    }
+
+    @Test func unfinishedStreamsAreRefusedPastTheConnectionsBytes() throws {
+        let served = try Served()
+        let seen = try HostilePeers.run(["unfinished"] + served.peer + [served.request, "200"])
+        let refused = seen["refused"] as? Int ?? 0
+        #expect(refused > 50 && refused < 200, "a megabyte holds ~110 such streams; the rest are refused: \(seen)")
+        let run = served.listener.finish()
+        let resets = served.records(run).filter { $0["status"] as? String == "reset" }
+        #expect(resets.count == 200, "every stream has its record")
+        #expect(resets.filter { ($0["reason"] as? String)?.hasPrefix("this connection's unfinished requests hold their limit") == true }.count == refused)
+    }
+
+    @Test func rapidResetsEndTheConnectionWithEnhanceYourCalm() throws {
+        let served = try Served()
+        let seen = try HostilePeers.run(["rapid-reset"] + served.peer + [served.request, "3000"])
+        #expect((seen["goaway"] as? [String: Any])?["code"] as? Int == 11, "\(seen)")
+        let run = served.listener.finish()
+        let records = served.records(run).count
+        #expect(records > 900 && records < 1_200, "about the 1,000 resets allowed, not 3,000: \(records)")
+    }
+
+    @Test func anHPACKBombEndsItsConnectionAndOthersAreServed() throws {
+        let served = try Served()
+        let seen = try HostilePeers.run(["hpack-bomb"] + served.peer + ["200"])
+        #expect((seen["goaway"] as? [String: Any])?["code"] as? Int == 11, "\(seen)")
+        #expect((seen["goaway"] as? [String: Any])?["last-stream"] as? Int ?? 99 <= 3, "decoding stopped at the first bomb: \(seen)")
+        let after = try curl(served.listener.url + "/3/device/" + deviceToken, headers: acceptable, body: served.payload)
+        #expect(after.status == 200)
+        #expect(served.listener.finish().status == 0)
+    }
+
+    @Test func aFloodingConnectionDoesNotStarvePoliteOnes() throws {
+        // Over TLS, where decrypted input can wait inside OpenSSL with the socket drained.
+        let served = try Served([])
+        let seen = try HostilePeers.run(["flood-and-polite"] + served.peer
+                                        + [served.keyring.keys + "/tls-cert.pem", HostilePeers.request(payload: served.payload, scheme: "https"), "8"])
+        #expect(seen["polite-answered-during-flood"] as? Int == 50, "\(seen)")
+        #expect(served.listener.finish().status == 0)
+    }
+
+    // MARK: Load
+
+    @Test func aSlowExtensionIsBoundedBy503WithARecordEach() throws {
+        let folder = TemporaryFolder()
+        folder.write("extension.sh", "#!/bin/sh\nexec sleep 100\n")
+        chmod(folder.file("extension.sh"), 0o755)
+        folder.write("payload.json", #"{"aps":{"alert":{"title":"t","body":"b"},"mutable-content":1}}"#)
+        let listener = try Listener(["--plaintext", "--json", "--extension", folder.file("extension.sh"), "--budget", "5s"])
+        let report = try runProcess("/usr/bin/h2load", [
+            "-n", "20000", "-c", "4", "-m", "50", "-H", acceptable[0], "-H", acceptable[1],
+            "-d", folder.file("payload.json"), listener.url + "/3/device/" + deviceToken,
+        ])
+        let rss = try String(contentsOfFile: "/proc/\(listener.process.process.processIdentifier)/status", encoding: .utf8)
+            .split(separator: "\n").first { $0.hasPrefix("VmHWM:") }.map(String.init) ?? ""
+        #expect(report.stdout.contains("20000 succeeded") || report.stdout.contains("5xx"), "\(report.stdout)")
+        let run = listener.finish()
+        #expect(run.status == 0, "\(run.stderr)")
+        let records = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(records.count == 20_000, "one record per request")
+        let refused = records.filter { $0["reason"] as? String == "ServiceUnavailable" }
+        #expect(refused.count >= 20_000 - 16_384 - 1_000, "past 16,384 waiting, 503: \(refused.count)")
+        #expect(refused.allSatisfy { $0["http-status"] as? Int == 503 })
+        #expect(run.stderr.contains("\(refused.count) notification(s) were answered 503 ServiceUnavailable"), "\(run.stderr)")
+        let kilobytes = Int(rss.split(separator: " ").dropFirst().first { !$0.isEmpty } ?? "") ?? 0
+        #expect(kilobytes < 256 * 1_024, "bounded whatever the extension: \(rss)")
+    }
+
+    @Test func aConnectionMayChangeItsProviderTokenOnlyEvery20Minutes() throws {
+        let served = try Served()
+        let now = Int(Date().timeIntervalSince1970)
+        let first = shapedToken(issuedAt: now - 10), second = shapedToken(issuedAt: now - 5), third = shapedToken(issuedAt: now)
+        let seen = try HostilePeers.run(["token-updates"] + served.peer + [served.request, first, first, second, first, third])
+        let answers = (seen["answers"] as? [[String: Any]] ?? []).map { $0["status"] as? Int ?? 0 }
+        // The first token, again, one change (too soon), back to the first, another change.
+        #expect(answers == [200, 200, 429, 200, 429], "\(seen)")
+        let bodies = (seen["answers"] as? [[String: Any]] ?? []).compactMap { $0["body"] as? String }
+        #expect(bodies.contains(#"{"reason":"TooManyProviderTokenUpdates"}"#))
+        let run = served.listener.finish()
+        #expect(served.records(run).filter { $0["reason"] as? String == "TooManyProviderTokenUpdates" }.count == 2)
+    }
+}
