@@ -38,6 +38,9 @@ static void forward(int number, siginfo_t *info, void *context) {
     }
 }
 
+static struct sigaction forward_saved[sizeof forwarded / sizeof forwarded[0]];
+static volatile sig_atomic_t forward_installed[sizeof forwarded / sizeof forwarded[0]];
+
 int pushseal_forward_signals_begin(void) {
     forward_child = 0;
     forward_pending = 0;
@@ -48,7 +51,13 @@ int pushseal_forward_signals_begin(void) {
     sigset_t set;
     sigemptyset(&set);
     for (size_t index = 0; index < sizeof forwarded / sizeof forwarded[0]; index++) {
+        forward_installed[index] = 0;
+        if (sigaction(forwarded[index], NULL, &forward_saved[index]) != 0) return -1;
+        // A signal ignored on entry stays ignored, as a shell keeps it (nohup's SIGHUP): the
+        // child inherits it ignored, and nothing is passed on.
+        if (!(forward_saved[index].sa_flags & SA_SIGINFO) && forward_saved[index].sa_handler == SIG_IGN) continue;
         if (sigaction(forwarded[index], &action, NULL) != 0) return -1;
+        forward_installed[index] = 1;
         sigaddset(&set, forwarded[index]);
     }
     // Whoever started pushseal may have left them blocked (a blocked signal is inherited),
@@ -68,6 +77,29 @@ void pushseal_forward_signals_to(pid_t child) {
 void pushseal_forward_signals_end(void) {
     forward_child = 0;
     for (size_t index = 0; index < sizeof forwarded / sizeof forwarded[0]; index++) {
-        signal(forwarded[index], SIG_DFL);
+        if (forward_installed[index]) sigaction(forwarded[index], &forward_saved[index], NULL);
+        forward_installed[index] = 0;
     }
+}
+
+static sigset_t inherited_mask;
+static int inherited_pipe_ignored = 0;
+
+void pushseal_record_inherited_signals(void) {
+    pthread_sigmask(SIG_SETMASK, NULL, &inherited_mask);
+    struct sigaction pipe_action;
+    inherited_pipe_ignored = sigaction(SIGPIPE, NULL, &pipe_action) == 0
+        && !(pipe_action.sa_flags & SA_SIGINFO) && pipe_action.sa_handler == SIG_IGN;
+}
+
+void pushseal_inherited_signal_mask(sigset_t *mask) {
+    *mask = inherited_mask;
+}
+
+int pushseal_inherited_pipe_ignored(void) {
+    return inherited_pipe_ignored;
+}
+
+void pushseal_name_thread(const char *name) {
+    pthread_setname_np(pthread_self(), name);
 }

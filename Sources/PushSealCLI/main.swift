@@ -8,6 +8,8 @@ import SealCrypto
 
 // Wiring only: process-wide settings, parse, run, map errors to a message and an exit code.
 
+// Before anything changes them: the commands pushseal runs for the user get them back.
+InheritedSignals.record()
 // A closed stdout is an error each command reports (exit 74), not a silent death by SIGPIPE;
 // the same goes for an extension program that exits without reading its request.
 signal(SIGPIPE, SIG_IGN)

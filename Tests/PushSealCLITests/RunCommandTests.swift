@@ -34,6 +34,23 @@ struct RunCommandTests {
         #expect(!run.stdout.contains("three") && !run.stdout.contains("exit"))
     }
 
+    @Test func signalsIgnoredWhenPushsealStartedStayIgnoredInTheCommand() throws {
+        let keyring = try KeyringFixture()
+        // nohup's SIGHUP, and SIGUSR1 for good measure: ignored before pushseal started, so
+        // the command must find them ignored too (bit 1 and bit 10 of SigIgn), and nothing else
+        // pushseal ignores itself (SIGPIPE, bit 13).
+        let run = try shell("""
+            trap '' HUP USR1
+            exec "$PUSHSEAL" run --print --keys "$KEYS" -- sh -c 'grep SigIgn /proc/self/status >&2'
+            """, environment: ["KEYS": keyring.keys])
+        #expect(run.status == 0, "\(run.stderr)")
+        let mask = run.stderr.split(separator: "\n").first { $0.hasPrefix("SigIgn:") }
+            .flatMap { UInt64($0.split(separator: "\t").last ?? "", radix: 16) } ?? 0
+        #expect(mask & (1 << (SIGHUP - 1)) != 0, "SIGHUP stays ignored: \(run.stderr)")
+        #expect(mask & (1 << (SIGUSR1 - 1)) != 0, "SIGUSR1 stays ignored: \(run.stderr)")
+        #expect(mask & (1 << (SIGPIPE - 1)) == 0, "SIGPIPE is back to its default: \(run.stderr)")
+    }
+
     @Test func aSuccessSaysSoAndAGivenTitleOrLevelWins() throws {
         let keyring = try KeyringFixture()
         let (done, run) = try Self.printed(keyring, [], ["true"])

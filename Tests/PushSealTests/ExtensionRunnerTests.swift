@@ -88,6 +88,26 @@ struct ExtensionRunnerTests {
         #expect(seen.count == 5 && Set(seen).count == 5)
     }
 
+    @Test func aRunnersDeadlineWatchEndsWithItsLastDeadline() async {
+        func watches() -> Int {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+            return tasks.filter {
+                (try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8))?.hasPrefix("deadline-watch") == true
+            }.count
+        }
+        // Fifty runners, one notification each: each watch's thread ends once its last
+        // deadline is past, instead of waiting forever (other suites' runners may still
+        // be watching theirs, hence the margin).
+        let timing = ExtensionRunner.Timing(budget: .milliseconds(20), expiryGrace: .milliseconds(10))
+        for _ in 0..<50 {
+            let runner = ExtensionRunner(timing: timing) { ScriptedExtension(answer: .now(shown)) }
+            _ = await runner.deliver(eligible)
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while watches() >= 25, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        #expect(watches() < 25)
+    }
+
     @Test func onlyTheFirstContentHandlerCallCounts() async {
         let runner = ExtensionRunner { ScriptedExtension(answer: .twice(shown)) }
         let delivery = await runner.deliver(eligible)

@@ -19,9 +19,25 @@ int pushseal_rename_noreplace(const char *from, const char *to);
 /// (Ctrl-C) already reach the child's process group, so they are not sent twice.
 /// Returns 0, or -1 with errno.
 int pushseal_forward_signals_begin(void);
+/// Signals that were ignored when pushseal started (nohup's SIGHUP) are left ignored and not
+/// passed on.
 /// Names the child (a signal that came before is passed on now).
 void pushseal_forward_signals_to(pid_t child);
-/// Back to the default handling of those signals.
+/// Back to the handling each of those signals had before `begin`.
 void pushseal_forward_signals_end(void);
+
+#include <signal.h>
+
+/// Notes the signal mask and SIGPIPE's disposition pushseal was started with, before it
+/// changes either; called once by `main`, before any thread starts. Children that run the
+/// user's commands get them back.
+void pushseal_record_inherited_signals(void);
+/// The signal mask recorded at start (empty if nothing was recorded).
+void pushseal_inherited_signal_mask(sigset_t *mask);
+/// 1 if SIGPIPE was ignored when pushseal started.
+int pushseal_inherited_pipe_ignored(void);
+
+/// Names the calling thread (at most 15 bytes), for top, perf and /proc.
+void pushseal_name_thread(const char *name);
 
 #endif

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CSystem
 
 /// Watches the `didReceive` calls in progress, so a deadline passes on time even while an
 /// extension blocks inside one.
@@ -13,6 +14,9 @@ import Darwin
 /// the watch's own sleeps until the earliest noted deadline. Deadlines are noted in the
 /// order notifications are taken and all have the same budget, so a new one is never
 /// earlier than the one the thread waits for, and traffic wakes it about once per budget.
+/// Once no call is in progress and the last deadline has passed, the thread ends; the next
+/// call starts another. So a runner's watch costs no thread while it is idle, and none
+/// after the runner is gone.
 final class DidReceiveWatch: @unchecked Sendable {
     private struct Call {
         let id: Int
@@ -20,11 +24,10 @@ final class DidReceiveWatch: @unchecked Sendable {
         let expire: @Sendable () -> Void
     }
 
-    // Guarded by `mutex`; `condition` wakes the thread when a call is noted while it idles.
+    // Guarded by `mutex`; the thread sleeps on `condition` until a deadline.
     private var calls: [Call] = []
     private var latestDeadline: UInt64 = 0
-    private var idle = false
-    private var started = false
+    private var running = false
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
@@ -40,8 +43,13 @@ final class DidReceiveWatch: @unchecked Sendable {
         check(pthread_mutex_init(mutex, nil), "pthread_mutex_init")
     }
 
-    // The watch lives as long as its runner, and the runner's thread holds it: never freed
-    // while the thread runs, so no deinit is needed for correctness.
+    deinit {
+        // No thread runs now: a running one holds the watch.
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
 
     /// Notes a `didReceive` call whose deadline is `deadline` (`MonotonicClock` nanoseconds);
     /// `expire` runs, on the watch's thread, if the call is still in progress then.
@@ -49,12 +57,14 @@ final class DidReceiveWatch: @unchecked Sendable {
         lock()
         calls.append(Call(id: id, deadline: deadline, expire: expire))
         latestDeadline = max(latestDeadline, deadline)
-        if !started {
-            started = true
-            OwnThread.start { [self] in run() }
-        } else if idle {
-            idle = false
-            check(pthread_cond_signal(condition), "pthread_cond_signal")
+        // A running thread waits for a deadline no later than this one: no need to wake it.
+        if !running {
+            running = true
+            OwnThread.start { [self] in
+                // Named, so a leak of them would show in top, perf and /proc.
+                pushseal_name_thread("deadline-watch")
+                run()
+            }
         }
         unlock()
     }
@@ -84,8 +94,10 @@ final class DidReceiveWatch: @unchecked Sendable {
                 // Calls come and go: stay on watch until the last one's deadline.
                 wait(until: latestDeadline)
             } else {
-                idle = true
-                while idle { check(pthread_cond_wait(condition, mutex), "pthread_cond_wait") }
+                // Nothing to watch: the thread ends, and `begin` starts another when needed.
+                running = false
+                unlock()
+                return
             }
         }
     }

@@ -272,7 +272,8 @@ public final class ProcessExtension: NotificationServiceExtension {
         // bash runs a lone command with exec, so the extension itself is the process that
         // gets the signals and whose exit status counts; plain sh may stay in between.
         let shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh"
-        return try ChildProcess.spawn(shell, [shell, "-c", command], stdin: stdin, stdout: stdout, ownGroup: true)
+        return try ChildProcess.spawn(shell, [shell, "-c", command], stdin: stdin, stdout: stdout, ownGroup: true,
+                                     signals: .extensionContract)
     }
 
     /// Resident memory of a process and everything it started, from /proc: a compound
