@@ -302,3 +302,9 @@ $(printf '%s\n' "$deadline" | sed 's/^/  /')
 Commands: pushseal encrypt -t … -b … | jose jwe enc -I alert.json -k key.jwk -c |
 python3 Scripts/bench/ps1_python.py encrypt|batch|receive; 1-core rows run under taskset -c 0.
 TABLE
+
+# The listener as a service: a soak at a fixed rate beside idle connections and a slow
+# extension, and the descriptor and stalled-stdout faults (BENCH_SOAK_SECONDS, 600 by default).
+echo
+echo "receive --listen as a service (Scripts/bench/soak.sh):"
+"$bench_scripts/soak.sh" "$pushseal" "${BENCH_SOAK_SECONDS:-600}" | sed 's/^/  /'

@@ -102,12 +102,8 @@ final class Connection {
     /// it already opened are answered.
     func goAway(_ code: nghttp2_error_code = NGHTTP2_NO_ERROR) {
         guard !closed else { return }
-        guard let session, !handshaking else { return close() }
-        if !goingAway {
-            goingAway = true
-            nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
-                                  nghttp2_session_get_last_proc_stream_id(session), code.rawValue, nil, 0)
-        }
+        guard session != nil, !handshaking else { return close() }
+        submitGoAway(code)
         send()
         if !closed, streams.isEmpty { flushAndClose() }
     }
@@ -115,12 +111,16 @@ final class Connection {
     /// GOAWAY, then close now, whatever is open (an idle connection, an evicted one).
     func goAwayAndClose(_ code: nghttp2_error_code = NGHTTP2_NO_ERROR) {
         guard !closed else { return }
-        if let session, !handshaking, !goingAway {
-            goingAway = true
-            nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
-                                  nghttp2_session_get_last_proc_stream_id(session), code.rawValue, nil, 0)
-        }
+        if !handshaking { submitGoAway(code) }
         flushAndClose()
+    }
+
+    /// Queues GOAWAY once, naming the last stream this connection processed.
+    private func submitGoAway(_ code: nghttp2_error_code) {
+        guard let session, !goingAway else { return }
+        goingAway = true
+        nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
+                              nghttp2_session_get_last_proc_stream_id(session), code.rawValue, nil, 0)
     }
 
     func closeIfTimedOut(now: UInt64) {
