@@ -36,12 +36,15 @@ case "$request" in *'"slow"'*) sleep 5 ;; esac
 echo '{"title":"seen","body":"by the soak extension"}'
 SH
 chmod +x extension.sh
-start_listener() { # stdout-file wrapper... -- args...
+# Starts a listener in this shell (so its pid can be waited on) and sets $listener and $url.
+start_listener() { # stdout-file command...
   local out=$1; shift
+  : > err
   "$@" 2> err > "$out" &
-  pids+=($!)
+  listener=$!
+  pids+=("$listener")
   for _ in $(seq 200); do grep -q 'listening on' err 2>/dev/null && break; sleep 0.05; done
-  grep -o 'http://[^ ]*' err
+  url=$(grep -o 'http://[^ ]*' err)
 }
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 rss() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
@@ -50,8 +53,7 @@ import json,sys
 print(json.dumps({'headers':[[':method','POST'],[':scheme','http'],[':path','/3/device/$device'],[':authority','localhost'],['apns-topic','com.example.app'],['authorization','bearer $token']],'body':open('fast.json').read()}))")
 
 # Soak.
-url=$(start_listener records.jsonl "$pushseal" receive --listen 0 --plaintext --json --extension ./extension.sh)
-listener=${pids[-1]}
+start_listener records.jsonl "$pushseal" receive --listen 0 --plaintext --json --extension ./extension.sh
 port=${url##*:}
 python3 "$peers" idle-crowd 127.0.0.1 "$port" 200 "$seconds" "$request_json" > crowd.json &
 pids+=($!)
@@ -80,8 +82,7 @@ grep -h 'status codes' fast.txt slow.txt | sed 's/^/soak h2load /'
 kill -TERM "$listener"; wait "$listener" 2>/dev/null || true
 
 # Descriptors: 128 of them, 300 connections held open, then one fresh request.
-url=$(start_listener /dev/null prlimit --nofile=128:128 "$pushseal" receive --listen 0 --plaintext --keys Keys)
-listener=${pids[-1]}
+start_listener /dev/null prlimit --nofile=128:128 "$pushseal" receive --listen 0 --plaintext --keys Keys
 python3 "$peers" idle-crowd 127.0.0.1 "${url##*:}" 300 3 "$request_json" > /dev/null &
 pids+=($!)
 sleep 1.5
@@ -94,8 +95,7 @@ kill -TERM "$listener"; wait "$listener" 2>/dev/null || true
 # Stalled stdout: a FIFO this shell holds open and never reads.
 mkfifo stalled
 exec 3<>stalled
-url=$(start_listener stalled "$pushseal" receive --listen 0 --plaintext --json --keys Keys)
-listener=${pids[-1]}
+start_listener stalled "$pushseal" receive --listen 0 --plaintext --json --keys Keys
 h2load -n 20000 -c 4 -m 50 -H "apns-topic: com.example.app" -H "authorization: bearer $token" -d fast.json "$url/3/devices/x" > /dev/null 2>&1
 curl -s -o /dev/null -w "stalled stdout (20,000 records backed up): a fresh request answered %{http_code} in %{time_total} s\n" \
   --max-time 20 --http2-prior-knowledge -H "apns-topic: com.example.app" -H "authorization: bearer $token" \

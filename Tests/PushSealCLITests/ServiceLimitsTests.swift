@@ -310,7 +310,10 @@ struct ServiceLimitsTests {
 
     // MARK: Load
 
-    @Test func aSlowExtensionIsBoundedBy503WithARecordEach() throws {
+    // The bound is reached only when requests arrive faster than 16,384 per budget, which a
+    // sanitized build cannot do, and its memory figure is the sanitizer's.
+    @Test(.disabled(if: underSanitizer, "a rate and memory bound, measured on a plain build"))
+    func aSlowExtensionIsBoundedBy503WithARecordEach() throws {
         let folder = TemporaryFolder()
         folder.write("extension.sh", "#!/bin/sh\nexec sleep 100\n")
         chmod(folder.file("extension.sh"), 0o755)

@@ -17,6 +17,15 @@ let pushsealBinary: String = {
     return folder.appendingPathComponent("pushseal").path
 }()
 
+/// Whether this test process, and the `pushseal` built beside it, runs under a sanitizer
+/// (`Scripts/check.sh`): there memory and rate figures say nothing about the program, since
+/// AddressSanitizer keeps freed memory in quarantine and ThreadSanitizer slows every access.
+let underSanitizer: Bool = {
+    guard let process = dlopen(nil, RTLD_NOW) else { return false }
+    let names = ["__asan_init", "__tsan_init"]
+    return names.contains { name in dlsym(process, name) != nil }
+}()
+
 /// A private temporary folder, removed when the value is released.
 final class TemporaryFolder: Sendable {
     let path: String
