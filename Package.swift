@@ -22,6 +22,9 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         .target(name: "SealCrypto", dependencies: ["COpenSSL"]),
+        // The one monotonic clock and the one saturating Duration conversion, for the server
+        // and the runner alike.
+        .target(name: "MonotonicTime"),
         // Linux calls that Swift's Glibc module does not import (pipe2, renameat2).
         .target(name: "CSystem"),
         // libnghttp2 and OpenSSL's libssl (Debian's libnghttp2-dev, libssl-dev); HTTP2Server is
@@ -32,8 +35,8 @@ let package = Package(
             providers: [.apt(["libnghttp2-dev", "libssl-dev"])]
         ),
         // A small HTTP/2 server (TLS or prior knowledge) for `receive --listen`; knows nothing of APNs.
-        .target(name: "HTTP2Server", dependencies: ["CNGHTTP2"]),
-        .target(name: "PushSeal", dependencies: ["SealCrypto", "CSystem", "HTTP2Server"]),
+        .target(name: "HTTP2Server", dependencies: ["CNGHTTP2", "MonotonicTime"]),
+        .target(name: "PushSeal", dependencies: ["SealCrypto", "CSystem", "HTTP2Server", "MonotonicTime"]),
         // libcurl (Debian's libcurl4-openssl-dev); PushSealCurl is its only user.
         .systemLibrary(
             name: "CCurl",
@@ -53,14 +56,14 @@ let package = Package(
             providers: [.apt(["libpng-dev"])]
         ),
         .executableTarget(name: "PushSealQR", dependencies: ["CQRencode", "CPNG"]),
-        .executableTarget(name: "PushSealCLI", dependencies: ["PushSeal", "HTTP2Server"]),
+        .executableTarget(name: "PushSealCLI", dependencies: ["PushSeal", "HTTP2Server", "MonotonicTime"]),
         .executableTarget(name: "PushSealBench", dependencies: ["PushSeal"]),
         .testTarget(
             name: "SealCryptoTests",
             dependencies: ["SealCrypto"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "PushSealTests", dependencies: ["PushSeal", "SealCrypto"]),
+        .testTarget(name: "PushSealTests", dependencies: ["PushSeal", "SealCrypto", "MonotonicTime"]),
         .testTarget(
             name: "PushSealCLITests",
             dependencies: ["PushSealCLI", "PushSeal", "SealCrypto"],

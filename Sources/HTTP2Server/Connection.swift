@@ -2,6 +2,7 @@
 import Glibc
 #endif
 internal import CNGHTTP2
+import MonotonicTime
 
 /// One client connection: the socket, TLS when the server has it, and the nghttp2 server
 /// session. Lives on its event loop's thread only.
@@ -25,16 +26,16 @@ final class Connection {
     private var output: [UInt8] = []
     private var outputStart = 0
     private var watchingWrites = false
-    let acceptedAt: UInt64
+    let acceptedAt: MonotonicClock.Instant
     /// Since when no request stream has been open (PINGs and SETTINGS do not count).
-    private(set) var idleSince: UInt64
+    private(set) var idleSince: MonotonicClock.Instant
     /// When the socket last took output, while output waits: a client that never reads.
-    private var lastWritten: UInt64
+    private var lastWritten: MonotonicClock.Instant
     /// Request bytes (headers and kept body) held for unfinished streams.
     private var heldBytes = 0
     /// Resets of unanswered streams the client may still send: a token bucket.
     private var resetAllowance: Double
-    private var resetCheckedAt: UInt64
+    private var resetCheckedAt: MonotonicClock.Instant
     /// GOAWAY has been queued: no new streams, close once the open ones are answered.
     private var goingAway = false
 
@@ -123,23 +124,23 @@ final class Connection {
                               nghttp2_session_get_last_proc_stream_id(session), code.rawValue, nil, 0)
     }
 
-    func closeIfTimedOut(now: UInt64) {
+    func closeIfTimedOut(now: MonotonicClock.Instant) {
         let limits = loop.shared.limits
         if handshaking {
             let limit = min(limits.handshakeTimeout, limits.idleTimeout)
-            if now &- acceptedAt > limit.nanosecondCount { close() }
+            if now - acceptedAt > limit { close() }
             return
         }
-        if outputStart < output.count, now &- lastWritten > limits.idleTimeout.nanosecondCount {
+        if outputStart < output.count, now - lastWritten > limits.idleTimeout {
             // The client stopped reading its answers: nothing more can reach it.
             return close()
         }
         if streams.isEmpty {
-            if now &- idleSince > limits.idleTimeout.nanosecondCount { goAwayAndClose() }
+            if now - idleSince > limits.idleTimeout { goAwayAndClose() }
             return
         }
         let timeout = min(limits.requestTimeout, limits.idleTimeout)
-        let stalled = streams.filter { !$0.value.ended && !$0.value.reported && now &- $0.value.lastProgress > timeout.nanosecondCount }
+        let stalled = streams.filter { !$0.value.ended && !$0.value.reported && now - $0.value.lastProgress > timeout }
         for (id, _) in stalled {
             refuse(id, code: NGHTTP2_CANCEL, reason: "the request made no progress for \(timeout)")
         }
@@ -474,7 +475,7 @@ final class Connection {
         // A token bucket, as nghttp2 keeps against "rapid reset": a burst, then a rate.
         let limits = loop.shared.limits
         let now = EventLoop.now()
-        let seconds = Double(now &- resetCheckedAt) / 1e9
+        let seconds = Double((now - resetCheckedAt).saturatingNanoseconds) / 1e9
         resetCheckedAt = now
         resetAllowance = min(Double(limits.resetBurst), resetAllowance + seconds * Double(limits.resetsPerSecond))
         resetAllowance -= 1
@@ -612,7 +613,7 @@ private final class RequestStream {
     var bodyLength = 0
     /// Bytes of this stream counted in its connection's and the server's held bytes.
     var held = 0
-    var lastProgress: UInt64
+    var lastProgress: MonotonicClock.Instant
     /// The request ended (END_STREAM) and was answered.
     var ended = false
     /// The handler has been called for this stream: once, ever.
@@ -621,7 +622,7 @@ private final class RequestStream {
     var response: [UInt8] = []
     var responseSent = 0
 
-    init(now: UInt64) {
+    init(now: MonotonicClock.Instant) {
         lastProgress = now
     }
 }

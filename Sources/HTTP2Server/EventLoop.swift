@@ -2,6 +2,7 @@
 import Glibc
 #endif
 internal import CNGHTTP2
+import MonotonicTime
 import Synchronization
 
 /// One event-loop thread: accepts connections from the shared listening socket (each loop
@@ -48,9 +49,9 @@ final class EventLoop: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private var thread: pthread_t?
     private var connections: [Int32: Connection] = [:]
-    private var drainDeadline: UInt64?
+    private var drainDeadline: MonotonicClock.Instant?
     /// Accepting is paused until then: the process ran out of descriptors.
-    private var acceptPausedUntil: UInt64?
+    private var acceptPausedUntil: MonotonicClock.Instant?
     /// Connections whose read budget ran out with input left: served again next round.
     private var ready: [Connection] = []
     /// Where reads land before nghttp2 takes them; one per loop, as one read runs at a time.
@@ -147,7 +148,7 @@ final class EventLoop: @unchecked Sendable {
                 acceptPausedUntil = nil
                 watch(shared.listener, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue, add: true)
             }
-            if now &- lastSweep >= 250_000_000 {
+            if now - lastSweep >= .milliseconds(250) {
                 lastSweep = now
                 for connection in Array(connections.values) { connection.closeIfTimedOut(now: now) }
             }
@@ -164,7 +165,7 @@ final class EventLoop: @unchecked Sendable {
     private func beginDrain() {
         guard drainDeadline == nil, stopping.load(ordering: .acquiring) else { return }
         if acceptPausedUntil == nil { epoll_ctl(epoll, EPOLL_CTL_DEL, shared.listener, nil) }
-        drainDeadline = Self.now() &+ shared.limits.drainTimeout.nanosecondCount
+        drainDeadline = Self.now() + shared.limits.drainTimeout
         for connection in Array(connections.values) { connection.goAway() }
     }
 
@@ -178,7 +179,7 @@ final class EventLoop: @unchecked Sendable {
                     // backlog, so the listener stays readable and retrying at once would
                     // spin. Pause, as nginx does, and count it.
                     shared.counters.acceptPauses.add(1, ordering: .relaxed)
-                    acceptPausedUntil = Self.now() &+ shared.limits.acceptPause.nanosecondCount
+                    acceptPausedUntil = Self.now() + shared.limits.acceptPause
                     epoll_ctl(epoll, EPOLL_CTL_DEL, shared.listener, nil)
                 default:
                     break
@@ -212,16 +213,8 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Monotonic nanoseconds, for timeouts.
-    static func now() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
-    }
-}
-
-extension Duration {
-    var nanosecondCount: UInt64 {
-        UInt64(clamping: components.seconds) &* 1_000_000_000 &+ UInt64(clamping: components.attoseconds / 1_000_000_000)
+    /// The server's one clock, for timeouts.
+    static func now() -> MonotonicClock.Instant {
+        MonotonicClock.system.now
     }
 }

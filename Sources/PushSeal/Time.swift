@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import MonotonicTime
 
 /// Durations as people type them: `250ms`, `45s`, `90m`, `12h`, `30d`, `2w`.
 public enum DurationText {
@@ -28,7 +29,7 @@ public enum DurationText {
 
     /// The duration in its largest whole unit: `30d`, `90m`, `250ms`.
     public static func format(_ duration: Duration) -> String {
-        let milliseconds = milliseconds(duration)
+        let milliseconds = duration.saturatingMilliseconds
         guard milliseconds != 0 else { return "0s" }
         let unit = units.first { milliseconds % $0.milliseconds == 0 } ?? units[units.count - 1]
         return "\(milliseconds / unit.milliseconds)\(unit.suffix)"
@@ -36,7 +37,7 @@ public enum DurationText {
 
     /// How long something took, for people: `850ms`, `2.4s`, `3m12s`, `1h02m`.
     public static func approximate(_ duration: Duration) -> String {
-        let milliseconds = milliseconds(duration)
+        let milliseconds = duration.saturatingMilliseconds
         let seconds = milliseconds / 1_000
         func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
         switch milliseconds {
@@ -47,25 +48,9 @@ public enum DurationText {
         }
     }
 
-    /// Whole milliseconds in `duration`, rounded toward zero.
-    public static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds.multipliedReportingOverflow(by: 1_000).partialValue
-            + duration.components.attoseconds / 1_000_000_000_000_000
-    }
-
     /// Whole seconds in `duration`, rounded down.
     public static func seconds(_ duration: Duration) -> Int64 {
         duration.components.seconds
-    }
-}
-
-/// CLOCK_MONOTONIC, the clock deadlines and recheck intervals are kept in: immune to the
-/// wall clock being set.
-enum MonotonicClock {
-    static func nanoseconds() -> UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
     }
 }
 

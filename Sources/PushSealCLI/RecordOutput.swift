@@ -6,6 +6,7 @@ import Darwin
 import Dispatch
 import PushSeal
 import SealCrypto
+import MonotonicTime
 
 /// The listener's records on their way to stdout, written by a thread of their own, so no
 /// thread that makes a record (an HTTP/2 loop, a delivering thread) ever waits for stdout's
@@ -75,10 +76,10 @@ final class RecordOutput: RecordSink {
     /// Waits at most `limit` for every record to be written. Returns the records that were
     /// not (still waiting, or dropped when there was no room) and why stdout failed, if it did.
     func finish(within limit: Duration) -> (unwritten: Int, failure: String?) {
-        let deadline = ContinuousClock.now + limit
+        let deadline = MonotonicClock.system.now + limit
         while true {
             let (waiting, dropped, failure) = state.withLock { ($0.waiting, $0.dropped, $0.failure) }
-            if waiting == 0 || failure != nil || ContinuousClock.now >= deadline {
+            if waiting == 0 || failure != nil || MonotonicClock.system.now >= deadline {
                 return (waiting + dropped, failure)
             }
             usleep(5_000)

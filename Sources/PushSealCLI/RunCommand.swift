@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import PushSeal
+import MonotonicTime
 
 /// Runs `pushseal run`: the command first, then its outcome as one sealed alert, sent (or
 /// printed with --print). Returns the command's own exit status, which becomes pushseal's.
@@ -66,7 +67,7 @@ func outcomeAlert(_ request: RunRequest, outcome: CommandOutcome, host: String) 
     alert.data += [
         DataItem(key: "command", value: .string(line)),
         DataItem(key: "exit-status", value: .number(String(outcome.exitStatus))),
-        DataItem(key: "duration-ms", value: .number(String(DurationText.milliseconds(outcome.duration)))),
+        DataItem(key: "duration-ms", value: .number(String(outcome.duration.saturatingMilliseconds))),
     ]
     return alert
 }

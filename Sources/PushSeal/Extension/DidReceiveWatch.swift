@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import CSystem
+import MonotonicTime
 
 /// Watches the `didReceive` calls in progress, so a deadline passes on time even while an
 /// extension blocks inside one.
@@ -20,23 +21,26 @@ import CSystem
 final class DidReceiveWatch: @unchecked Sendable {
     private struct Call {
         let id: Int
-        let deadline: UInt64
+        let deadline: MonotonicClock.Instant
         let expire: @Sendable () -> Void
     }
 
     // Guarded by `mutex`; the thread sleeps on `condition` until a deadline.
     private var calls: [Call] = []
-    private var latestDeadline: UInt64 = 0
+    private var latestDeadline = MonotonicClock.Instant(nanoseconds: 0)
     private var running = false
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let clock: MonotonicClock
 
-    init() {
+    /// - Parameter clock: the runner's clock, which deadlines are read in.
+    init(clock: MonotonicClock) {
+        self.clock = clock
         mutex.initialize(to: pthread_mutex_t())
         condition.initialize(to: pthread_cond_t())
         var attributes = pthread_condattr_t()
         check(pthread_condattr_init(&attributes), "pthread_condattr_init")
-        // Deadlines are monotonic-clock times, immune to the wall clock being set.
+        // The wait is kept in the system's monotonic clock, immune to the wall clock being set.
         check(pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC), "pthread_condattr_setclock")
         check(pthread_cond_init(condition, &attributes), "pthread_cond_init")
         pthread_condattr_destroy(&attributes)
@@ -51,9 +55,9 @@ final class DidReceiveWatch: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Notes a `didReceive` call whose deadline is `deadline` (`MonotonicClock` nanoseconds);
-    /// `expire` runs, on the watch's thread, if the call is still in progress then.
-    func begin(id: Int, deadline: UInt64, expire: @escaping @Sendable () -> Void) {
+    /// Notes a `didReceive` call whose deadline is `deadline` by the watch's clock; `expire`
+    /// runs, on the watch's thread, if the call is still in progress then.
+    func begin(id: Int, deadline: MonotonicClock.Instant, expire: @escaping @Sendable () -> Void) {
         lock()
         calls.append(Call(id: id, deadline: deadline, expire: expire))
         latestDeadline = max(latestDeadline, deadline)
@@ -79,7 +83,7 @@ final class DidReceiveWatch: @unchecked Sendable {
     private func run() {
         lock()
         while true {
-            let now = MonotonicClock.nanoseconds()
+            let now = clock.now
             let due = calls.filter { $0.deadline <= now }
             if !due.isEmpty {
                 calls.removeAll { $0.deadline <= now }
@@ -102,8 +106,11 @@ final class DidReceiveWatch: @unchecked Sendable {
         }
     }
 
-    private func wait(until deadline: UInt64) {
-        var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+    /// Sleeps until `deadline` by the watch's clock, or a wake-up: the time left, counted on
+    /// the system's monotonic clock that the condition waits on.
+    private func wait(until deadline: MonotonicClock.Instant) {
+        let wakeAt = MonotonicClock.system.now + clock.remaining(until: deadline)
+        var time = timespec(tv_sec: Int(wakeAt.nanoseconds / 1_000_000_000), tv_nsec: Int(wakeAt.nanoseconds % 1_000_000_000))
         let rc = pthread_cond_timedwait(condition, mutex, &time)
         precondition(rc == 0 || rc == ETIMEDOUT || rc == EINTR, "pthread_cond_timedwait failed: \(rc)")
     }

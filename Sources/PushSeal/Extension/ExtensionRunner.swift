@@ -1,4 +1,5 @@
 import Dispatch
+import MonotonicTime
 import SealCrypto
 import Synchronization
 
@@ -34,6 +35,8 @@ public final class ExtensionRunner: Sendable {
     }
 
     public let timing: Timing
+    /// The one clock a delivery's start, deadlines and elapsed time are read from.
+    private let clock: MonotonicClock
     private let makeExtension: @Sendable () -> any NotificationServiceExtension
     private let ignoredCalls = Atomic<Int>(0)
     private let timerQueue = DispatchQueue(label: "pushseal.extension-deadlines", qos: .userInitiated, attributes: .concurrent)
@@ -41,12 +44,18 @@ public final class ExtensionRunner: Sendable {
     private let waiting = Locked<[Int: DeliverySlot]>([:])
     private let nextSlot = Atomic<Int>(0)
     private let stopping = Atomic<Bool>(false)
-    private let watch = DidReceiveWatch()
+    private let watch: DidReceiveWatch
 
-    /// - Parameter makeExtension: called once per eligible notification.
-    public init(timing: Timing = .standard, makeExtension: @escaping @Sendable () -> any NotificationServiceExtension) {
+    /// - Parameters:
+    ///   - clock: where deadlines and elapsed times are read; the system's monotonic clock
+    ///     but in tests.
+    ///   - makeExtension: called once per eligible notification.
+    public init(timing: Timing = .standard, clock: MonotonicClock = .system,
+                makeExtension: @escaping @Sendable () -> any NotificationServiceExtension) {
         self.timing = timing
+        self.clock = clock
         self.makeExtension = makeExtension
+        watch = DidReceiveWatch(clock: clock)
     }
 
     /// Content-handler calls that came after a notification was already delivered.
@@ -54,26 +63,24 @@ public final class ExtensionRunner: Sendable {
 
     /// Delivers `request` and reports the outcome to `completion` exactly once.
     public func deliver(_ request: NotificationRequest, completion: @escaping @Sendable (Delivery) -> Void) {
-        let start = ContinuousClock.now
-        let startTime = DispatchTime.now()
-        let startMonotonic = MonotonicClock.nanoseconds()
+        let start = clock.now
         guard request.invokesServiceExtension else {
             completion(Delivery(
                 request: request, content: request.content,
                 note: DeliveryNote(status: .passthrough, reason: "not eligible for a service extension (needs mutable-content 1 and alert text)"),
-                elapsed: ContinuousClock.now - start))
+                elapsed: clock.now - start))
             return
         }
         let serviceExtension = makeExtension()
         let slot = DeliverySlot(
-            id: nextSlot.add(1, ordering: .relaxed).newValue, request: request, start: start,
+            id: nextSlot.add(1, ordering: .relaxed).newValue, request: request, start: start, clock: clock,
             serviceExtension: serviceExtension, runner: self, completion: completion)
-        let graceEnds = startTime + (timing.budget + timing.expiryGrace).dispatchInterval
+        let deadline = start + timing.budget
+        let graceEnds = deadline + timing.expiryGrace
         // The deadline is watched from the moment the notification is taken: while
         // didReceive runs by the watch (cheap, and on time even if the call blocks), and
         // after it returns undelivered by a timer of the notification's own.
-        let (deadline, overflow) = startMonotonic.addingReportingOverflow(UInt64(clamping: timing.budget.nanoseconds))
-        watch.begin(id: slot.id, deadline: overflow ? .max : deadline) { [self] in
+        watch.begin(id: slot.id, deadline: deadline) { [self] in
             timerQueue.async { self.expire(slot, graceEnds: graceEnds) }
         }
         serviceExtension.didReceive(request, contentHandler: ContentHandler { content, note in
@@ -81,14 +88,14 @@ public final class ExtensionRunner: Sendable {
         })
         watch.end(id: slot.id)
         guard slot.markWaiting() else { return }
-        slot.armDeadline(makeTimer(at: startTime + timing.budget.dispatchInterval) { [self] in
+        slot.armDeadline(makeTimer(at: deadline) { [self] in
             expire(slot, graceEnds: graceEnds)
         })
         waiting.withLock { $0[slot.id] = slot }
         // A delivery that finished meanwhile has already looked for itself in `waiting`.
         if slot.isDone { waiting.withLock { _ = $0.removeValue(forKey: slot.id) } }
         if stopping.load(ordering: .acquiring) {
-            let graceEnds = DispatchTime.now() + timing.expiryGrace.dispatchInterval
+            let graceEnds = clock.now + timing.expiryGrace
             timerQueue.async { [self] in expire(slot, graceEnds: graceEnds) }
         }
     }
@@ -107,13 +114,13 @@ public final class ExtensionRunner: Sendable {
     public func expireAll() {
         stopping.store(true, ordering: .releasing)
         let slots = waiting.withLock { Array($0.values) }
-        let graceEnds = DispatchTime.now() + timing.expiryGrace.dispatchInterval
+        let graceEnds = clock.now + timing.expiryGrace
         // On the timer queue, as at a deadline: never on the caller's stack, which may hold
         // a lock that the deliveries this causes need (the record writer's, say).
         for slot in slots { timerQueue.async { [self] in expire(slot, graceEnds: graceEnds) } }
     }
 
-    private func expire(_ slot: DeliverySlot, graceEnds: DispatchTime) {
+    private func expire(_ slot: DeliverySlot, graceEnds: MonotonicClock.Instant) {
         guard let serviceExtension = slot.beginExpiry() else { return }
         // Armed before the extension is told, so an answer that blocks cannot hold it back.
         slot.arm(makeTimer(at: graceEnds) { slot.fallBackToOriginal() })
@@ -129,10 +136,11 @@ public final class ExtensionRunner: Sendable {
         ignoredCalls.add(1, ordering: .relaxed)
     }
 
-    private func makeTimer(at deadline: DispatchTime, _ handler: @escaping @Sendable () -> Void) -> any DispatchSourceTimer {
+    /// A timer for `deadline` by the runner's clock: Dispatch waits the time that is left.
+    private func makeTimer(at deadline: MonotonicClock.Instant, _ handler: @escaping @Sendable () -> Void) -> any DispatchSourceTimer {
         let timer = DispatchSource.makeTimerSource(flags: .strict, queue: timerQueue)
         // No leeway: lateness past the deadline is what this runner is judged on.
-        timer.schedule(deadline: deadline, leeway: .nanoseconds(0))
+        timer.schedule(deadline: .now() + clock.remaining(until: deadline).dispatchInterval, leeway: .nanoseconds(0))
         timer.setEventHandler(handler: handler)
         timer.resume()
         return timer
@@ -154,17 +162,19 @@ private final class DeliverySlot: Sendable {
     let id: Int
     private let state: Locked<State>
     private let request: NotificationRequest
-    private let start: ContinuousClock.Instant
+    private let start: MonotonicClock.Instant
+    private let clock: MonotonicClock
     private let runner: ExtensionRunner
     private let completion: @Sendable (Delivery) -> Void
 
-    init(id: Int, request: NotificationRequest, start: ContinuousClock.Instant,
+    init(id: Int, request: NotificationRequest, start: MonotonicClock.Instant, clock: MonotonicClock,
          serviceExtension: any NotificationServiceExtension, runner: ExtensionRunner,
          completion: @escaping @Sendable (Delivery) -> Void) {
         self.id = id
         state = Locked(State(serviceExtension: serviceExtension))
         self.request = request
         self.start = start
+        self.clock = clock
         self.runner = runner
         self.completion = completion
     }
@@ -218,7 +228,7 @@ private final class DeliverySlot: Sendable {
             runner.countIgnoredCall()
             return
         }
-        let elapsed = ContinuousClock.now - start
+        let elapsed = clock.now - start
         if content.hasAlertText {
             let note = note ?? DeliveryNote(status: expiring ? .deadline : .modified)
             completion(Delivery(request: request, content: content, note: note, elapsed: elapsed))
@@ -237,7 +247,7 @@ private final class DeliverySlot: Sendable {
         completion(Delivery(
             request: request, content: request.content,
             note: DeliveryNote(status: .original, reason: "the extension did not deliver content before the deadline"),
-            elapsed: ContinuousClock.now - start))
+            elapsed: clock.now - start))
     }
 
     /// Takes the delivery; returns whether the deadline had passed, or nil if already taken.
@@ -260,16 +270,7 @@ private final class DeliverySlot: Sendable {
 extension Duration {
     /// The duration as a Dispatch interval, never negative; saturates instead of trapping.
     var dispatchInterval: DispatchTimeInterval {
-        .nanoseconds(Int(clamping: max(0, nanoseconds)))
-    }
-
-    /// Whole nanoseconds, saturating at Int64's bounds instead of trapping.
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        guard !overflow else { return seconds < 0 ? .min : .max }
-        let (sum, overflowAgain) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
-        return overflowAgain ? (seconds < 0 ? .min : .max) : sum
+        .nanoseconds(Int(clamping: max(0, saturatingNanoseconds)))
     }
 
     /// Milliseconds as a fraction, for records.

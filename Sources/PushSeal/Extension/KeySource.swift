@@ -5,6 +5,7 @@ import Darwin
 #endif
 import SealCrypto
 import Synchronization
+import MonotonicTime
 
 /// Where a decrypting extension gets its keys. A source that has them at hand answers
 /// inside the call; a slow one (a network fetch, a locked keychain) answers later from
@@ -66,19 +67,19 @@ public final class KeyringFileSource: KeySource {
     /// How often the file is looked at when nothing asks for a key it lacks: often enough
     /// that a `keys disable` shows within a blink, rarely enough that a stream of
     /// notifications does not stat once each.
-    static let recheckInterval: Int64 = 100_000_000
+    static let recheckInterval = Duration.milliseconds(100)
 
     public let store: KeyringStore
     private let shared: Locked<Snapshot>
     // Serialises reloads, so a burst of unknown kids makes one read, not one each.
     private let reloading = Lock()
-    private let nextCheck: Atomic<Int64>
+    private let nextCheck: Atomic<UInt64>
 
     /// Loads the keyring now, so a missing or unsafe one is reported before any delivery.
     public init(store: KeyringStore) throws {
         self.store = store
         shared = Locked(try Self.read(store))
-        nextCheck = Atomic(Int64(MonotonicClock.nanoseconds()) + Self.recheckInterval)
+        nextCheck = Atomic((MonotonicClock.system.now + Self.recheckInterval).nanoseconds)
     }
 
     public func keyring(for kid: String, _ completion: @escaping @Sendable (Result<Keyring, any Error>) -> Void) {
@@ -88,12 +89,12 @@ public final class KeyringFileSource: KeySource {
     /// The keyring as it is on disk now: a stat now and then (and at once when `kid` is
     /// unknown), a parse only after a change.
     public func current(knowing kid: String? = nil) throws -> Keyring {
-        if Int64(MonotonicClock.nanoseconds()) >= nextCheck.load(ordering: .acquiring) {
+        if MonotonicClock.system.now.nanoseconds >= nextCheck.load(ordering: .acquiring) {
             // The next check is set only once this one is done, so every thread that comes
             // meanwhile looks too (a stat, in turn under the reload lock) instead of reading
             // the snapshot that is about to be replaced.
             try reloadIfChanged()
-            nextCheck.store(Int64(MonotonicClock.nanoseconds()) + Self.recheckInterval, ordering: .releasing)
+            nextCheck.store((MonotonicClock.system.now + Self.recheckInterval).nanoseconds, ordering: .releasing)
         }
         let keyring = shared.withLock { $0.keyring }
         guard let kid, keyring.entry(kid) == nil else { return keyring }

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import SealCrypto
+import MonotonicTime
 
 /// A keyring folder on disk: `keyring.json` (0600) in a folder that only its owner may
 /// enter (0700), like ssh keeps `~/.ssh`.
@@ -128,7 +129,7 @@ public struct KeyringStore: Sendable {
     /// Takes the lock, polling so that a wait can be reported after a second and given up
     /// after `lockTimeout`.
     private func lock(_ descriptor: Int32, path lockPath: String) throws {
-        let clock = ContinuousClock()
+        let clock = MonotonicClock.system
         let start = clock.now
         var told = false
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {

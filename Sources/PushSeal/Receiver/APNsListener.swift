@@ -2,6 +2,7 @@ import Dispatch
 import HTTP2Server
 import SealCrypto
 import Synchronization
+import MonotonicTime
 
 /// Where the listener's records go. Called on the listener's loop threads and the delivering
 /// threads, so it must never wait for the reader of the records.
@@ -145,7 +146,7 @@ public final class APNsListener: Sendable {
     /// Each connection's provider token and when it last changed, for
     /// `TooManyProviderTokenUpdates`.
     private final class TokenUpdates: Sendable {
-        private let tokens = Locked<[Int: (token: String, setAt: ContinuousClock.Instant)]>([:])
+        private let tokens = Locked<[Int: (token: String, setAt: MonotonicClock.Instant)]>([:])
         private let interval: Duration
 
         init(interval: Duration) {
@@ -154,7 +155,7 @@ public final class APNsListener: Sendable {
 
         /// False when `token` replaces the connection's token too soon after its last change.
         func allows(_ token: String, on connection: Int) -> Bool {
-            let now = ContinuousClock.now
+            let now = MonotonicClock.system.now
             return tokens.withLock { tokens in
                 guard let current = tokens[connection] else {
                     tokens[connection] = (token, now)

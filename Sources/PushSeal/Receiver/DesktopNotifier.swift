@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Dispatch
 import SealCrypto
+import MonotonicTime
 
 /// `receive --notify`: each delivery also shown on the desktop, through the freedesktop
 /// notification service (D-Bus `org.freedesktop.Notifications`) by `notify-send`, with what
@@ -112,12 +113,12 @@ public final class DesktopNotifier: Sendable {
         }
         // A bus that never answers must not stall the rest: 5 s, then it is given up.
         var status: Int32 = 0
-        let deadline = MonotonicClock.nanoseconds() + 5_000_000_000
+        let deadline = MonotonicClock.system.now + .seconds(5)
         while true {
             let rc = waitpid(pid, &status, WNOHANG)
             if rc == pid { break }
             if rc < 0, errno != EINTR { return "cannot wait for notify-send: \(FileIO.lastError())" }
-            if MonotonicClock.nanoseconds() > deadline {
+            if MonotonicClock.system.now > deadline {
                 kill(pid, SIGKILL)
                 while waitpid(pid, &status, 0) < 0, errno == EINTR {}
                 return "notify-send got no answer within 5 s: is a notification service running on the session bus?"

@@ -7,6 +7,7 @@ import CSystem
 import Dispatch
 import SealCrypto
 import Synchronization
+import MonotonicTime
 
 /// A spool folder watched for notifications: each new `*.json` or `*.apns` file is
 /// delivered, its record written and flushed, and only then moved to `processed/`. A file
@@ -97,8 +98,7 @@ public final class SpoolFolder: Sendable {
             if let stop {
                 guard stop.sleep(pollInterval) else { break }
             } else {
-                var remaining = timespec(tv_sec: Int(pollInterval.components.seconds),
-                                         tv_nsec: Int(pollInterval.components.attoseconds / 1_000_000_000))
+                var remaining = pollInterval.timespecValue
                 var left = timespec()
                 while nanosleep(&remaining, &left) != 0 && errno == EINTR { remaining = left }
             }

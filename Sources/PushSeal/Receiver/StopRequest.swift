@@ -5,6 +5,7 @@ import Darwin
 #endif
 import CSystem
 import Synchronization
+import MonotonicTime
 
 /// A request to stop taking input that a blocked read or a sleep notices at once: a flag,
 /// and a pipe that becomes readable when the flag is set, for `poll` to wait on.
@@ -41,7 +42,7 @@ public final class StopRequest: Sendable {
 
     /// Sleeps for `duration`; returns false at once when a stop is requested.
     public func sleep(_ duration: Duration) -> Bool {
-        wait(nil, timeout: Int32(clamping: max(0, duration.nanoseconds / 1_000_000)))
+        wait(nil, timeout: Int32(clamping: max(0, duration.saturatingMilliseconds)))
     }
 
     private func wait(_ descriptor: Int32?, timeout: Int32) -> Bool {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CSystem
+import MonotonicTime
 
 /// How a command run by `pushseal run` ended, and what it last printed.
 public struct CommandOutcome: Sendable, Equatable {
@@ -54,8 +55,8 @@ public enum CommandRun {
     ///   - tail: how many of the last lines to keep; 0 leaves the output alone, unread.
     ///   - stdout: where the command's stdout goes (1, or 2 when stdout carries a payload).
     public static func run(_ arguments: [String], tail: Int, stdout: Int32 = 1) -> CommandOutcome {
-        let started = MonotonicClock.nanoseconds()
-        func elapsed() -> Duration { .nanoseconds(Int64(MonotonicClock.nanoseconds() - started)) }
+        let started = MonotonicClock.system.now
+        func elapsed() -> Duration { MonotonicClock.system.now - started }
         guard let program = arguments.first else {
             return CommandOutcome(ending: .notStarted(status: 127, reason: "no command"), duration: .zero, lastLines: [])
         }
@@ -105,14 +106,14 @@ public enum CommandRun {
         var open = pairs.enumerated().map { (index: $0.offset, source: $0.element.source, destination: $0.element.destination, passing: true) }
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var reaped = false
-        var reapedAt: UInt64 = 0
+        var reapedAt = MonotonicClock.system.now
         while !open.isEmpty {
             var polls = open.map { pollfd(fd: $0.source, events: Int16(POLLIN), revents: 0) }
             let ready = poll(&polls, nfds_t(polls.count), reaped ? 0 : 100)
             if ready < 0, errno != EINTR { break }
             // Once it has exited: what it wrote, and at most a second of what a program it
             // left behind keeps writing.
-            if reaped, ready == 0 || MonotonicClock.nanoseconds() - reapedAt > 1_000_000_000 { break }
+            if reaped, ready == 0 || MonotonicClock.system.now - reapedAt > .seconds(1) { break }
             var ended: [Int] = []
             for (slot, entry) in polls.enumerated() where entry.revents != 0 {
                 let count = buffer.withUnsafeMutableBytes { read(entry.fd, $0.baseAddress, $0.count) }
@@ -135,7 +136,7 @@ public enum CommandRun {
             }
             if !reaped, waitpid(child, &status, WNOHANG) == child {
                 reaped = true
-                reapedAt = MonotonicClock.nanoseconds()
+                reapedAt = MonotonicClock.system.now
             }
         }
         for entry in open { close(entry.source) }

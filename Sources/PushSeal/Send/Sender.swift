@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Dispatch
 import SealCrypto
+import MonotonicTime
 
 /// Delivers payloads to APNs (or any server that speaks its provider API), one result per
 /// device in the order they were added.
@@ -67,7 +68,7 @@ public final class Sender: Sendable {
         /// This notification's apns-expiration, when it has its own (a batch line's ttl).
         let expiration: String?
         let apnsID: String
-        let start: ContinuousClock.Instant
+        let start: MonotonicClock.Instant
         var attempts = 0
         var tokenRenewed = false
         var token = ""
@@ -121,7 +122,7 @@ public final class Sender: Sendable {
             return next
         }
         let item = Pending(seq: seq, device: device, payload: payload, expiration: expiration,
-                           apnsID: ReceivedInput.newIdentifier(), start: .now)
+                           apnsID: ReceivedInput.newIdentifier(), start: MonotonicClock.system.now)
         try submit(item, id: UInt32(truncatingIfNeeded: seq))
     }
 
@@ -217,7 +218,7 @@ public final class Sender: Sendable {
 
     private func report(_ item: Pending, outcome: Result.Outcome, status: Int, apnsID: String, reason: String?, timestamp: Int64?) {
         let result = Result(device: item.device, outcome: outcome, status: status, apnsID: apnsID, reason: reason,
-                            timestamp: timestamp, attempts: item.attempts, elapsed: .now - item.start)
+                            timestamp: timestamp, attempts: item.attempts, elapsed: MonotonicClock.system.now - item.start)
         let quiet = stopped.withLock { $0 != nil }
         let released = order.withLock { $0.finish(item.seq, result, release: quiet ? { _ in } : emit) }
         for _ in 0..<released {

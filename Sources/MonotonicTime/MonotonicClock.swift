@@ -1,0 +1,99 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The one clock that deadlines, timeouts and elapsed times are kept in: CLOCK_MONOTONIC,
+/// immune to the wall clock being set, read as whole nanoseconds.
+///
+/// A value, not a global, so that what keeps deadlines can be given another reading in a
+/// test (a clock near the end of its range, or one that stands still). Wall-clock times
+/// (expiry, `iat`) are `Timestamp`'s concern, not this clock's.
+public struct MonotonicClock: Sendable {
+    /// A reading of the clock. Arithmetic saturates: a deadline past the clock's range is
+    /// "never", not a trap or a wrap to the past.
+    public struct Instant: Sendable, Hashable, Comparable {
+        public let nanoseconds: UInt64
+
+        public init(nanoseconds: UInt64) {
+            self.nanoseconds = nanoseconds
+        }
+
+        /// The latest instant: a deadline that never comes.
+        public static let never = Instant(nanoseconds: .max)
+
+        public static func < (left: Instant, right: Instant) -> Bool {
+            left.nanoseconds < right.nanoseconds
+        }
+
+        /// `instant` moved by `duration`, held within the clock's range.
+        public static func + (instant: Instant, duration: Duration) -> Instant {
+            let step = duration.saturatingNanoseconds
+            if step >= 0 {
+                let (sum, overflow) = instant.nanoseconds.addingReportingOverflow(UInt64(step))
+                return Instant(nanoseconds: overflow ? .max : sum)
+            }
+            let back = step.magnitude
+            return Instant(nanoseconds: instant.nanoseconds > back ? instant.nanoseconds - back : 0)
+        }
+
+        /// The time from `earlier` to `later`; negative when `later` is the earlier one.
+        public static func - (later: Instant, earlier: Instant) -> Duration {
+            if later.nanoseconds >= earlier.nanoseconds {
+                return .nanoseconds(Int64(clamping: later.nanoseconds - earlier.nanoseconds))
+            }
+            return .nanoseconds(-Int64(clamping: earlier.nanoseconds - later.nanoseconds))
+        }
+    }
+
+    private let read: @Sendable () -> UInt64
+
+    /// A clock with readings of the caller's choosing, for tests.
+    public init(reading: @escaping @Sendable () -> UInt64) {
+        read = reading
+    }
+
+    /// CLOCK_MONOTONIC itself.
+    public static let system = MonotonicClock {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
+    }
+
+    public var now: Instant { Instant(nanoseconds: read()) }
+
+    /// How long until `deadline` by this clock; zero once it has passed.
+    public func remaining(until deadline: Instant) -> Duration {
+        max(.zero, deadline - now)
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds, rounded toward zero, held at Int64's bounds instead of trapping or
+    /// wrapping: the one conversion of a `Duration` to an integer, so a huge budget or
+    /// timeout means "very long", never a crash or a negative wait.
+    public var saturatingNanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        let (sum, overflowAgain) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return overflowAgain ? (seconds < 0 ? .min : .max) : sum
+    }
+
+    /// Whole milliseconds, rounded toward zero, held at Int64's bounds.
+    public var saturatingMilliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        let (sum, overflowAgain) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
+        return overflowAgain ? (seconds < 0 ? .min : .max) : sum
+    }
+
+    /// The duration as a `timespec` for nanosleep and friends: never negative, held at the
+    /// largest wait the type can say.
+    public var timespecValue: timespec {
+        let nanoseconds = max(0, saturatingNanoseconds)
+        return timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+    }
+}
