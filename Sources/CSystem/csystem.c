@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <pthread.h>
 #include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int pushseal_pipe_cloexec(int ends[2]) {
@@ -33,9 +36,10 @@ static void forward(int number, siginfo_t *info, void *context) {
     pid_t child = (pid_t)forward_child;
     if (child > 0) {
         kill(child, number);
-    } else {
+    } else if (child == 0) {
         forward_pending = number;
     }
+    // Below zero: the command has exited and is about to be reaped; its pid is not ours to signal.
 }
 
 static struct sigaction forward_saved[sizeof forwarded / sizeof forwarded[0]];
@@ -74,6 +78,10 @@ void pushseal_forward_signals_to(pid_t child) {
     }
 }
 
+void pushseal_forward_signals_stop(void) {
+    forward_child = -1;
+}
+
 void pushseal_forward_signals_end(void) {
     forward_child = 0;
     for (size_t index = 0; index < sizeof forwarded / sizeof forwarded[0]; index++) {
@@ -102,4 +110,25 @@ int pushseal_inherited_pipe_ignored(void) {
 
 void pushseal_name_thread(const char *name) {
     pthread_setname_np(pthread_self(), name);
+}
+
+int pushseal_pidfd_open(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    (void)pid;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int pushseal_child_exited(pid_t pid, int block) {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    int rc;
+    do {
+        rc = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT | (block ? 0 : WNOHANG));
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) return -1;
+    return info.si_pid != 0;
 }

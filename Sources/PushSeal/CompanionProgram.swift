@@ -23,29 +23,13 @@ public enum CompanionProgram {
         guard access(program, X_OK) == 0 else {
             throw FileIOFailure(code: ENOENT, message: "\(program) is missing (it is built and installed beside pushseal)")
         }
-        var stdin: [Int32] = [-1, -1]
-        var stdout: [Int32] = [-1, -1]
-        guard pushseal_pipe_cloexec(&stdin) == 0 else { throw FileIOFailure(code: errno) }
-        guard pushseal_pipe_cloexec(&stdout) == 0 else {
-            close(stdin[0]); close(stdin[1])
-            throw FileIOFailure(code: errno)
-        }
-        let pid: pid_t
-        do {
-            pid = try ChildProcess.spawn(program, [program] + arguments, stdin: stdin[0], stdout: stdout[1])
-        } catch {
-            for descriptor in stdin + stdout { close(descriptor) }
-            throw error
-        }
-        close(stdin[0])
-        close(stdout[1])
+        let child = try ChildProcess(program, [program] + arguments, stdin: .pipe, stdout: .pipe)
         // The input is small (a share): it fits the pipe, so writing it all first cannot stall.
-        let wrote = Result { () throws(FileIOFailure) in try FileIO.writeAll(stdin[1], input) }
-        close(stdin[1])
-        let read = Result { () throws(FileIOFailure) in try FileIO.readAll(stdout[0]) }
-        close(stdout[0])
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        let wrote = Result { () throws(FileIOFailure) in try FileIO.writeAll(child.descriptor(.input), input) }
+        child.close(.input)
+        let read = Result { () throws(FileIOFailure) in try FileIO.readAll(child.descriptor(.output)) }
+        child.close(.output)
+        let status = child.wait() ?? 0
         guard status == 0 else {
             throw FileIOFailure(message: "\(program) failed (\(CommandOutcome.Ending(waitStatus: status).description))")
         }

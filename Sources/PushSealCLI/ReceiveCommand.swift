@@ -192,27 +192,10 @@ func checkExtensionCommand(_ command: String) throws {
         return
     }
     let shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh"
-    let found = runQuietly(shell, ["-c", "command -v -- \"$1\" >/dev/null", "pushseal", program])
+    let found = ChildProcess.succeeds(shell, ["-c", "command -v -- \"$1\" >/dev/null", "pushseal", program])
     guard found else {
         throw CLIFailure(.noInput, "the extension program '\(program)' is not found on PATH")
     }
-}
-
-/// Runs a short helper with no input or output; true when it exits 0.
-private func runQuietly(_ path: String, _ arguments: [String]) -> Bool {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    var argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    var pid: pid_t = 0
-    guard posix_spawn(&pid, path, &actions, nil, &argv, environ) == 0 else { return false }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    return status == 0
 }
 
 /// `--notify`'s notifier; a setup error when notify-send is not installed.

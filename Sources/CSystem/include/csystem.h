@@ -23,6 +23,9 @@ int pushseal_forward_signals_begin(void);
 /// passed on.
 /// Names the child (a signal that came before is passed on now).
 void pushseal_forward_signals_to(pid_t child);
+/// The child has exited: nothing more is passed on, so no signal can reach its pid once it
+/// is reaped and the number is free for another process.
+void pushseal_forward_signals_stop(void);
 /// Back to the handling each of those signals had before `begin`.
 void pushseal_forward_signals_end(void);
 
@@ -36,6 +39,15 @@ void pushseal_record_inherited_signals(void);
 void pushseal_inherited_signal_mask(sigset_t *mask);
 /// 1 if SIGPIPE was ignored when pushseal started.
 int pushseal_inherited_pipe_ignored(void);
+
+#include <sys/types.h>
+
+/// A descriptor that becomes readable when the child `pid` exits (pidfd_open), or -1 with
+/// errno (ENOSYS before Linux 5.3).
+int pushseal_pidfd_open(pid_t pid);
+/// 1 when the child `pid` has exited, 0 while it runs, -1 with errno; the child is left
+/// unreaped, so its pid and its process group's id stay taken. With `block`, waits for the exit.
+int pushseal_child_exited(pid_t pid, int block);
 
 /// Names the calling thread (at most 15 bytes), for top, perf and /proc.
 void pushseal_name_thread(const char *name);

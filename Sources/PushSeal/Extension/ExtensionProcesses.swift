@@ -12,7 +12,7 @@ public final class ExtensionProcesses: Sendable {
     private struct State: Sendable {
         var running = 0
         var queued: [@Sendable () -> Void] = []
-        var live: Set<pid_t> = []
+        var live: [pid_t: ChildProcess] = [:]
     }
 
     /// How many programs may run at once; more notifications wait for a slot.
@@ -52,14 +52,14 @@ public final class ExtensionProcesses: Sendable {
         if let next { DispatchQueue.global().async(execute: next) }
     }
 
-    func started(_ pid: pid_t) {
+    func started(_ child: ChildProcess) {
         alive.enter()
-        state.withLock { _ = $0.live.insert(pid) }
+        state.withLock { $0.live[child.pid] = child }
     }
 
     /// The process was reaped: its slot is free.
-    func finished(_ pid: pid_t) {
-        state.withLock { _ = $0.live.remove(pid) }
+    func finished(_ child: ChildProcess) {
+        state.withLock { _ = $0.live.removeValue(forKey: child.pid) }
         alive.leave()
         release()
     }
@@ -69,15 +69,15 @@ public final class ExtensionProcesses: Sendable {
         alive.wait()
     }
 
-    /// SIGKILLs every program (and its process group) still running: the last resort when
-    /// the receiver is forced to stop at once. Never waits for the lock (it is only ever
-    /// held for a set update, so a few tries find it free); false if it could not be had.
+    /// SIGKILLs every program (and its process group) not yet reaped: the last resort when
+    /// the receiver is forced to stop at once. Never waits for a lock (each is only ever held
+    /// for an update, a signal or the reap of a zombie, so a few tries find it free); false
+    /// if one could not be had.
     @discardableResult
     public func killAll() -> Bool {
         for _ in 0..<100 {
-            if let live = state.withLockIfAvailable({ $0.live }) {
-                for pid in live { kill(-pid, SIGKILL) }
-                return true
+            if let live = state.withLockIfAvailable({ Array($0.live.values) }) {
+                return live.map { $0.signalWithoutWaiting(SIGKILL) }.allSatisfy { $0 }
             }
             usleep(100)
         }

@@ -47,7 +47,7 @@ public final class ProcessExtension: NotificationServiceExtension {
         case waiting
         /// Spawning; the deadline, if it comes now, is passed on once the pid is known.
         case starting(expired: Bool)
-        case running(pid_t)
+        case running(ChildProcess)
         /// The deadline came before a slot did; the original was delivered.
         case cancelled
         case finished
@@ -74,7 +74,7 @@ public final class ProcessExtension: NotificationServiceExtension {
     }
 
     public func serviceExtensionTimeWillExpire() {
-        enum Action { case none, cancel(NotificationContent, ContentHandler), terminate(pid_t) }
+        enum Action { case none, cancel(NotificationContent, ContentHandler), terminate(ChildProcess) }
         let action = state.withLock { state -> Action in
             switch state.phase {
             case .waiting:
@@ -84,8 +84,8 @@ public final class ProcessExtension: NotificationServiceExtension {
             case .starting:
                 state.phase = .starting(expired: true)
                 return .none
-            case .running(let pid):
-                return .terminate(pid)
+            case .running(let child):
+                return .terminate(child)
             case .cancelled, .finished:
                 return .none
             }
@@ -97,8 +97,8 @@ public final class ProcessExtension: NotificationServiceExtension {
             handler(original, note: DeliveryNote(
                 status: .original,
                 reason: "the deadline passed while \(settings.processes.limit) other extension processes were running"))
-        case .terminate(let pid):
-            kill(-pid, SIGTERM)
+        case .terminate(let child):
+            child.signal(SIGTERM)
             let killer = DispatchSource.makeTimerSource(queue: Self.queue)
             killer.schedule(deadline: .now() + settings.timing.expiryGrace.dispatchInterval, leeway: .milliseconds(1))
             killer.setEventHandler { [self] in
@@ -107,7 +107,7 @@ public final class ProcessExtension: NotificationServiceExtension {
                     if state.killReason == nil { state.killReason = "killed after ignoring the deadline" }
                     return true
                 }
-                if alive { kill(-pid, SIGKILL) }
+                if alive { child.signal(SIGKILL) }
             }
             // Resumed before anything else: libdispatch must never release a source that
             // was not resumed, even a cancelled one.
@@ -136,29 +136,16 @@ public final class ProcessExtension: NotificationServiceExtension {
         }
         // The original was delivered when the deadline came; only the slot is left to free.
         guard !cancelled else { return settings.processes.release() }
-        var input: [Int32] = [-1, -1]
-        var output: [Int32] = [-1, -1]
-        // Close-on-exec from birth: a child another thread spawns never inherits these.
-        guard pushseal_pipe_cloexec(&input) == 0 else { return fail("cannot start the extension: \(FileIO.lastError())") }
-        guard pushseal_pipe_cloexec(&output) == 0 else {
-            let reason = FileIO.lastError()
-            close(input[0]); close(input[1])
-            return fail("cannot start the extension: \(reason)")
-        }
-        let pid: pid_t
+        let child: ChildProcess
         do {
-            pid = try spawn(settings.command, stdin: input[0], stdout: output[1])
+            child = try spawn(settings.command)
         } catch {
-            input.forEach { close($0) }
-            output.forEach { close($0) }
             return fail("cannot start the extension: \(error)")
         }
-        close(input[0])
-        close(output[1])
-        settings.processes.started(pid)
+        settings.processes.started(child)
         // The deadline may have come while the process started; it must still hear it.
         let expiredMeanwhile = state.withLock { state -> Bool in
-            defer { state.phase = .running(pid) }
+            defer { state.phase = .running(child) }
             if case .starting(expired: true) = state.phase { return true }
             return false
         }
@@ -166,13 +153,12 @@ public final class ProcessExtension: NotificationServiceExtension {
         let requestBytes = JSONWriter.bytes(.object(Self.requestJSON(request, budget: settings.timing.budget)))
         // The program's own thread talks to it with plain blocking calls: no worker and no
         // delivery ever waits on them, and the deadline timers act regardless.
-        let (requestEnd, answerEnd) = (input[1], output[0])
         OwnThread.start { [self] in
-            converse(pid: pid, request: requestBytes, input: requestEnd, output: answerEnd, original: original, handler: contentHandler)
+            converse(child, request: requestBytes, original: original, handler: contentHandler)
         }
         let monitor = DispatchSource.makeTimerSource(queue: Self.queue)
         monitor.schedule(deadline: .now() + .milliseconds(5), repeating: .milliseconds(10), leeway: .milliseconds(2))
-        monitor.setEventHandler { [self] in checkMemory(pid: pid) }
+        monitor.setEventHandler { [self] in checkMemory(child) }
         state.withLock { $0.timers.append(monitor) }
         monitor.resume()
         if expiredMeanwhile { serviceExtensionTimeWillExpire() }
@@ -180,10 +166,10 @@ public final class ProcessExtension: NotificationServiceExtension {
 
     /// Writes the request, reads the answer to the end, reaps the program and delivers.
     /// A program that exits without reading its request just closes the pipe (EPIPE).
-    private func converse(pid: pid_t, request: [UInt8], input: Int32, output: Int32,
-                          original: NotificationContent, handler: ContentHandler) {
-        _ = try? FileIO.writeAll(input, request)
-        close(input)
+    private func converse(_ child: ChildProcess, request: [UInt8], original: NotificationContent, handler: ContentHandler) {
+        _ = try? FileIO.writeAll(child.descriptor(.input), request)
+        child.close(.input)
+        let output = child.descriptor(.output)
         var answer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
@@ -193,14 +179,11 @@ public final class ProcessExtension: NotificationServiceExtension {
             // Content larger than any APNs payload could justify is not kept.
             if answer.count < 1 << 20 { answer.append(contentsOf: chunk[..<count]) }
         }
-        close(output)
+        child.close(.output)
         // stdout closed: the program is exiting (or closed it early, and then the kill after
-        // the grace ends it).
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        // Anything the command left behind in its group goes with it; the group's id stays
-        // reserved while members remain, so this cannot reach a stranger.
-        kill(-pid, SIGKILL)
+        // the grace ends it). Anything the command left behind in its group goes with it, at
+        // the reap.
+        let status = child.wait() ?? 0
         let (killReason, timers) = state.withLock { state in
             let result = (state.killReason, state.timers)
             state.timers = []
@@ -208,7 +191,7 @@ public final class ProcessExtension: NotificationServiceExtension {
             return result
         }
         timers.forEach { $0.cancel() }
-        settings.processes.finished(pid)
+        settings.processes.finished(child)
 
         let exited = status & 0x7F == 0
         let code = (status >> 8) & 0xFF
@@ -224,14 +207,15 @@ public final class ProcessExtension: NotificationServiceExtension {
         handler(Self.content(object, over: original))
     }
 
-    private func checkMemory(pid: pid_t) {
-        guard let resident = Self.residentBytes(of: pid), resident > settings.memoryLimit else { return }
+    private func checkMemory(_ child: ChildProcess) {
+        // After the exit the pid may name another process: it is not read, let alone killed.
+        guard !child.hasExited, let resident = Self.residentBytes(of: child.pid), resident > settings.memoryLimit else { return }
         state.withLock {
             if $0.killReason == nil {
                 $0.killReason = "killed: resident memory \(resident / 1_048_576) MB passed the \(settings.memoryLimit / 1_048_576) MB limit"
             }
         }
-        kill(-pid, SIGKILL)
+        child.signal(SIGKILL)
     }
 
     // MARK: The JSON protocol
@@ -268,12 +252,12 @@ public final class ProcessExtension: NotificationServiceExtension {
 
     // MARK: Processes
 
-    private func spawn(_ command: String, stdin: Int32, stdout: Int32) throws -> pid_t {
+    private func spawn(_ command: String) throws(FileIOFailure) -> ChildProcess {
         // bash runs a lone command with exec, so the extension itself is the process that
         // gets the signals and whose exit status counts; plain sh may stay in between.
         let shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh"
-        return try ChildProcess.spawn(shell, [shell, "-c", command], stdin: stdin, stdout: stdout, ownGroup: true,
-                                     signals: .extensionContract)
+        return try ChildProcess(shell, [shell, "-c", command], stdin: .pipe, stdout: .pipe, ownGroup: true,
+                                signals: .extensionContract)
     }
 
     /// Resident memory of a process and everything it started, from /proc: a compound

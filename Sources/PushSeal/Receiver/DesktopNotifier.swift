@@ -102,28 +102,17 @@ public final class DesktopNotifier: Sendable {
 
     /// Nil when notify-send showed it; otherwise why not.
     private func run(_ arguments: [String]) -> String? {
-        let null = open("/dev/null", O_RDWR | O_CLOEXEC)
-        guard null >= 0 else { return "cannot open /dev/null: \(FileIO.lastError())" }
-        defer { close(null) }
-        let pid: pid_t
+        let child: ChildProcess
         do {
-            pid = try ChildProcess.spawn(program, arguments, stdin: null, stdout: null, stderr: null)
+            child = try ChildProcess(program, arguments, stdin: .null, stdout: .null, stderr: .null)
         } catch {
             return "cannot run \(program): \(error.message)"
         }
         // A bus that never answers must not stall the rest: 5 s, then it is given up.
-        var status: Int32 = 0
-        let deadline = MonotonicClock.system.now + .seconds(5)
-        while true {
-            let rc = waitpid(pid, &status, WNOHANG)
-            if rc == pid { break }
-            if rc < 0, errno != EINTR { return "cannot wait for notify-send: \(FileIO.lastError())" }
-            if MonotonicClock.system.now > deadline {
-                kill(pid, SIGKILL)
-                while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-                return "notify-send got no answer within 5 s: is a notification service running on the session bus?"
-            }
-            usleep(2_000)
+        guard let status = child.wait(within: .seconds(5)) else {
+            child.signal(SIGKILL)
+            _ = child.wait()
+            return "notify-send got no answer within 5 s: is a notification service running on the session bus?"
         }
         guard status != 0 else { return nil }
         return "notify-send failed (\(CommandOutcome.Ending(waitStatus: status).description)): "

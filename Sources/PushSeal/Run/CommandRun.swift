@@ -60,62 +60,50 @@ public enum CommandRun {
         guard let program = arguments.first else {
             return CommandOutcome(ending: .notStarted(status: 127, reason: "no command"), duration: .zero, lastLines: [])
         }
-        var outPipe: [Int32] = [-1, -1]
-        var errPipe: [Int32] = [-1, -1]
-        if tail > 0 {
-            guard pushseal_pipe_cloexec(&outPipe) == 0, pushseal_pipe_cloexec(&errPipe) == 0 else {
-                return CommandOutcome(ending: .notStarted(status: 126, reason: FileIO.lastError()), duration: .zero, lastLines: [])
-            }
-        }
         pushseal_forward_signals_begin()
         defer { pushseal_forward_signals_end() }
-        let pid: pid_t
+        let child: ChildProcess
         do {
-            pid = try ChildProcess.spawn(program, arguments, stdin: 0,
-                                         stdout: tail > 0 ? outPipe[1] : stdout, stderr: tail > 0 ? errPipe[1] : 2,
-                                         searchPath: true)
+            child = try ChildProcess(program, arguments, stdin: .inherit(0),
+                                     stdout: tail > 0 ? .pipe : .inherit(stdout), stderr: tail > 0 ? .pipe : .inherit(2),
+                                     searchPath: true)
         } catch {
-            for descriptor in outPipe + errPipe where descriptor >= 0 { close(descriptor) }
             let status: Int32 = error.code == ENOENT ? 127 : 126
             let reason = error.code == ENOENT ? "command not found" : error.message
             return CommandOutcome(ending: .notStarted(status: status, reason: reason), duration: elapsed(), lastLines: [])
         }
-        pushseal_forward_signals_to(pid)
+        pushseal_forward_signals_to(child.pid)
 
         var lines = LastLines(keeping: tail)
-        var status: Int32 = 0
-        var reaped = false
         if tail > 0 {
-            close(outPipe[1])
-            close(errPipe[1])
-            reaped = pump([(outPipe[0], stdout), (errPipe[0], 2)], into: &lines, child: pid, status: &status)
+            pump([(.output, stdout), (.errorOutput, 2)], of: child, into: &lines)
         }
-        while !reaped {
-            let rc = waitpid(pid, &status, 0)
-            if rc == pid { reaped = true } else if rc < 0, errno != EINTR { break }
-        }
+        // Signals stop being passed on before the reap frees the pid for another process.
+        let status = child.wait(beforeReap: { pushseal_forward_signals_stop() }) ?? 0
         return CommandOutcome(ending: .init(waitStatus: status), duration: elapsed(), lastLines: lines.finish())
     }
 
-    /// Copies each source to its destination until both end, feeding `lines`. Once the
-    /// child has exited, what is already written is read and the rest let go: a program it
-    /// left running in the background may hold the pipes open for good. True when `status`
-    /// holds the child's exit.
-    private static func pump(_ pairs: [(source: Int32, destination: Int32)], into lines: inout LastLines,
-                             child: pid_t, status: inout Int32) -> Bool {
-        var open = pairs.enumerated().map { (index: $0.offset, source: $0.element.source, destination: $0.element.destination, passing: true) }
+    /// Copies each of the child's pipes to its destination until both end, feeding `lines`.
+    /// Once the child has exited, what is already written is read and the rest let go: a
+    /// program it left running in the background may hold the pipes open for good.
+    private static func pump(_ pairs: [(end: ChildProcess.End, destination: Int32)], of child: ChildProcess,
+                             into lines: inout LastLines) {
+        var open = pairs.enumerated().map { (index: $0.offset, end: $0.element.end, source: child.descriptor($0.element.end),
+                                             destination: $0.element.destination, passing: true) }
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        var reaped = false
-        var reapedAt = MonotonicClock.system.now
+        var exitedAt: MonotonicClock.Instant?
+        let exitSignal = child.exitPollDescriptor
         while !open.isEmpty {
             var polls = open.map { pollfd(fd: $0.source, events: Int16(POLLIN), revents: 0) }
-            let ready = poll(&polls, nfds_t(polls.count), reaped ? 0 : 100)
+            // The exit wakes the poll where the system says it on a descriptor; else a look every 100 ms.
+            if exitedAt == nil, exitSignal >= 0 { polls.append(pollfd(fd: exitSignal, events: Int16(POLLIN), revents: 0)) }
+            let ready = poll(&polls, nfds_t(polls.count), exitedAt != nil ? 0 : (exitSignal >= 0 ? -1 : 100))
             if ready < 0, errno != EINTR { break }
             // Once it has exited: what it wrote, and at most a second of what a program it
             // left behind keeps writing.
-            if reaped, ready == 0 || MonotonicClock.system.now - reapedAt > .seconds(1) { break }
+            if let exitedAt, ready == 0 || MonotonicClock.system.now - exitedAt > .seconds(1) { break }
             var ended: [Int] = []
-            for (slot, entry) in polls.enumerated() where entry.revents != 0 {
+            for (slot, entry) in polls.prefix(open.count).enumerated() where entry.revents != 0 {
                 let count = buffer.withUnsafeMutableBytes { read(entry.fd, $0.baseAddress, $0.count) }
                 if count < 0, errno == EINTR || errno == EAGAIN { continue }
                 guard count > 0 else {
@@ -131,16 +119,12 @@ public enum CommandRun {
                 }
             }
             for slot in ended.reversed() {
-                close(open[slot].source)
+                child.close(open[slot].end)
                 open.remove(at: slot)
             }
-            if !reaped, waitpid(child, &status, WNOHANG) == child {
-                reaped = true
-                reapedAt = MonotonicClock.system.now
-            }
+            if exitedAt == nil, child.hasExited { exitedAt = MonotonicClock.system.now }
         }
-        for entry in open { close(entry.source) }
-        return reaped
+        for entry in open { child.close(entry.end) }
     }
 }
 

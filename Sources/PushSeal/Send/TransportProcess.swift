@@ -8,7 +8,7 @@ import SealCrypto
 /// The `pushseal-curl` child that carries `send`'s requests over HTTP/2: frames go to its
 /// stdin, answers come back on its stdout to `onResponse`, on a reader thread.
 public final class TransportProcess: Sendable {
-    private let pid: pid_t
+    private let child: ChildProcess
     /// The write end of the transport's stdin; -1 once closed, so a late send cannot write
     /// to a descriptor number that has been reused.
     private let input: Locked<Int32>
@@ -25,25 +25,15 @@ public final class TransportProcess: Sendable {
         guard access(program, X_OK) == 0 else {
             throw SendError(.transport, "the HTTP/2 transport \(program) is missing (it is built beside pushseal)")
         }
-        var toChild: [Int32] = [-1, -1]
-        var fromChild: [Int32] = [-1, -1]
-        guard pushseal_pipe_cloexec(&toChild) == 0, pushseal_pipe_cloexec(&fromChild) == 0 else {
-            throw SendError(.transport, "cannot make pipes: \(FileIO.lastError())")
-        }
         let arguments = [program, endpoint, caFile ?? "-", String(maximumStreams), String(max(1, Int(timeout.milliseconds)))]
-        defer {
-            close(toChild[0])
-            close(fromChild[1])
-        }
         do {
-            pid = try ChildProcess.spawn(program, arguments, stdin: toChild[0], stdout: fromChild[1])
+            child = try ChildProcess(program, arguments, stdin: .pipe, stdout: .pipe)
         } catch {
-            close(toChild[1])
-            close(fromChild[0])
             throw SendError(.transport, "cannot start \(program): \(error.message)")
         }
-        input = Locked(toChild[1])
-        let output = fromChild[0]
+        input = Locked(child.descriptor(.input))
+        let output = child.descriptor(.output)
+        let child = self.child
         let done = self.done
         OwnThread.start {
             var buffer: [UInt8] = []
@@ -57,7 +47,7 @@ public final class TransportProcess: Sendable {
                     if let response = TransportFrame.decodeResponse(frame) { onResponse(response) }
                 }
             }
-            close(output)
+            child.close(.output)
             done.signal()
         }
     }
@@ -74,12 +64,10 @@ public final class TransportProcess: Sendable {
     @discardableResult
     public func finish() -> Int32 {
         input.withLock { fd in
-            if fd >= 0 { close(fd) }
+            if fd >= 0 { child.close(.input) }
             fd = -1
         }
         done.wait()
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return status
+        return child.wait() ?? 0
     }
 }
