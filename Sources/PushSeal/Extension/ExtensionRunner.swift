@@ -136,12 +136,23 @@ public final class ExtensionRunner: Sendable {
         ignoredCalls.add(1, ordering: .relaxed)
     }
 
-    /// A timer for `deadline` by the runner's clock: Dispatch waits the time that is left.
+    /// A timer for `deadline` by the runner's clock: Dispatch waits the time that is left,
+    /// and when it fires the runner's clock is asked again. Dispatch keeps time in its own
+    /// clock; a deadline is only reached when the runner's clock says so (a replaced clock
+    /// may run slower, or stand still).
     private func makeTimer(at deadline: MonotonicClock.Instant, _ handler: @escaping @Sendable () -> Void) -> any DispatchSourceTimer {
         let timer = DispatchSource.makeTimerSource(flags: .strict, queue: timerQueue)
         // No leeway: lateness past the deadline is what this runner is judged on.
         timer.schedule(deadline: .now() + clock.remaining(until: deadline).dispatchInterval, leeway: .nanoseconds(0))
-        timer.setEventHandler(handler: handler)
+        // Weak: a source holding itself through its handler would outlive its cancellation.
+        timer.setEventHandler { [clock, weak source = timer as AnyObject] in
+            let left = clock.remaining(until: deadline)
+            guard left <= .zero else {
+                (source as? any DispatchSourceTimer)?.schedule(deadline: .now() + left.dispatchInterval, leeway: .nanoseconds(0))
+                return
+            }
+            handler()
+        }
         timer.resume()
         return timer
     }
