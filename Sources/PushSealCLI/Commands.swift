@@ -23,6 +23,9 @@ struct RunRequest: Equatable {
     var alert: EncryptRequest
     /// Where it goes; nil with --print, which prints the payload instead.
     var delivery: SendRequest?
+    /// `--results stdout`: delivery results on stdout; by default on stderr, since stdout
+    /// is the command's own output.
+    var resultsOnStdout = false
 }
 
 enum KeysAction: Equatable {
@@ -593,10 +596,15 @@ private func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: Encry
                                                : "no devices: give --device TOKEN (repeatable), --devices FILE or --batch")
     }
     if parsed.has("sandbox"), parsed.has("production") { throw fail("--sandbox and --production contradict each other") }
+    // A flag beats the environment; two flags that name different servers are a mistake.
+    let server = parsed.has("sandbox") ? "--sandbox" : parsed.has("production") ? "--production" : nil
+    if let server, parsed.value("endpoint") != nil, parsed.fromEnvironment["endpoint"] == nil {
+        throw fail("--endpoint and \(server) name different servers; give one")
+    }
     var endpoint = parsed.has("sandbox") ? SendRequest.sandbox : SendRequest.production
-    if let given = parsed.value("endpoint") {
+    if server == nil, let given = parsed.value("endpoint") {
         guard (given.hasPrefix("https://") || given.hasPrefix("http://")), given.count > 8 else {
-            throw fail("--endpoint takes a URL such as https://127.0.0.1:8443 (http:// for HTTP/2 without TLS)")
+            throw fail("\(parsed.origin("endpoint")) takes a URL such as https://127.0.0.1:8443 (http:// for HTTP/2 without TLS)")
         }
         endpoint = given.hasSuffix("/") ? String(given.dropLast()) : given
     }
@@ -609,6 +617,15 @@ private func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: Encry
     let pushType = parsed.value("push-type") ?? "alert"
     guard APNsRules.pushTypes.contains(pushType) else {
         throw fail("--push-type is one of \(APNsRules.pushTypes.sorted().joined(separator: ", "))")
+    }
+    // APNs' rules for background pushes: no alert (it would be shown), priority 5.
+    var priority = parsed.value("priority")
+    if pushType == "background" {
+        if alert != nil || batch {
+            throw fail("--push-type background carries no alert, and pushseal seals an alert: send it as alert (the default), or pipe a payload without 'alert' into '-'")
+        }
+        guard priority == nil || priority == "5" else { throw fail("--push-type background goes with --priority 5, as APNs requires") }
+        priority = "5"
     }
     var expiration = parsed.value("expiration")
     if let text = expiration, Int64(text).map({ $0 < 0 }) ?? true { throw fail("--expiration takes UNIX seconds") }
@@ -632,7 +649,7 @@ private func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: Encry
         authKey: try required("auth-key", "the .p8 file from Apple"),
         keyID: try required("key-id", "the .p8 key's id"),
         teamID: try required("team-id", "your Apple team id"),
-        endpoint: endpoint, caFile: parsed.value("cacert"), priority: parsed.value("priority"),
+        endpoint: endpoint, caFile: parsed.value("cacert"), priority: priority,
         collapseID: parsed.value("collapse-id"), pushType: pushType, expiration: expiration,
         retries: retries, concurrency: concurrency,
         timeout: try duration(parsed, "timeout", in: DurationRange.requestTimeout, example: "30s", command: spec.name) ?? .seconds(30),
@@ -663,8 +680,12 @@ private func parseRun(_ arguments: [String], environment: [String: String]) thro
     parsed.positionals = []
     let alert = try alertOptions(parsed, spec: spec, stdinIsBody: false)
     let print = parsed.has("print")
+    let results = parsed.value("results") ?? "stderr"
+    guard results == "stderr" || results == "stdout" else { throw fail("--results is stderr (the default) or stdout") }
+    if print, parsed.value("results") != nil { throw fail("--print sends nothing, so there are no results for --results") }
     return .run(RunRequest(command: command, tail: tail, alert: alert,
-                           delivery: print ? nil : try delivery(parsed, spec: spec, alert: alert, batch: false)))
+                           delivery: print ? nil : try delivery(parsed, spec: spec, alert: alert, batch: false),
+                           resultsOnStdout: results == "stdout"))
 }
 
 private func parseCompletions(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {

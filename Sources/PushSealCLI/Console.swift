@@ -20,8 +20,13 @@ final class Console: Sendable {
 
     private let state = Locked(State())
     private let flushThreshold = 64 * 1024
+    /// Where results go: stdout, or stderr for `run`, whose stdout is the command's.
+    private let descriptor: Int32
+    private let streamName: String
 
-    init() {
+    init(results descriptor: Int32 = 1) {
+        self.descriptor = descriptor
+        streamName = descriptor == 2 ? "stderr" : "stdout"
         state.withLock { $0.pending.reserveCapacity(flushThreshold + 8192) }
     }
 
@@ -76,10 +81,10 @@ final class Console: Sendable {
         _ = state.withLockIfAvailable { state in
             var offset = 0
             while offset < state.pending.count {
-                var ready = pollfd(fd: 1, events: Int16(POLLOUT), revents: 0)
+                var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
                 guard poll(&ready, 1, 0) == 1, ready.revents & Int16(POLLOUT) != 0 else { break }
                 // A pipe takes a write of at most PIPE_BUF whole once it polls writable.
-                let count = state.pending.withUnsafeBytes { Glibc.write(1, $0.baseAddress! + offset, min(512, $0.count - offset)) }
+                let count = state.pending.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, min(512, $0.count - offset)) }
                 guard count > 0 else { break }
                 offset += count
             }
@@ -91,7 +96,7 @@ final class Console: Sendable {
     /// happened all the same (a changed keyring, say), for the error line.
     func finish(done: String? = nil) throws(CLIFailure) {
         guard flush() == false, let failure else { return }
-        throw CLIFailure(.ioError, "cannot write to stdout: \(failure)" + (done.map { "; \($0)" } ?? ""))
+        throw CLIFailure(.ioError, "cannot write to \(streamName): \(failure)" + (done.map { "; \($0)" } ?? ""))
     }
 
     private func drain(_ state: inout State) {
@@ -99,7 +104,7 @@ final class Console: Sendable {
         defer { state.pending.removeAll(keepingCapacity: true) }
         guard state.failure == nil else { return }
         do {
-            try FileIO.writeAll(1, state.pending)
+            try FileIO.writeAll(descriptor, state.pending)
         } catch {
             state.failure = error.code == EPIPE ? "the reader closed the pipe" : error.message
         }

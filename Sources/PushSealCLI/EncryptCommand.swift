@@ -22,13 +22,17 @@ final class SealerSet: Sendable {
     /// The request's own sealer, or why there is none: a sender's keyring of public keys
     /// alone has no primary, and needs none when every batch line names its recipient.
     private let standard: Result<PayloadSealer, any Error>
+    /// APNs' payload limit for the push type the payloads go out as.
+    private let byteLimit: Int
 
-    init(_ request: EncryptRequest) throws {
+    init(_ request: EncryptRequest, byteLimit: Int = PayloadSealer.byteLimit) throws {
         let keyring = try KeyringStore(folder: request.keysFolder).load()
         self.keyring = keyring
         self.request = request
+        self.byteLimit = byteLimit
         standard = Result {
-            try PayloadSealer(keyring: keyring, to: request.recipient, field: request.field, pad: request.pad, fallback: request.fallback)
+            try PayloadSealer(keyring: keyring, to: request.recipient, field: request.field, pad: request.pad,
+                              fallback: request.fallback, byteLimit: byteLimit)
         }
         // Settings that no key can fix (field, padding, fallback) fail at once, not per line.
         if case .failure(let error) = standard, !(error is KeyringError) { throw error }
@@ -38,7 +42,8 @@ final class SealerSet: Sendable {
     func sealer(to recipient: String?) throws -> PayloadSealer {
         guard let recipient, recipient != request.recipient else { return try standard.get() }
         if let sealer = made.withLock({ $0[recipient] }) { return sealer }
-        let sealer = try PayloadSealer(keyring: keyring, to: recipient, field: request.field, pad: request.pad, fallback: request.fallback)
+        let sealer = try PayloadSealer(keyring: keyring, to: recipient, field: request.field, pad: request.pad,
+                                       fallback: request.fallback, byteLimit: byteLimit)
         made.withLock { $0[recipient] = sealer }
         return sealer
     }

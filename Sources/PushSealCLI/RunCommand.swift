@@ -23,7 +23,8 @@ func runCommand(_ request: RunRequest, console: Console) throws -> Int32 {
             delivery.alert = alert
             // --ttl counts from now, when the alert goes out, not from when the command started.
             if let ttl = alert.timeToLive { delivery.expiration = String(Timestamp.now() + ttl.components.seconds) }
-            let status = try runSend(delivery, console: console)
+            // The results stay out of the command's stdout unless asked for.
+            let status = try runSend(delivery, console: request.resultsOnStdout ? console : Console(results: 2))
             if status != .ok { console.error("the outcome was not delivered to every device (\(status.rawValue)); exiting with the command's status") }
         } else {
             _ = try runEncrypt(alert, console: console)

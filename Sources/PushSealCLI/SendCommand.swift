@@ -30,7 +30,7 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     let sealer: SealerSet?
     let payload: [UInt8]
     if let alert = request.alert {
-        let made = try SealerSet(alert)
+        let made = try SealerSet(alert, byteLimit: APNsRules.payloadByteLimit(pushType: request.pushType))
         (sealer, payload) = alert.batch ? (made, []) : (made, try sealedPayload(alert, sealer: made.sealer(to: nil)))
     } else {
         (sealer, payload) = (nil, try readyPayload(pushType: request.pushType))
@@ -65,16 +65,22 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     flusher.resume()
 
     var badLines = (count: 0, of: 0)
+    var taken = 0
     do {
         if let sealer, request.alert?.batch == true {
-            badLines = try sendBatch(sealer: sealer, sender: sender, stop: stop, console: console)
+            let batch = try sendBatch(sealer: sealer, sender: sender, stop: stop, console: console)
+            (badLines, taken) = ((batch.count, batch.of), batch.given)
         } else {
             for device in request.devices {
                 guard !stop.isRequested else { break }
                 try sender.add(device: device, payload: payload)
+                taken += 1
             }
             if let file = request.devicesFile {
-                try forEachDevice(in: file, stop: stop) { try sender.add(device: $0, payload: payload) }
+                try forEachDevice(in: file, stop: stop) {
+                    try sender.add(device: $0, payload: payload)
+                    taken += 1
+                }
             }
         }
     } catch is SendError {
@@ -90,6 +96,11 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     if let signal = stoppedBy.withLock({ $0.signal }) {
         console.error("stopped by \(signal == SIGINT ? "SIGINT" : "SIGTERM"): devices after the last result were not sent")
         return signal == SIGINT ? .interrupted : .terminated
+    }
+    // Nothing to send to is a mistake in the command, not a success with no results.
+    if taken == 0 {
+        let source = request.alert?.batch == true ? "no --batch lines on stdin" : "no device tokens in \(request.devicesFile ?? "the devices given")"
+        throw CLIFailure(.usage, "\(source): nothing was sent")
     }
     if badLines.count > 0 {
         console.error("\(badLines.count) of \(badLines.of) lines were not sent")
@@ -111,23 +122,42 @@ private func providerTokens(_ request: SendRequest) throws -> ProviderTokenCache
     } catch let error as SealCryptoError {
         throw CLIFailure(.dataError, "\(request.authKey) is not an APNs signing key (\(error.reason)); give the .p8 file Apple made")
     }
-    // The provider token is kept beside the keys; a sender of ready payloads may have none yet.
-    if mkdir(request.keysFolder, 0o700) != 0, errno != EEXIST {
-        throw CLIFailure(.cannotCreate, "cannot create \(request.keysFolder) for the provider token: \(String(cString: strerror(errno)))")
+    return ProviderTokenCache(folder: try tokenFolder(request), key: key, keyID: request.keyID, teamID: request.teamID)
+}
+
+/// Where the provider token is kept: beside the keys when there is a keyring folder;
+/// otherwise in the user's cache folder (`$XDG_CACHE_HOME/pushseal`, or
+/// `~/.cache/pushseal`), so that sending a ready payload leaves no `./Keys` behind.
+private func tokenFolder(_ request: SendRequest) throws -> String {
+    var info = stat()
+    if stat(request.keysFolder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { return request.keysFolder }
+    var folders: [String] = []
+    if let cache = getenv("XDG_CACHE_HOME").map({ String(cString: $0) }), cache.hasPrefix("/") {
+        folders = [cache]
+    } else if let home = getenv("HOME").map({ String(cString: $0) }), home.hasPrefix("/") {
+        folders = [home + "/.cache"]
+    } else {
+        throw CLIFailure(.cannotCreate, "no keyring folder (\(request.keysFolder)) and no HOME or XDG_CACHE_HOME for the provider token; give --keys DIR")
     }
-    return ProviderTokenCache(folder: request.keysFolder, key: key, keyID: request.keyID, teamID: request.teamID)
+    folders.append(folders[0] + "/pushseal")
+    for folder in folders where mkdir(folder, 0o700) != 0 && errno != EEXIST {
+        throw CLIFailure(.cannotCreate, "cannot create \(folder) for the provider token: \(String(cString: strerror(errno)))")
+    }
+    return folders[1]
 }
 
 /// `--batch`: each JSON line names a device and its own alert, sealed on its own (a line's
 /// ttl is its apns-expiration too). A bad line is reported with its number and skipped.
-/// Returns how many lines were bad, of how many.
-private func sendBatch(sealer: SealerSet, sender: Sender, stop: StopRequest, console: Console) throws -> (count: Int, of: Int) {
+/// Returns how many lines were bad, of how many, and how many were not blank.
+private func sendBatch(sealer: SealerSet, sender: Sender, stop: StopRequest, console: Console) throws -> (count: Int, of: Int, given: Int) {
     var reader = LineReader(descriptor: 0, stop: stop)
     var number = 0
     var bad = 0
+    var lines = 0
     try reader.forEachLine { line in
         number += 1
         guard !line.isBlankLine else { return }
+        lines += 1
         let sealed: (device: String, payload: [UInt8], expiration: String?)
         do {
             sealed = try batchLine(line, sealer: sealer)
@@ -137,7 +167,7 @@ private func sendBatch(sealer: SealerSet, sender: Sender, stop: StopRequest, con
         }
         try sender.add(device: sealed.device, payload: sealed.payload, expiration: sealed.expiration)
     }
-    return (bad, number)
+    return (bad, number, lines)
 }
 
 /// One `--batch` line: its device, its sealed payload and its own expiration, if any.
@@ -165,14 +195,17 @@ private func transportProgram() -> String {
 
 /// A payload from stdin, as `pushseal encrypt` printed it.
 private func readyPayload(pushType: String) throws -> [UInt8] {
-    let limit = pushType == "voip" ? ReceivedInput.voipByteLimit : PayloadSealer.byteLimit
+    let limit = APNsRules.payloadByteLimit(pushType: pushType)
     var bytes = try InputFiles.read("-", atMost: limit + 2)
     while let last = bytes.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { bytes.removeLast() }
     guard bytes.count <= limit else {
         throw CLIFailure(.dataError, "the payload read from stdin is over APNs' \(limit) bytes")
     }
-    guard case .object(let object)? = try? JSONParser.parse(bytes), case .object? = object["aps"] else {
+    guard case .object(let object)? = try? JSONParser.parse(bytes), case .object(let aps)? = object["aps"] else {
         throw CLIFailure(.dataError, "stdin is not an APNs payload (a JSON object with 'aps'); pipe 'pushseal encrypt' into it")
+    }
+    if pushType == "background", aps["alert"] != nil || aps["content-available"] != .integer(1) {
+        throw CLIFailure(.dataError, "a background push has \"content-available\":1 and no alert in 'aps' (APNs' rule); send this payload as alert")
     }
     return bytes
 }

@@ -297,9 +297,10 @@ enum Specs {
           (ok, refused, failed),"http-status","apns-id","reason","timestamp","attempts",
           "elapsed_ms"}.
 
-        PROVIDER TOKEN: signed with --auth-key (ES256), kept in the keyring folder (mode 0600)
-          and shared by every pushseal process for 50 minutes; minted again only then, or
-          when APNs answers ExpiredProviderToken (the request is then sent once more).
+        PROVIDER TOKEN: signed with --auth-key (ES256), kept in the keyring folder (mode 0600),
+          or in $XDG_CACHE_HOME/pushseal (~/.cache/pushseal) when there is none, and shared
+          by every pushseal process for 50 minutes; minted again only then, or when APNs
+          answers ExpiredProviderToken (the request is then sent once more).
 
         RETRIES: 429, 500, 503 and requests that got no answer are sent again with
           exponential backoff and jitter, at most --retries times; other refusals are final.
@@ -324,6 +325,7 @@ enum Specs {
         options: send.options.filter { !["batch", "body", "message"].contains($0.long) } + [
             OptionSpec("tail", value: "n", help: "Seal the last N lines of the command's output into the body (default: 5; 0: none, and the output is left alone)."),
             OptionSpec("print", help: "Print the payload on stdout instead of sending it (no APNs options needed)."),
+            OptionSpec("results", value: "stream", choices: ["stderr", "stdout"], help: "Where the delivery results go: stderr (the default; stdout is the command's) or stdout."),
         ],
         discussion: """
         Runs CMD with its arguments as given (no shell), its stdin, stdout and stderr passed
@@ -341,6 +343,8 @@ enum Specs {
           passed on to the command (a Ctrl-C at the terminal reaches it directly, once).
 
         With --print the command's stdout goes to stderr, so stdout carries only the payload.
+        The delivery results ("ok TOKEN APNS-ID" per device) go to stderr, so that the
+        command's own output on stdout stays as it was; --results stdout puts them there.
 
         EXAMPLES:
           pushseal run --device "$TOKEN" -- make test

@@ -146,9 +146,8 @@ struct RunCommandTests {
                                 "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
                                 "--device", deviceToken, "--", "sh", "-c", "echo built api-7; exit 2"])
         #expect(run.status == 2, "\(run.stderr)")
-        let lines = run.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.first == "built api-7", "the command's stdout first, as it came")
-        #expect(lines.last?.hasPrefix("ok \(deviceToken) ") == true, "then send's result: \(run.stdout)")
+        #expect(run.stdout == "built api-7\n", "the command's stdout, as it came, and nothing else")
+        #expect(run.stderr.hasPrefix("ok \(deviceToken) "), "send's result on stderr: \(run.stderr)")
         let records = listener.finish().stdout.split(separator: "\n").map { jsonObject(String($0)) }
         let record = try #require(records.first)
         #expect(record["status"] as? String == "decrypted")

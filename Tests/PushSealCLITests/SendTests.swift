@@ -24,9 +24,10 @@ struct SendTests {
                           "--team", "TEAM123456"] + extra)
         }
 
-        func send(to listener: Listener, _ arguments: [String], stdin: String? = nil, authKey: String? = nil) throws -> Run {
+        func send(to listener: Listener, _ arguments: [String], stdin: String? = nil, authKey: String? = nil,
+                  environment: [String: String] = [:]) throws -> Run {
             try send(to: listener.url, trusting: listener.url.hasPrefix("https") ? keyring.keys + "/tls-cert.pem" : nil,
-                     arguments, stdin: stdin, authKey: authKey)
+                     arguments, stdin: stdin, authKey: authKey, environment: environment)
         }
 
         func send(to endpoint: String, trusting certificate: String?, _ arguments: [String], stdin: String? = nil,

@@ -27,6 +27,11 @@ public struct APNsRules: Sendable {
     ]
     public static let priorities: Set<String> = ["10", "5", "1"]
     public static let collapseIDLimit = 64
+
+    /// The most bytes APNs takes in a payload of `pushType`: 5120 for voip, 4096 for the rest.
+    public static func payloadByteLimit(pushType: String?) -> Int {
+        pushType == "voip" ? ReceivedInput.voipByteLimit : PayloadSealer.byteLimit
+    }
     /// Device tokens are hex: 32 bytes today, up to 100 allowed for.
     public static let deviceTokenLengths = 64...200
 
@@ -91,8 +96,7 @@ public struct APNsRules: Sendable {
         if !devices.isEmpty, !devices.contains(token) { return reject(.badDeviceToken) }
         if let problem = tokens.check(authorization: authorization) { return reject(problem) }
         guard bodyLength > 0 else { return reject(.payloadEmpty) }
-        let limit = arrival.pushType == "voip" ? ReceivedInput.voipByteLimit : PayloadSealer.byteLimit
-        guard bodyLength <= limit else { return reject(.payloadTooLarge) }
+        guard bodyLength <= Self.payloadByteLimit(pushType: arrival.pushType) else { return reject(.payloadTooLarge) }
         if let expiration = arrival.expiration, Int64(expiration).map({ $0 < 0 }) ?? true {
             return reject(.badExpirationDate)
         }

@@ -3,7 +3,7 @@ import SealCrypto
 /// Turns alerts into APNs payloads: the fallback alert in the clear, the real alert sealed
 /// under the keyring's primary key in one custom field.
 public struct PayloadSealer: Sendable {
-    /// APNs refuses a payload over 4096 bytes.
+    /// APNs refuses a payload over 4096 bytes (5120 for voip: `ReceivedInput.voipByteLimit`).
     public static let byteLimit = 4096
     public static let defaultField = "enc"
     public static let defaultPad = 32
@@ -13,6 +13,8 @@ public struct PayloadSealer: Sendable {
     public let field: String
     public let pad: Int
     public let fallback: FallbackAlert
+    /// The most bytes a payload may have: APNs' limit for the push type it goes out as.
+    public let byteLimit: Int
     // The payload is the same bytes around the envelope every time, so build them once.
     private let prefix: [UInt8]
     /// `ps1.<kid>.`, the envelope's text before the sealed box.
@@ -20,7 +22,7 @@ public struct PayloadSealer: Sendable {
 
     public init(
         keyring: Keyring, to recipient: String? = nil, field: String = defaultField, pad: Int = defaultPad,
-        fallback: FallbackAlert = .standard, now: Int64 = Timestamp.now()
+        fallback: FallbackAlert = .standard, byteLimit: Int = Self.byteLimit, now: Int64 = Timestamp.now()
     ) throws {
         try Self.validate(field: field)
         guard (1...4096).contains(pad) else {
@@ -34,6 +36,7 @@ public struct PayloadSealer: Sendable {
         self.field = field
         self.pad = pad
         self.fallback = fallback
+        self.byteLimit = byteLimit
         var alert = JSONObject()
         if !fallback.title.isEmpty { alert["title"] = .string(fallback.title) }
         if !fallback.body.isEmpty { alert["body"] = .string(fallback.body) }
@@ -74,10 +77,10 @@ public struct PayloadSealer: Sendable {
         payload.append(contentsOf: header)
         envelope.combined.withUnsafeBytes { Base64.append($0, alphabet: .url, to: &payload) }
         payload.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: "}")])
-        guard payload.count <= Self.byteLimit else {
+        guard payload.count <= byteLimit else {
             throw PayloadError(
                 .tooLarge,
-                "the payload would be \(payload.count) bytes, \(payload.count - Self.byteLimit) over APNs' \(Self.byteLimit)-byte limit")
+                "the payload would be \(payload.count) bytes, \(payload.count - byteLimit) over APNs' \(byteLimit)-byte limit")
         }
         return payload
     }

@@ -173,7 +173,9 @@ public final class Sender: Sendable {
         let reason = answer?["reason"]?.stringValue
         switch response.status {
         case 200:
-            report(item, outcome: .ok, status: 200, apnsID: response.apnsID.isEmpty ? item.apnsID : response.apnsID,
+            // The server's apns-id is printed, so only a UUID is taken from it; anything else
+            // (control bytes, kilobytes) gives way to the id this request was sent with.
+            report(item, outcome: .ok, status: 200, apnsID: APNsRules.isUUID(response.apnsID) ? response.apnsID : item.apnsID,
                    reason: nil, timestamp: nil)
         case 403 where reason == "ExpiredProviderToken" && !item.tokenRenewed:
             var renewed = item

@@ -17,7 +17,8 @@ provider tokens verified with `cryptography`. Nothing here is pushseal's code.
   answer of its list (200 once the list is used up); "stall" never answers that stream.
   After the Nth processed request the connection gets a GOAWAY naming that request's
   stream as the last one processed; later requests on it are not processed, and it is
-  closed when the client closes it (or after two seconds).
+  closed when the client closes it (or after two seconds). "apns_id": TEXT answers every
+  request with that apns-id instead of the request's own (a server that misbehaves).
 - Appends one JSON line per request it processed to FOLDER/log.jsonl: connection, stream,
   device, apns-id, the token's iat, the answer (or "stall"), and any problem.
 """
@@ -81,6 +82,7 @@ class StandIn:
         self.kid, self.team, self.topic = kid, team, topic
         self.answers = {device.lower(): list(answers) for device, answers in script.get("answers", {}).items()}
         self.goaway_after = script.get("goaway_after")
+        self.apns_id = script.get("apns_id") or None
         self.processed = 0
         self.connections = 0
         self.lock = threading.Lock()
@@ -216,7 +218,7 @@ class StandIn:
             self.log.write(json.dumps(entry) + "\n")
         if answer[0] != "stall":
             status = answer[0]
-            reply = [(":status", str(status)), ("apns-id", headers.get("apns-id", ""))]
+            reply = [(":status", str(status)), ("apns-id", self.apns_id or headers.get("apns-id", ""))]
             if status == 200:
                 conn.send_headers(stream, reply, end_stream=True)
             else:

@@ -1,0 +1,160 @@
+import Foundation
+import Testing
+
+/// `send` and `run` as a user meets them: where the provider token is kept, which server a
+/// flag or the environment names, APNs' rules for voip and background pushes, an empty
+/// device list, results beside a wrapped command's output and an apns-id that is not one.
+@Suite("send: the user's words and APNs' rules")
+struct SendRulesTests {
+    @Test func aReadyPayloadCreatesNoKeysFolderWhereSendRuns() throws {
+        let sending = try SendTests.Sending()
+        let listener = try sending.listener()
+        let payload = try sending.keyring.encrypt(["-t", "Ready", "-b", "no keyring here"]).stdout
+        let work = TemporaryFolder()
+        let home = TemporaryFolder()
+        let run = try shell("""
+            cd "$WORK" && "$PUSHSEAL" send --endpoint "$URL" --cacert "$CERT" --topic "$TOPIC" --auth-key "$P8" \\
+              --key-id KEY1234567 --team-id TEAM123456 --device "$DEVICE" -
+            """, stdin: payload, environment: [
+                "WORK": work.path, "URL": listener.url, "CERT": sending.keyring.keys + "/tls-cert.pem", "TOPIC": topic,
+                "P8": sending.p8, "DEVICE": deviceToken, "HOME": home.path, "XDG_CACHE_HOME": "",
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == [], "no ./Keys")
+        let cache = home.file(".cache/pushseal")
+        let token = cache + "/provider-token.TEAM123456.KEY1234567.json"
+        #expect(FileManager.default.fileExists(atPath: token))
+        #expect(try FileManager.default.attributesOfItem(atPath: cache)[.posixPermissions] as? Int == 0o700)
+        #expect(try FileManager.default.attributesOfItem(atPath: token)[.posixPermissions] as? Int == 0o600)
+        // XDG_CACHE_HOME, when set, is where it goes.
+        let xdg = TemporaryFolder()
+        let again = try shell("""
+            cd "$WORK" && "$PUSHSEAL" send --endpoint "$URL" --cacert "$CERT" --topic "$TOPIC" --auth-key "$P8" \\
+              --key-id KEY1234567 --team-id TEAM123456 --device "$DEVICE" -
+            """, stdin: payload, environment: [
+                "WORK": work.path, "URL": listener.url, "CERT": sending.keyring.keys + "/tls-cert.pem", "TOPIC": topic,
+                "P8": sending.p8, "DEVICE": deviceToken, "HOME": home.path, "XDG_CACHE_HOME": xdg.path,
+            ])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(FileManager.default.fileExists(atPath: xdg.file("pushseal/provider-token.TEAM123456.KEY1234567.json")))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == [])
+        #expect(listener.finish().stdout.split(separator: "\n").count == 2)
+    }
+
+    @Test func aFlagBeatsTheEnvironmentAndTwoServersAreAUsageError() throws {
+        let sending = try SendTests.Sending()
+        let listener = try sending.listener()
+        // PUSHSEAL_ENDPOINT names a server nobody listens on; --endpoint wins.
+        let flagWins = try sending.send(to: listener, ["--device", deviceToken, "-b", "by the flag"],
+                                        environment: ["PUSHSEAL_ENDPOINT": "https://127.0.0.1:1"])
+        #expect(flagWins.status == 0, "\(flagWins.stderr)")
+        #expect(listener.finish().stdout.split(separator: "\n").count == 1)
+        // --endpoint with --sandbox names two servers.
+        let both = try pushseal(["send", "--sandbox", "--endpoint", "https://127.0.0.1:8443", "--device", deviceToken,
+                                 "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x"])
+        #expect(both.status == 64)
+        #expect(both.stderr.hasPrefix("error: --endpoint and --sandbox name different servers; give one"), "\(both.stderr)")
+        // --production beats PUSHSEAL_ENDPOINT: it is not a conflict, and a bad URL there is not read.
+        let production = try pushseal(["send", "--keys", sending.keyring.keys, "--production", "--device", deviceToken, "--topic", topic, "--auth-key", "missing.p8",
+                                       "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x"],
+                                      environment: ["PUSHSEAL_ENDPOINT": "not a url"])
+        #expect(production.status == 66, "the flag's server is taken; the missing .p8 is what stops it: \(production.stderr)")
+        let badEnvironment = try pushseal(["send", "--device", deviceToken, "--topic", topic, "--auth-key", "k.p8",
+                                           "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x"],
+                                          environment: ["PUSHSEAL_ENDPOINT": "not a url"])
+        #expect(badEnvironment.status == 64)
+        #expect(badEnvironment.stderr.hasPrefix("error: PUSHSEAL_ENDPOINT takes a URL"), "\(badEnvironment.stderr)")
+    }
+
+    @Test func voipAlertsMaySealUpTo5120Bytes() throws {
+        let sending = try SendTests.Sending()
+        let listener = try sending.listener()
+        let body = String(repeating: "v", count: 3_000)
+        let voip = try sending.send(to: listener, ["--device", deviceToken, "--push-type", "voip", "-t", "Call", "-b", body])
+        #expect(voip.status == 0, "\(voip.stderr)")
+        // The same alert as an ordinary push is over APNs' 4096 bytes.
+        let alert = try sending.send(to: listener, ["--device", deviceToken, "-t", "Call", "-b", body])
+        #expect(alert.status == 65)
+        #expect(alert.stderr.contains("over APNs' 4096-byte limit"), "\(alert.stderr)")
+        // And past 5120 even voip is refused, before anything is sent.
+        let tooBig = try sending.send(to: listener, ["--device", deviceToken, "--push-type", "voip", "-b", String(repeating: "v", count: 4_000)])
+        #expect(tooBig.status == 65)
+        #expect(tooBig.stderr.contains("over APNs' 5120-byte limit"), "\(tooBig.stderr)")
+        let records = listener.finish().stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(records.count == 1)
+        #expect(records.first?["body"] as? String == body)
+        #expect(records.first?["apns-push-type"] as? String == "voip")
+    }
+
+    @Test func backgroundPushesCarryNoAlertAndGoAtPriority5() throws {
+        let sending = try SendTests.Sending()
+        let options = ["--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
+                       "--device", deviceToken, "--push-type", "background"]
+        let sealed = try pushseal(["send", "--keys", sending.keyring.keys] + options + ["-t", "Shown?", "-b", "x"])
+        #expect(sealed.status == 64)
+        #expect(sealed.stderr.hasPrefix("error: --push-type background carries no alert"), "\(sealed.stderr)")
+        let urgent = try pushseal(["send"] + options + ["--priority", "10", "-"], stdin: #"{"aps":{"content-available":1}}"#)
+        #expect(urgent.status == 64)
+        #expect(urgent.stderr.contains("--priority 5"), "\(urgent.stderr)")
+        let withAlert = try pushseal(["send", "--keys", sending.keyring.keys] + options + ["-"],
+                                     stdin: #"{"aps":{"alert":"shown","content-available":1}}"#)
+        #expect(withAlert.status == 65)
+        #expect(withAlert.stderr.contains("a background push has \"content-available\":1 and no alert"), "\(withAlert.stderr)")
+        // A proper one goes out at priority 5 without being asked.
+        let listener = try sending.listener()
+        let quiet = try sending.send(to: listener, ["--device", deviceToken, "--push-type", "background", "-"],
+                                     stdin: #"{"aps":{"content-available":1},"job":"sync"}"#)
+        #expect(quiet.status == 0, "\(quiet.stderr)")
+        let record = jsonObject(listener.finish().stdout)
+        #expect(record["apns-priority"] as? String == "5")
+        #expect(record["apns-push-type"] as? String == "background")
+    }
+
+    @Test func zeroDevicesIsAUsageError() throws {
+        let sending = try SendTests.Sending()
+        sending.folder.write("none.txt", "# nobody yet\n\n")
+        let options = ["--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456"]
+        for (arguments, stdin, message) in [
+            (["--devices", "/dev/null", "-b", "x"], nil, "error: no device tokens in /dev/null: nothing was sent\n"),
+            (["--devices", sending.folder.file("none.txt"), "-b", "x"], nil,
+             "error: no device tokens in \(sending.folder.file("none.txt")): nothing was sent\n"),
+            (["--batch"], "\n\n", "error: no --batch lines on stdin: nothing was sent\n"),
+        ] as [([String], String?, String)] {
+            let run = try pushseal(["send", "--keys", sending.keyring.keys, "--endpoint", "https://127.0.0.1:1"] + options + arguments,
+                                   stdin: stdin)
+            #expect(run.status == 64, "\(arguments): \(run.stderr)")
+            #expect(run.stderr == message)
+            #expect(run.stdout.isEmpty)
+        }
+    }
+
+    @Test func runKeepsItsResultsOutOfTheCommandsOutput() throws {
+        let sending = try SendTests.Sending()
+        let listener = try sending.listener()
+        let base = ["run", "--keys", sending.keyring.keys, "--endpoint", listener.url, "--cacert", sending.keyring.keys + "/tls-cert.pem",
+                    "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
+                    "--device", deviceToken]
+        let copy = try pushseal(base + ["--", "cat"], stdin: "the command's own bytes\n")
+        #expect(copy.status == 0, "\(copy.stderr)")
+        #expect(copy.stdout == "the command's own bytes\n", "stdout is the command's alone")
+        #expect(copy.stderr.hasPrefix("ok \(deviceToken) "), "\(copy.stderr)")
+        let asked = try pushseal(base + ["--results", "stdout", "--", "true"])
+        #expect(asked.status == 0, "\(asked.stderr)")
+        #expect(asked.stdout.hasPrefix("ok \(deviceToken) ") && asked.stderr.isEmpty, "\(asked.stdout) | \(asked.stderr)")
+        let wrong = try pushseal(base + ["--results", "file", "--", "true"])
+        #expect(wrong.status == 64)
+        #expect(wrong.stderr.hasPrefix("error: --results is stderr (the default) or stdout"), "\(wrong.stderr)")
+        #expect(listener.finish().stdout.split(separator: "\n").count == 2)
+    }
+
+    @Test func aServersApnsIDIsPrintedOnlyWhenItIsAUUID() throws {
+        let sending = try SendTests.Sending()
+        let hostile = "a b\u{85}\u{9b}31m" + String(repeating: "x", count: 5_000)
+        let script = String(decoding: try JSONSerialization.data(withJSONObject: ["apns_id": hostile]), as: UTF8.self)
+        let standIn = try APNsStandIn(for: sending, script: script)
+        let run = try sending.send(to: standIn.url, trusting: standIn.certificate, ["--device", deviceToken, "-b", "x"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let sent = try #require(standIn.log.first?["apns-id"] as? String)
+        #expect(run.stdout == "ok \(deviceToken) \(sent)\n", "the id the request carried, not the server's bytes")
+    }
+}
