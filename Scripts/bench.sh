@@ -172,10 +172,12 @@ send_count=${BENCH_SEND:-100000}
 aioapns_count=${BENCH_AIOAPNS:-20000}
 curl_count=${BENCH_CURL:-200}
 python3 - "$send_count" "$aioapns_count" <<'PY'
-import json, sys
+import json, os, sys
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 key = ec.generate_private_key(ec.SECP256R1())
+# Private, as a .p8 should be (send warns otherwise).
+os.close(os.open("AuthKey.p8", os.O_CREAT | os.O_WRONLY, 0o600))
 open("AuthKey.p8", "wb").write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
 open("AuthKey.pub.pem", "wb").write(key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
 with open("send-batch.jsonl", "w") as out, open("aioapns-alerts.jsonl", "w") as alerts:

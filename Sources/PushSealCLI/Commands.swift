@@ -607,6 +607,10 @@ private func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: Encry
             throw fail("\(parsed.origin("endpoint")) takes a URL such as https://127.0.0.1:8443 (http:// for HTTP/2 without TLS)")
         }
         endpoint = given.hasSuffix("/") ? String(given.dropLast()) : given
+        // Over http:// the provider token travels in clear: only to this machine, unless asked.
+        if endpoint.hasPrefix("http://"), !isLoopback(host: endpointHost(endpoint)), !parsed.has("allow-cleartext") {
+            throw fail("\(parsed.origin("endpoint")) is http:// to \(endpointHost(endpoint)), so the provider token would travel in clear; use https://, or --allow-cleartext on a network you trust")
+        }
     }
     if let priority = parsed.value("priority"), !APNsRules.priorities.contains(priority) {
         throw fail("--priority is 10 (now), 5 (when convenient) or 1 (background)")
@@ -643,17 +647,42 @@ private func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: Encry
         guard let value = Int(text), (1...1_000).contains(value) else { throw fail("--concurrency is a whole number from 1 to 1000") }
         concurrency = value
     }
+    let topic = try required("topic", "the app's bundle id")
+    let authKey = try required("auth-key", "the .p8 file from Apple")
+    // Apple's key and team ids are 10 capital letters and digits; anything else is a typo
+    // that APNs would answer only with InvalidProviderToken.
+    let keyID = try required("key-id", "the .p8 key's id")
+    let teamID = try required("team-id", "your Apple team id")
+    for (option, value) in [("key-id", keyID), ("team-id", teamID)] where !isAppleID(value) {
+        throw fail("\(parsed.origin(option)) is 10 capital letters and digits, as Apple's developer account shows it (got '\(value.prefix(40))')")
+    }
     return SendRequest(
         alert: alert, devices: devices, devicesFile: devicesFile,
-        topic: try required("topic", "the app's bundle id"),
-        authKey: try required("auth-key", "the .p8 file from Apple"),
-        keyID: try required("key-id", "the .p8 key's id"),
-        teamID: try required("team-id", "your Apple team id"),
+        topic: topic, authKey: authKey, keyID: keyID, teamID: teamID,
         endpoint: endpoint, caFile: parsed.value("cacert"), priority: priority,
         collapseID: parsed.value("collapse-id"), pushType: pushType, expiration: expiration,
         retries: retries, concurrency: concurrency,
         timeout: try duration(parsed, "timeout", in: DurationRange.requestTimeout, example: "30s", command: spec.name) ?? .seconds(30),
         json: parsed.has("json"), keysFolder: keysFolder(parsed))
+}
+
+/// A key id or team id as Apple issues them: `ABC123DEFG`.
+private func isAppleID(_ text: String) -> Bool {
+    text.utf8.count == 10 && text.utf8.allSatisfy { (0x41...0x5A).contains($0) || (0x30...0x39).contains($0) }
+}
+
+/// The host of an endpoint URL, without brackets, port or path.
+private func endpointHost(_ url: String) -> String {
+    let authority = url.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? ""
+    let hostAndPort = authority.split(separator: "@").last.map(String.init) ?? authority
+    if hostAndPort.hasPrefix("["), let end = hostAndPort.firstIndex(of: "]") {
+        return String(hostAndPort[hostAndPort.index(after: hostAndPort.startIndex)..<end])
+    }
+    return String(hostAndPort.split(separator: ":", maxSplits: 1).first ?? "")
+}
+
+private func isLoopback(host: String) -> Bool {
+    host == "localhost" || host == "::1" || host.hasPrefix("127.")
 }
 
 private func parseRun(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {

@@ -35,7 +35,7 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     } else {
         (sealer, payload) = (nil, try readyPayload(pushType: request.pushType))
     }
-    let tokens = try providerTokens(request)
+    let tokens = try providerTokens(request, console: console)
     // Minted (or read) before connecting: a cache that cannot be kept is a setup error.
     _ = try tokens.token()
 
@@ -113,8 +113,14 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
 }
 
 /// The provider token cache for the request's .p8, team and key id.
-private func providerTokens(_ request: SendRequest) throws -> ProviderTokenCache {
+private func providerTokens(_ request: SendRequest, console: Console) throws -> ProviderTokenCache {
     let keyBytes = try InputFiles.read(request.authKey)
+    // As ssh does for a private key: a signing key others can read is said out loud.
+    var info = stat()
+    if request.authKey != "-", stat(request.authKey, &info) == 0, info.st_mode & 0o077 != 0 {
+        let mode = String(info.st_mode & 0o777, radix: 8)
+        console.warning("\(request.authKey) can be read by group or others (mode 0\(mode)); make it private: chmod 600 \(request.authKey)")
+    }
     let key: ES256Key
     do {
         key = try ES256Key(pem: keyBytes)

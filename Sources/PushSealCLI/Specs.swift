@@ -271,6 +271,7 @@ enum Specs {
             OptionSpec("sandbox", help: "Send to APNs' sandbox (development builds)."),
             OptionSpec("production", help: "Send to APNs' production servers (the default)."),
             OptionSpec("endpoint", value: "url", environment: "PUSHSEAL_ENDPOINT", help: "Another APNs-compatible server, such as pushseal receive --listen."),
+            OptionSpec("allow-cleartext", help: "Let an http:// --endpoint be another machine (the provider token then travels in clear)."),
             OptionSpec("cacert", value: "file", help: "Trust the certificates in FILE (PEM) for --endpoint."),
             OptionSpec("priority", value: "10|5|1", choices: ["10", "5", "1"], help: "apns-priority."),
             OptionSpec("collapse-id", value: "id", help: "apns-collapse-id (at most 64 bytes)."),

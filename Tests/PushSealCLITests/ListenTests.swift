@@ -105,6 +105,8 @@ enum PythonClients {
     /// An Apple-style key pair in `folder`: AuthKey.p8 and AuthKey.pub.pem.
     static func keypair(in folder: TemporaryFolder) throws -> (p8: String, publicKey: String) {
         _ = try run(["keypair", folder.path])
+        // Private, as Apple's download should be kept: send warns about a .p8 others can read.
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: folder.file("AuthKey.p8"))
         return (folder.file("AuthKey.p8"), folder.file("AuthKey.pub.pem"))
     }
 }

@@ -3,7 +3,8 @@ import Testing
 
 /// `send` and `run` as a user meets them: where the provider token is kept, which server a
 /// flag or the environment names, APNs' rules for voip and background pushes, an empty
-/// device list, results beside a wrapped command's output and an apns-id that is not one.
+/// device list, results beside a wrapped command's output, typos in ids, a token in clear,
+/// an open .p8 and an apns-id that is not one.
 @Suite("send: the user's words and APNs' rules")
 struct SendRulesTests {
     @Test func aReadyPayloadCreatesNoKeysFolderWhereSendRuns() throws {
@@ -145,6 +146,29 @@ struct SendRulesTests {
         #expect(wrong.status == 64)
         #expect(wrong.stderr.hasPrefix("error: --results is stderr (the default) or stdout"), "\(wrong.stderr)")
         #expect(listener.finish().stdout.split(separator: "\n").count == 2)
+    }
+
+    @Test func typosAndCleartextAreRefusedAndAnOpenP8IsSaidOutLoud() throws {
+        let sending = try SendTests.Sending()
+        let base = ["send", "--keys", sending.keyring.keys, "--device", deviceToken, "--topic", topic, "--auth-key", sending.p8, "-b", "x"]
+        let shortKey = try pushseal(base + ["--key-id", "KEY123", "--team-id", "TEAM123456"])
+        #expect(shortKey.status == 64)
+        #expect(shortKey.stderr.hasPrefix("error: --key-id is 10 capital letters and digits"), "\(shortKey.stderr)")
+        let lowerTeam = try pushseal(base + ["--key-id", "KEY1234567"], environment: ["PUSHSEAL_TEAM_ID": "team123456"])
+        #expect(lowerTeam.status == 64)
+        #expect(lowerTeam.stderr.hasPrefix("error: PUSHSEAL_TEAM_ID is 10 capital letters and digits"), "\(lowerTeam.stderr)")
+        // http:// to another machine would carry the token in clear.
+        let ids = ["--key-id", "KEY1234567", "--team-id", "TEAM123456"]
+        let cleartext = try pushseal(base + ids + ["--endpoint", "http://192.0.2.7:8080"])
+        #expect(cleartext.status == 64)
+        #expect(cleartext.stderr.contains("http:// to 192.0.2.7, so the provider token would travel in clear"), "\(cleartext.stderr)")
+        // To this machine it is fine, and a .p8 others can read is named with the fix.
+        let listener = try sending.listener(["--plaintext"])
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: sending.p8)
+        let open = try sending.send(to: listener, ["--device", deviceToken, "-b", "over h2c"])
+        #expect(open.status == 0, "\(open.stderr)")
+        #expect(open.stderr == "warning: \(sending.p8) can be read by group or others (mode 0644); make it private: chmod 600 \(sending.p8)\n")
+        #expect(listener.finish().stdout.split(separator: "\n").count == 1)
     }
 
     @Test func aServersApnsIDIsPrintedOnlyWhenItIsAUUID() throws {

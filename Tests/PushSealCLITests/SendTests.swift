@@ -277,16 +277,16 @@ struct SendTests {
     }
 
     @Test(arguments: [
-        (["--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T", "-b", "x"], "no devices"),
-        (["--device", "xyz", "--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T", "-b", "x"], "--device takes a device token in hex"),
-        (["--device", String(repeating: "ab", count: 32), "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T", "-b", "x"], "--topic is required"),
-        (["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T"], "nothing to send"),
-        (["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T", "-b", "x", "--priority", "7"], "--priority is 10"),
-        (["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T", "-t", "x", "-"], "alert options cannot be combined"),
-        (["--devices", "-", "--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T", "-"], "not both"),
-        (["--batch", "-t", "x", "--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T"], "alert options cannot be combined"),
-        (["--batch", "--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T"], "--device and --devices cannot"),
-        (["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "K", "--team-id", "T", "--timeout", "1ms", "-b", "x"], "--timeout must be a duration"),
+        (["--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x"], "no devices"),
+        (["--device", "xyz", "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x"], "--device takes a device token in hex"),
+        (["--device", String(repeating: "ab", count: 32), "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x"], "--topic is required"),
+        (["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456"], "nothing to send"),
+        (["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x", "--priority", "7"], "--priority is 10"),
+        (["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-t", "x", "-"], "alert options cannot be combined"),
+        (["--devices", "-", "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-"], "not both"),
+        (["--batch", "-t", "x", "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456"], "alert options cannot be combined"),
+        (["--batch", "--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456"], "--device and --devices cannot"),
+        (["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "--timeout", "1ms", "-b", "x"], "--timeout must be a duration"),
     ])
     func badSendOptionsAreUsageErrors(arguments: [String], message: String) throws {
         let run = try pushseal(["send"] + arguments)
