@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Dispatch
+import HTTP2Server
 import PushSeal
 import SealCrypto
 
@@ -34,6 +35,9 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
         (sealer, payload) = alert.batch ? (made, []) : (made, try sealedPayload(alert, sealer: made.sealer(to: nil)))
     } else {
         (sealer, payload) = (nil, try readyPayload(pushType: request.pushType))
+    }
+    if let caFile = request.caFile, TrustedCertificates.count(pem: try InputFiles.read(caFile)) == 0 {
+        throw CLIFailure(.dataError, "\(caFile) holds no PEM certificate (-----BEGIN CERTIFICATE-----); give the server's certificate or its CA's")
     }
     let tokens = try providerTokens(request, console: console)
     // Minted (or read) before connecting: a cache that cannot be kept is a setup error.
@@ -90,8 +94,11 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     flusher.cancel()
     try console.finish()
     if let failure = sender.failure {
+        // --cacert helps only when no trusted issuer was found, not for an expired
+        // certificate or one made for another host.
+        let unknownIssuer = ["self-signed", "self signed", "local issuer"].contains { failure.message.contains($0) }
         throw CLIFailure(failure.code == .untrusted ? .configuration : .temporaryFailure,
-                         failure.message + (failure.code == .untrusted ? "; give --cacert FILE to trust it" : ""))
+                         failure.message + (failure.code == .untrusted && unknownIssuer ? "; give --cacert FILE to trust it" : ""))
     }
     if let signal = stoppedBy.withLock({ $0.signal }) {
         console.error("stopped by \(signal == SIGINT ? "SIGINT" : "SIGTERM"): devices after the last result were not sent")

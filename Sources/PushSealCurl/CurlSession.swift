@@ -36,9 +36,18 @@ final class CurlSession: @unchecked Sendable {
         var headers: UnsafeMutablePointer<curl_slist>?
         var response: [UInt8] = []
         var apnsID = ""
+        /// libcurl's own words for a failure (which certificate check failed, say), owned
+        /// here for as long as the handle lives.
+        let errorText = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
 
         init(easy: UnsafeMutableRawPointer) {
             self.easy = easy
+            errorText.initialize(repeating: 0, count: 256)
+        }
+
+        /// What went wrong, in libcurl's detailed words when it gave them.
+        func failure(_ result: CURLcode) -> String {
+            errorText[0] != 0 ? String(cString: errorText) : String(cString: curl_easy_strerror(result))
         }
 
         /// Ready for another request; the options that never change stay set.
@@ -48,11 +57,13 @@ final class CurlSession: @unchecked Sendable {
             body = []
             response.removeAll(keepingCapacity: true)
             apnsID = ""
+            errorText[0] = 0
         }
 
         deinit {
             curl_slist_free_all(headers)
             curl_easy_cleanup(easy)
+            errorText.deallocate()
         }
     }
 
@@ -122,6 +133,7 @@ final class CurlSession: @unchecked Sendable {
     private func makeTransfer() -> Transfer? {
         guard let easy = curl_easy_init() else { return nil }
         let transfer = Transfer(easy: easy)
+        _ = pushseal_easy_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorText)
         // HTTP/2 only, as APNs speaks: over TLS by ALPN, in the clear with prior knowledge.
         let clear = base.hasPrefix("http://")
         _ = pushseal_easy_long(easy, CURLOPT_HTTP_VERSION, Int(clear ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS))
@@ -228,7 +240,7 @@ final class CurlSession: @unchecked Sendable {
             default: nil
             }
             emit(.init(id: transfer.id, status: 0, apnsID: "", body: [],
-                       failure: String(cString: curl_easy_strerror(result)), unprocessed: neverTaken.contains(result),
+                       failure: transfer.failure(result), unprocessed: neverTaken.contains(result),
                        endpointProblem: problem))
         }
     }

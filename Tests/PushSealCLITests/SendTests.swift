@@ -179,8 +179,53 @@ struct SendTests {
                                       "--device", deviceToken, "-b", "x"])
         #expect(untrusted.status == 78)
         #expect(untrusted.stderr.split(separator: "\n").count == 1, "one line: \(untrusted.stderr)")
-        #expect(untrusted.stderr.contains("is not trusted"))
+        #expect(untrusted.stderr.contains("is not accepted (SSL certificate problem: self-signed certificate)"), "\(untrusted.stderr)")
+        #expect(untrusted.stderr.hasSuffix("; give --cacert FILE to trust it\n"))
         #expect(listener.finish().stdout.isEmpty, "nothing reached the listener")
+    }
+
+    @Test func eachCertificateProblemSaysWhichAndABadCacertNamesTheFile() throws {
+        let sending = try Sending()
+        // An expired certificate for 127.0.0.1, and a current one for another host only.
+        _ = try runProcess("/usr/bin/env", ["python3", "-c", """
+            import datetime, os, sys, ipaddress
+            from cryptography import x509
+            from cryptography.hazmat.primitives import hashes, serialization
+            from cryptography.hazmat.primitives.asymmetric import ec
+            from cryptography.x509.oid import NameOID
+            now = datetime.datetime.now(datetime.timezone.utc)
+            for name, start, end, san in [("expired", now - datetime.timedelta(days=30), now - datetime.timedelta(days=1),
+                                           x509.IPAddress(ipaddress.ip_address("127.0.0.1"))),
+                                          ("elsewhere", now - datetime.timedelta(days=1), now + datetime.timedelta(days=30),
+                                           x509.DNSName("push.example.org"))]:
+                key = ec.generate_private_key(ec.SECP256R1())
+                subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+                cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+                        .serial_number(x509.random_serial_number()).not_valid_before(start).not_valid_after(end)
+                        .add_extension(x509.SubjectAlternativeName([san]), critical=False)
+                        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+                        .sign(key, hashes.SHA256()))
+                open(os.path.join(sys.argv[1], name + ".pem"), "wb").write(cert.public_bytes(serialization.Encoding.PEM))
+                fd = os.open(os.path.join(sys.argv[1], name + ".key"), os.O_CREAT | os.O_WRONLY, 0o600)
+                os.write(fd, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+                os.close(fd)
+            """, sending.folder.path])
+        for (name, words) in [("expired", "certificate has expired"), ("elsewhere", "no alternative certificate subject name matches")] {
+            let listener = try sending.listener(["--tls-cert", sending.folder.file(name + ".pem"), "--tls-key", sending.folder.file(name + ".key")])
+            let run = try sending.send(to: listener.url, trusting: sending.folder.file(name + ".pem"), ["--device", deviceToken, "-b", "x"])
+            #expect(run.status == 78, "\(name): \(run.stderr)")
+            #expect(run.stderr.contains(words) && run.stderr.split(separator: "\n").count == 1, "\(name): \(run.stderr)")
+            #expect(!run.stderr.contains("--cacert"), "trusting it would not help: \(run.stderr)")
+            #expect(listener.finish().stdout.isEmpty)
+        }
+        // A --cacert that is missing or holds no certificate is the file's fault, not the server's.
+        let missing = try sending.send(to: "https://127.0.0.1:1", trusting: sending.folder.file("none.pem"), ["--device", deviceToken, "-b", "x"])
+        #expect(missing.status == 66)
+        #expect(missing.stderr == "error: cannot read \(sending.folder.file("none.pem")): No such file or directory\n")
+        sending.folder.write("garbage.pem", "not a certificate\n")
+        let garbage = try sending.send(to: "https://127.0.0.1:1", trusting: sending.folder.file("garbage.pem"), ["--device", deviceToken, "-b", "x"])
+        #expect(garbage.status == 65)
+        #expect(garbage.stderr.hasPrefix("error: \(sending.folder.file("garbage.pem")) holds no PEM certificate"), "\(garbage.stderr)")
     }
 
     @Test func sendToARecipientKeySealsPs2() throws {

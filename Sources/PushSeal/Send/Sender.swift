@@ -164,7 +164,7 @@ public final class Sender: Sendable {
            problem == .untrusted || item.attempts > settings.retries {
             // Not this device's failure but the setup's: one error, not a line per device.
             let error = problem == .untrusted
-                ? SendError(.untrusted, "the certificate of \(endpoint) is not trusted (\(response.failure))")
+                ? SendError(.untrusted, "the certificate of \(endpoint) is not accepted (\(response.failure))")
                 : SendError(.unreachable, "cannot reach \(endpoint) (\(response.failure), after \(item.attempts) attempts)")
             stopped.withLock { if $0 == nil { $0 = error } }
             return report(item, outcome: .failed, status: 0, apnsID: item.apnsID, reason: response.failure, timestamp: nil)
