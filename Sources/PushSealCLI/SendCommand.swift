@@ -70,6 +70,7 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
 
     var badLines = (count: 0, of: 0)
     var taken = 0
+    var stoppedEarly: (any Error)?
     do {
         if let sealer, request.alert?.batch == true {
             let batch = try sendBatch(sealer: sealer, sender: sender, stop: stop, console: console)
@@ -89,6 +90,10 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
         }
     } catch is SendError {
         // The endpoint failed as a whole: reported below, once.
+    } catch {
+        // A bad device line or a token that cannot be kept: no more devices are taken, but
+        // every request already sent gets its result before the error is said.
+        stoppedEarly = error
     }
     sender.finish()
     flusher.cancel()
@@ -100,6 +105,7 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
         throw CLIFailure(failure.code == .untrusted ? .configuration : .temporaryFailure,
                          failure.message + (failure.code == .untrusted && unknownIssuer ? "; give --cacert FILE to trust it" : ""))
     }
+    if let stoppedEarly { throw stoppedEarly }
     if let signal = stoppedBy.withLock({ $0.signal }) {
         console.error("stopped by \(signal == SIGINT ? "SIGINT" : "SIGTERM"): devices after the last result were not sent")
         return signal == SIGINT ? .interrupted : .terminated

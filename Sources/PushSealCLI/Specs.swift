@@ -277,7 +277,7 @@ enum Specs {
             OptionSpec("collapse-id", value: "id", help: "apns-collapse-id (at most 64 bytes)."),
             OptionSpec("push-type", value: "type", choices: APNsRules.pushTypes.sorted(), help: "apns-push-type (default: alert)."),
             OptionSpec("expiration", value: "unix", help: "apns-expiration: UNIX seconds (0: deliver now or never)."),
-            OptionSpec("retries", value: "n", help: "Send again after 429, 500, 503 or no answer, at most N times (default: 3)."),
+            OptionSpec("retries", value: "n", help: "Send again after 429, 500, 502, 503, 504 or no answer, at most N times (default: 3)."),
             OptionSpec("concurrency", value: "n", help: "At most N requests in flight on the connection (default: the server's limit, up to 1000)."),
             OptionSpec("timeout", value: "duration", help: "Give up on an answer after this long and send again (default: 30s; 100ms to 600s)."),
             OptionSpec("json", help: "Write one JSON result per line instead of text."),
@@ -303,7 +303,7 @@ enum Specs {
           by every pushseal process for 50 minutes; minted again only then, or when APNs
           answers ExpiredProviderToken (the request is then sent once more).
 
-        RETRIES: 429, 500, 503 and requests that got no answer are sent again with
+        RETRIES: 429, 500, 502, 503, 504 and requests that got no answer are sent again with
           exponential backoff and jitter, at most --retries times; other refusals are final.
 
         STOPPING: a first SIGINT or SIGTERM stops taking devices; the answers in flight are

@@ -171,6 +171,31 @@ struct SendRulesTests {
         #expect(listener.finish().stdout.split(separator: "\n").count == 1)
     }
 
+    @Test func aBadTokenMidListStopsTakingDevicesAndReportsEveryAnswerInFlight() throws {
+        let sending = try SendTests.Sending()
+        let listener = try sending.listener()
+        sending.folder.write("devices.txt", (1...2_000).map { $0 == 1_500 ? "not-hex" : String(format: "%064x", $0) }.joined(separator: "\n"))
+        let run = try sending.send(to: listener, ["--devices", sending.folder.file("devices.txt"), "-b", "until line 1500"])
+        #expect(run.status == 65, "\(run.stderr)")
+        #expect(run.stderr == "error: \(sending.folder.file("devices.txt")) line 1500: not a device token in hex\n")
+        let lines = run.stdout.split(separator: "\n")
+        #expect(lines.count == 1_499 && lines.allSatisfy { $0.hasPrefix("ok ") }, "every device before it, reported")
+        #expect(listener.finish().stdout.split(separator: "\n").count == 1_499, "and nothing after it sent")
+    }
+
+    @Test func aGatewaysBadGatewayAndTimeoutAreTriedAgain() throws {
+        let sending = try SendTests.Sending()
+        let (behind, slow) = (String(format: "%064x", 1), String(format: "%064x", 2))
+        let standIn = try APNsStandIn(for: sending, script: """
+            {"answers": {"\(behind)": [[502, "BadGateway"]], "\(slow)": [[504, "GatewayTimeout"]]}}
+            """)
+        let run = try sending.send(to: standIn.url, trusting: standIn.certificate, ["--device", behind, "--device", slow, "--json", "-b", "x"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let results = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(results.map { $0["status"] as? String } == ["ok", "ok"])
+        #expect(results.map { $0["attempts"] as? Int } == [2, 2])
+    }
+
     @Test func aServersApnsIDIsPrintedOnlyWhenItIsAUUID() throws {
         let sending = try SendTests.Sending()
         let hostile = "a b\u{85}\u{9b}31m" + String(repeating: "x", count: 5_000)

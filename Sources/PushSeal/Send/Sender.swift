@@ -76,8 +76,9 @@ public final class Sender: Sendable {
 
     /// Results that may wait at once.
     public static let window = 10_000
-    /// Statuses worth sending again.
-    static let temporary: Set<Int32> = [429, 500, 503]
+    /// Statuses worth sending again: answers that say "not now" (502 and 504 come from a
+    /// proxy or load balancer in front of the server).
+    static let temporary: Set<Int32> = [429, 500, 502, 503, 504]
 
     private let settings: Settings
     private let tokens: ProviderTokenCache
@@ -123,7 +124,14 @@ public final class Sender: Sendable {
         }
         let item = Pending(seq: seq, device: device, payload: payload, expiration: expiration,
                            apnsID: ReceivedInput.newIdentifier(), start: MonotonicClock.system.now)
-        try submit(item, id: UInt32(truncatingIfNeeded: seq))
+        do {
+            try submit(item, id: UInt32(truncatingIfNeeded: seq))
+        } catch {
+            // No token for it (the cache cannot be kept): its place in the order is filled
+            // with its failure, so the results before it are printed and finish() returns.
+            report(item, outcome: .failed, status: 0, apnsID: item.apnsID, reason: "\(error)", timestamp: nil)
+            throw error
+        }
     }
 
     /// Waits for every result, then stops the transport.
