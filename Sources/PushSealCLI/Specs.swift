@@ -301,7 +301,8 @@ enum Specs {
         PROVIDER TOKEN: signed with --auth-key (ES256), kept in the keyring folder (mode 0600),
           or in $XDG_CACHE_HOME/pushseal (~/.cache/pushseal) when there is none, and shared
           by every pushseal process for 50 minutes; minted again only then, or when APNs
-          answers ExpiredProviderToken (the request is then sent once more).
+          answers ExpiredProviderToken for a token at least 20 minutes old (the request is
+          then sent once more; a younger one means a clock is wrong, and the result says so).
 
         RETRIES: 429, 500, 502, 503, 504 and requests that got no answer are sent again with
           exponential backoff and jitter, at most --retries times; other refusals are final.

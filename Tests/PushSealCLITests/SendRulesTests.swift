@@ -196,6 +196,22 @@ struct SendRulesTests {
         #expect(results.map { $0["attempts"] as? Int } == [2, 2])
     }
 
+    @Test func aFreshTokenCalledExpiredIsNotRenewedAgainAndAgain() throws {
+        let sending = try SendTests.Sending()
+        let devices = (1...3).map { String(format: "%064x", $0) }
+        let answers = Array(repeating: #"[403, "ExpiredProviderToken"]"#, count: 3).joined(separator: ", ")
+        let expired = devices.map { #""\#($0)": [\#(answers)]"# }.joined(separator: ", ")
+        let standIn = try APNsStandIn(for: sending, script: #"{"answers": {\#(expired)}}"#)
+        for _ in 1...3 {
+            let run = try sending.send(to: standIn.url, trusting: standIn.certificate,
+                                       devices.flatMap { ["--device", $0] } + ["-b", "a server whose clock disagrees"])
+            #expect(run.status == 75, "\(run.stderr)")
+            #expect(run.stdout.split(separator: "\n").count == 3 && run.stdout.split(separator: "\n").allSatisfy { $0.contains(" 403 ") && $0.contains("check this machine's clock") }, "\(run.stdout)")
+        }
+        let iats = Set(standIn.log.compactMap { $0["iat"] as? Int })
+        #expect(iats.count == 1, "one token over three runs, never a new one every answer: \(iats)")
+    }
+
     @Test func aServersApnsIDIsPrintedOnlyWhenItIsAUUID() throws {
         let sending = try SendTests.Sending()
         let hostile = "a b\u{85}\u{9b}31m" + String(repeating: "x", count: 5_000)

@@ -14,6 +14,8 @@ import SealCrypto
 public final class ProviderTokenCache: Sendable {
     /// Age after which a token is minted again.
     public static let reuseFor: Int64 = 50 * 60
+    /// APNs answers `TooManyProviderTokenUpdates` to a provider that renews more often.
+    public static let renewAtMostEvery: Int64 = 20 * 60
 
     private let store: KeyringStore
     private let key: ES256Key
@@ -42,8 +44,18 @@ public final class ProviderTokenCache: Sendable {
             return held.token
         }
         let fresh = try store.withLock { () throws -> (token: String, issuedAt: Int64) in
-            if let shared = read(), shared.token != rejected, now - shared.issuedAt < Self.reuseFor, shared.issuedAt <= now + 60 {
+            let shared = read()
+            if let shared, shared.token != rejected, now - shared.issuedAt < Self.reuseFor, shared.issuedAt <= now + 60 {
                 return shared
+            }
+            // A token this young called expired is a clock problem, which a new token dated
+            // by the same clock cannot fix, and renewing it would cross APNs' limit.
+            // The token's own iat is what the server judged; the cache's record is a fallback.
+            if let shared, shared.token == rejected {
+                let age = now - (Self.issuedAt(of: shared.token) ?? shared.issuedAt)
+                if (0..<Self.renewAtMostEvery).contains(age) {
+                    throw SendError(.token, "the server called a provider token made \(age) s ago expired; APNs allows a new one only every 20 minutes, so none was made: check this machine's clock, which dates the token")
+                }
             }
             let minted = try mint(issuedAt: now)
             let json = JSONWriter.bytes(.object(JSONObject([("token", .string(minted)), ("iat", .integer(now))])))
@@ -56,6 +68,14 @@ public final class ProviderTokenCache: Sendable {
         }
         current.withLock { $0 = fresh }
         return fresh.token
+    }
+
+    /// The `iat` claim of a token, read from its middle part.
+    static func issuedAt(of token: String) -> Int64? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let claims = try? Base64.decode(String(parts[1])),
+              let value = try? JSONParser.parse(claims) else { return nil }
+        return value.objectValue?["iat"]?.integerValue
     }
 
     private func read() -> (token: String, issuedAt: Int64)? {
