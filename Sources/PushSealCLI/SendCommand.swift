@@ -16,6 +16,7 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     // Set before any thread starts, so every later thread inherits the blocked signals.
     let stop = try StopRequest()
     let stoppedBy = Locked<(signal: Int32?, sending: Bool)>((nil, false))
+    let running = Locked<Sender?>(nil)
     let signals = StopSignals(first: { signal in
         // Before the first request there is nothing to finish: stop as the signal says.
         guard stoppedBy.withLock({ state in
@@ -23,6 +24,7 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
             return state.sending
         }) else { exitAtOnce(128 + signal, console: console) }
         stop.request()
+        running.withLock { $0 }?.stopRetrying()
     }, second: { signal in
         exitAtOnce(128 + signal, console: console)
     })
@@ -60,6 +62,7 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
                 return stop.request()
             }
         })
+    running.withLock { $0 = sender }
     stoppedBy.withLock { $0.sending = true }
     if let signal = stoppedBy.withLock({ $0.signal }) { exit(128 + signal) }
     // Results reach a pipe within a tenth of a second even when answers trickle in.

@@ -307,9 +307,9 @@ enum Specs {
         RETRIES: 429, 500, 502, 503, 504 and requests that got no answer are sent again with
           exponential backoff and jitter, at most --retries times; other refusals are final.
 
-        STOPPING: a first SIGINT or SIGTERM stops taking devices; the answers in flight are
-          awaited and printed, then pushseal exits 130 (SIGINT) or 143 (SIGTERM). A second
-          signal exits at once.
+        STOPPING: a first SIGINT or SIGTERM stops taking devices and retrying; the answers
+          in flight are awaited and printed, then pushseal exits 130 (SIGINT) or 143
+          (SIGTERM). A second signal exits at once.
 
         EXIT STATUS: 0 every device accepted; 69 some refused for good; 75 only temporary
           failures left; 64 usage; 65 a bad payload, batch line or .p8; 66 a missing file;

@@ -212,6 +212,24 @@ struct SendRulesTests {
         #expect(iats.count == 1, "one token over three runs, never a new one every answer: \(iats)")
     }
 
+    @Test func aFirstSignalStopsTheRetries() throws {
+        let sending = try SendTests.Sending()
+        let failing = Array(repeating: #"[500, "InternalServerError"]"#, count: 11).joined(separator: ", ")
+        let standIn = try APNsStandIn(for: sending, script: #"{"answers": {"\#(deviceToken)": [\#(failing)]}}"#)
+        let send = try RunningProcess([
+            "send", "--keys", sending.keyring.keys, "--endpoint", standIn.url, "--cacert", standIn.certificate,
+            "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
+            "--device", deviceToken, "--retries", "10", "-b", "to a failing server",
+        ])
+        #expect(eventually(within: .seconds(20)) { standIn.log.count >= 1 })
+        send.signal(SIGINT)
+        let run = send.wait(atMost: .seconds(60))
+        #expect(run.status == 130, "\(run.stderr)")
+        #expect(run.stdout.hasPrefix("fail \(deviceToken) 500 InternalServerError"), "reported as it stood: \(run.stdout)")
+        // Ten retries with backoff would have taken about 40 s and reached the server 11 times.
+        #expect(standIn.log.count <= 2, "\(standIn.log.count) requests reached the server")
+    }
+
     @Test func aServersApnsIDIsPrintedOnlyWhenItIsAUUID() throws {
         let sending = try SendTests.Sending()
         let hostile = "a b\u{85}\u{9b}31m" + String(repeating: "x", count: 5_000)

@@ -93,6 +93,8 @@ public final class Sender: Sendable {
     private let connected = Locked(false)
     /// Set when the endpoint cannot be used at all; no more results are reported.
     private let stopped = Locked<SendError?>(nil)
+    /// Set by a first SIGINT/SIGTERM: what fails from then on is reported, not retried.
+    private let retrying = Locked(true)
     private let endpoint: String
 
     /// Why the whole send stopped (an endpoint that cannot be reached or trusted), if it did.
@@ -132,6 +134,12 @@ public final class Sender: Sendable {
             report(item, outcome: .failed, status: 0, apnsID: item.apnsID, reason: "\(error)", timestamp: nil)
             throw error
         }
+    }
+
+    /// No more retries: each request that fails from now on is reported as it stands, so a
+    /// stop does not wait out backoffs against a server that keeps failing.
+    public func stopRetrying() {
+        retrying.withLock { $0 = false }
     }
 
     /// Waits for every result, then stops the transport.
@@ -202,10 +210,14 @@ public final class Sender: Sendable {
             }
         case let status where status == 0 || Self.temporary.contains(status):
             let why = status == 0 ? response.failure : (reason ?? "HTTP \(status)")
-            guard item.attempts <= settings.retries else {
+            guard item.attempts <= settings.retries, retrying.withLock({ $0 }) else {
                 return report(item, outcome: .failed, status: Int(status), apnsID: item.apnsID, reason: why, timestamp: nil)
             }
             DispatchQueue.global().asyncAfter(deadline: .now() + Self.backoff(afterAttempt: item.attempts)) { [self] in
+                // A stop that came during the backoff ends it here.
+                guard retrying.withLock({ $0 }) else {
+                    return report(item, outcome: .failed, status: Int(status), apnsID: item.apnsID, reason: why, timestamp: nil)
+                }
                 do {
                     try submit(item, id: response.id)
                 } catch {
