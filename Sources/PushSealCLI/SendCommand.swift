@@ -44,6 +44,9 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     let tokens = try providerTokens(request, console: console)
     // Minted (or read) before connecting: a cache that cannot be kept is a setup error.
     _ = try tokens.token()
+    if let mode = tokens.repairedMode {
+        console.warning("\(tokens.path) could be read by group or others (mode 0\(String(mode, radix: 8))); it holds a live token, so it is now 0600")
+    }
 
     let tally = Locked<[Sender.Result.Outcome: Int]>([:])
     let json = request.json

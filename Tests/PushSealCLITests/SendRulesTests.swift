@@ -230,6 +230,18 @@ struct SendRulesTests {
         #expect(standIn.log.count <= 2, "\(standIn.log.count) requests reached the server")
     }
 
+    @Test func aTokenCacheOthersCanReadIsMadePrivateAndSaid() throws {
+        let sending = try SendTests.Sending()
+        let listener = try sending.listener()
+        #expect(try sending.send(to: listener, ["--device", deviceToken, "-b", "first"]).status == 0)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: sending.tokenFile)
+        let run = try sending.send(to: listener, ["--device", deviceToken, "-b", "second"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr == "warning: \(sending.tokenFile) could be read by group or others (mode 0644); it holds a live token, so it is now 0600\n")
+        #expect(try FileManager.default.attributesOfItem(atPath: sending.tokenFile)[.posixPermissions] as? Int == 0o600)
+        #expect(listener.finish().stdout.split(separator: "\n").count == 2)
+    }
+
     @Test func aServersApnsIDIsPrintedOnlyWhenItIsAUUID() throws {
         let sending = try SendTests.Sending()
         let hostile = "a b\u{85}\u{9b}31m" + String(repeating: "x", count: 5_000)

@@ -23,6 +23,11 @@ public final class ProviderTokenCache: Sendable {
     private let teamID: String
     private let clock: @Sendable () -> Int64
     private let current = Locked<(token: String, issuedAt: Int64)?>(nil)
+    private let repaired = Locked<mode_t?>(nil)
+
+    /// The mode the cached token had when it was found readable by group or others and
+    /// made private (0600), for the caller to say so; nil when it was private.
+    public var repairedMode: mode_t? { repaired.withLock { $0 } }
 
     public init(folder: String, key: ES256Key, keyID: String, teamID: String,
                 clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) {
@@ -82,6 +87,11 @@ public final class ProviderTokenCache: Sendable {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
+        // A live bearer token others can read is made private at once (and said by the caller).
+        var info = stat()
+        if fstat(descriptor, &info) == 0, info.st_mode & 0o077 != 0, fchmod(descriptor, 0o600) == 0 {
+            repaired.withLock { $0 = info.st_mode & 0o777 }
+        }
         guard let bytes = try? FileIO.readAll(descriptor), let value = try? JSONParser.parse(bytes),
               let token = value.objectValue?["token"]?.stringValue, let issued = value.objectValue?["iat"]?.integerValue else { return nil }
         return (token, issued)
