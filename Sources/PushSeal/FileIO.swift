@@ -12,6 +12,12 @@ public enum FileIO {
         String(cString: strerror(errno))
     }
 
+    /// A permission mode as `chmod` takes it, for messages: `0644`.
+    public static func modeText(_ mode: mode_t) -> String {
+        let digits = String(mode & 0o7777, radix: 8)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+
     /// Reads everything from an open descriptor.
     public static func readAll(_ descriptor: Int32) throws(FileIOFailure) -> [UInt8] {
         var bytes: [UInt8] = []

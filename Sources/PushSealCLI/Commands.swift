@@ -608,8 +608,8 @@ private func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: Encry
         }
         endpoint = given.hasSuffix("/") ? String(given.dropLast()) : given
         // Over http:// the provider token travels in clear: only to this machine, unless asked.
-        if endpoint.hasPrefix("http://"), !isLoopback(host: endpointHost(endpoint)), !parsed.has("allow-cleartext") {
-            throw fail("\(parsed.origin("endpoint")) is http:// to \(endpointHost(endpoint)), so the provider token would travel in clear; use https://, or --allow-cleartext on a network you trust")
+        if endpoint.hasPrefix("http://"), case let host = endpointHost(endpoint), !isLoopback(host: host), !parsed.has("allow-cleartext") {
+            throw fail("\(parsed.origin("endpoint")) is http:// to \(host), so the provider token would travel in clear; use https://, or --allow-cleartext on a network you trust")
         }
     }
     if let priority = parsed.value("priority"), !APNsRules.priorities.contains(priority) {

@@ -45,7 +45,7 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     // Minted (or read) before connecting: a cache that cannot be kept is a setup error.
     _ = try tokens.token()
     if let mode = tokens.repairedMode {
-        console.warning("\(tokens.path) could be read by group or others (mode 0\(String(mode, radix: 8))); it holds a live token, so it is now 0600")
+        console.warning("\(tokens.path) could be read by group or others (mode \(FileIO.modeText(mode))); it holds a live token, so it is now 0600")
     }
 
     let tally = Locked<[Sender.Result.Outcome: Int]>([:])
@@ -137,8 +137,7 @@ private func providerTokens(_ request: SendRequest, console: Console) throws -> 
     // As ssh does for a private key: a signing key others can read is said out loud.
     var info = stat()
     if request.authKey != "-", stat(request.authKey, &info) == 0, info.st_mode & 0o077 != 0 {
-        let mode = String(info.st_mode & 0o777, radix: 8)
-        console.warning("\(request.authKey) can be read by group or others (mode 0\(mode)); make it private: chmod 600 \(request.authKey)")
+        console.warning("\(request.authKey) can be read by group or others (mode \(FileIO.modeText(info.st_mode & 0o777))); make it private: chmod 600 \(request.authKey)")
     }
     let key: ES256Key
     do {
@@ -156,19 +155,19 @@ private func providerTokens(_ request: SendRequest, console: Console) throws -> 
 private func tokenFolder(_ request: SendRequest) throws -> String {
     var info = stat()
     if stat(request.keysFolder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { return request.keysFolder }
-    var folders: [String] = []
+    let cacheHome: String
     if let cache = getenv("XDG_CACHE_HOME").map({ String(cString: $0) }), cache.hasPrefix("/") {
-        folders = [cache]
+        cacheHome = cache
     } else if let home = getenv("HOME").map({ String(cString: $0) }), home.hasPrefix("/") {
-        folders = [home + "/.cache"]
+        cacheHome = home + "/.cache"
     } else {
         throw CLIFailure(.cannotCreate, "no keyring folder (\(request.keysFolder)) and no HOME or XDG_CACHE_HOME for the provider token; give --keys DIR")
     }
-    folders.append(folders[0] + "/pushseal")
-    for folder in folders where mkdir(folder, 0o700) != 0 && errno != EEXIST {
-        throw CLIFailure(.cannotCreate, "cannot create \(folder) for the provider token: \(String(cString: strerror(errno)))")
+    let folder = cacheHome + "/pushseal"
+    for path in [cacheHome, folder] where mkdir(path, 0o700) != 0 && errno != EEXIST {
+        throw CLIFailure(.cannotCreate, "cannot create \(path) for the provider token: \(String(cString: strerror(errno)))")
     }
-    return folders[1]
+    return folder
 }
 
 /// `--batch`: each JSON line names a device and its own alert, sealed on its own (a line's

@@ -66,7 +66,7 @@ public struct KeyringStore: Sendable {
         guard mode & 0o077 == 0 else {
             throw KeyringError(
                 .insecurePermissions,
-                "\(path) is accessible by group or others (mode \(octal(mode))); secrets must be private: chmod 600 \(path)")
+                "\(path) is accessible by group or others (mode \(FileIO.modeText(mode))); secrets must be private: chmod 600 \(path)")
         }
         let bytes: [UInt8]
         do {
@@ -214,12 +214,8 @@ public struct KeyringStore: Sendable {
         guard mode & 0o077 == 0 else {
             throw KeyringError(
                 .insecurePermissions,
-                "the keyring folder \(folder) is accessible by group or others (mode \(octal(mode))); make it private: chmod 700 \(folder)")
+                "the keyring folder \(folder) is accessible by group or others (mode \(FileIO.modeText(mode))); make it private: chmod 700 \(folder)")
         }
     }
 }
 
-private func octal(_ mode: mode_t) -> String {
-    let digits = String(mode, radix: 8)
-    return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-}
