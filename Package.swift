@@ -6,10 +6,8 @@ let package = Package(
     products: [
         .executable(name: "pushseal", targets: ["PushSealCLI"]),
         .library(name: "PushSeal", targets: ["PushSeal"]),
-        // The HTTP/2 transport of `pushseal send`, on libcurl; dynamically linked, run as a child.
-        .executable(name: "pushseal-curl", targets: ["PushSealCurl"]),
         // QR codes of key shares for `keys export --qr`, on libqrencode and libpng; dynamically
-        // linked (Debian ships no static libqrencode), run as a child like pushseal-curl.
+        // linked (Debian ships no static libqrencode), run as a child.
         .executable(name: "pushseal-qr", targets: ["PushSealQR"]),
         // Figures for Scripts/bench.sh that only an in-process clock can take.
         .executable(name: "pushseal-bench", targets: ["PushSealBench"]),
@@ -27,23 +25,17 @@ let package = Package(
         .target(name: "MonotonicTime"),
         // Linux calls that Swift's Glibc module does not import (pipe2, renameat2).
         .target(name: "CSystem"),
-        // libnghttp2 and OpenSSL's libssl (Debian's libnghttp2-dev, libssl-dev); HTTP2Server is
-        // their only user.
+        // libnghttp2 and OpenSSL's libssl (Debian's libnghttp2-dev, libssl-dev); HTTP2 is their
+        // only user.
         .systemLibrary(
             name: "CNGHTTP2",
             pkgConfig: "libnghttp2",
             providers: [.apt(["libnghttp2-dev", "libssl-dev"])]
         ),
-        // A small HTTP/2 server (TLS or prior knowledge) for `receive --listen`; knows nothing of APNs.
-        .target(name: "HTTP2Server", dependencies: ["CNGHTTP2", "MonotonicTime"]),
-        .target(name: "PushSeal", dependencies: ["SealCrypto", "CSystem", "HTTP2Server", "MonotonicTime"]),
-        // libcurl (Debian's libcurl4-openssl-dev); PushSealCurl is its only user.
-        .systemLibrary(
-            name: "CCurl",
-            pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]
-        ),
-        .executableTarget(name: "PushSealCurl", dependencies: ["PushSeal", "CCurl"]),
+        // Both sides of HTTP/2 (TLS or prior knowledge) on one event-loop design: the server of
+        // `receive --listen` and the client of `send`; knows nothing of APNs.
+        .target(name: "HTTP2", dependencies: ["CNGHTTP2", "MonotonicTime"]),
+        .target(name: "PushSeal", dependencies: ["SealCrypto", "CSystem", "HTTP2", "MonotonicTime"]),
         // libqrencode and libpng (Debian's libqrencode-dev, libpng-dev); PushSealQR is their only user.
         .systemLibrary(
             name: "CQRencode",
@@ -56,7 +48,7 @@ let package = Package(
             providers: [.apt(["libpng-dev"])]
         ),
         .executableTarget(name: "PushSealQR", dependencies: ["CQRencode", "CPNG"]),
-        .executableTarget(name: "PushSealCLI", dependencies: ["PushSeal", "HTTP2Server", "MonotonicTime"]),
+        .executableTarget(name: "PushSealCLI", dependencies: ["PushSeal", "HTTP2", "MonotonicTime"]),
         .executableTarget(name: "PushSealBench", dependencies: ["PushSeal"]),
         .testTarget(
             name: "SealCryptoTests",

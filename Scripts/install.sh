@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs pushseal: the binary (and pushseal-curl, pushseal-qr beside it), the man page, the
+# Installs pushseal: the binary (and pushseal-qr beside it), the man page, the
 # completions for bash, zsh and fish, and the systemd units for receive --watch and --listen.
 #   Scripts/install.sh            into /usr/local as root, ~/.local otherwise
 #   Scripts/install.sh PREFIX     into PREFIX
@@ -32,7 +32,7 @@ else
   # shellcheck disable=SC2086
   bin_dir=$(swift build -c release --static-swift-stdlib -Xswiftc -static-executable ${SWIFT_FLAGS:-} --show-bin-path)
 fi
-for program in pushseal pushseal-curl pushseal-qr; do
+for program in pushseal pushseal-qr; do
   [ -x "$bin_dir/$program" ] || { echo "install: $bin_dir/$program is missing; run Scripts/setup.sh" >&2; exit 66; }
 done
 
@@ -46,7 +46,7 @@ put() { # mode destination (contents on stdin)
   mv -f "$destination.installing" "$destination"
   echo "install: $destination" >&2
 }
-for program in pushseal pushseal-curl pushseal-qr; do
+for program in pushseal pushseal-qr; do
   put 0755 "$prefix/bin/$program" < "$bin_dir/$program"
 done
 pushseal=$prefix/bin/pushseal

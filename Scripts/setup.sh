@@ -7,9 +7,8 @@ cd "$(dirname "$0")/.."
 
 missing=()
 dpkg -s libssl-dev >/dev/null 2>&1 || missing+=(libssl-dev)
-# The --listen endpoint's HTTP/2, and send's transport.
+# HTTP/2 on both sides: the --listen endpoint's server and send's client.
 dpkg -s libnghttp2-dev >/dev/null 2>&1 || missing+=(libnghttp2-dev)
-dpkg -s libcurl4-openssl-dev >/dev/null 2>&1 || missing+=(libcurl4-openssl-dev)
 # keys export --qr: libqrencode draws the code, libpng writes --qr-png's image.
 dpkg -s libqrencode-dev >/dev/null 2>&1 || missing+=(libqrencode-dev)
 dpkg -s libpng-dev >/dev/null 2>&1 || missing+=(libpng-dev)
@@ -23,9 +22,10 @@ command -v swift >/dev/null 2>&1 || { echo "setup: the Swift 6 toolchain is not 
 # One self-contained binary: the Swift runtime, libcrypto, libssl and libnghttp2 linked in, so it starts in
 # about a millisecond and can be copied to any Linux machine of the same architecture.
 static="--static-swift-stdlib -Xswiftc -static-executable"
-# The static link makes glibc warn that libcrypto's host lookup and DSO loading (BIO_lookup,
-# dlopen) would need glibc's shared libraries at run time. pushseal never calls those paths
-# (it only seals and opens), so those lines are dropped here; any other line is shown.
+# The static link makes glibc warn that host lookup (getaddrinfo, which send uses to find
+# the endpoint) and DSO loading need glibc's shared NSS modules at run time: they are loaded
+# from the machine's own glibc, as for any static program that looks up names, and /etc/hosts
+# and DNS work wherever glibc is installed. Those lines are dropped here; any other is shown.
 # shellcheck disable=SC2086 # flags are word lists
 for product in pushseal pushseal-bench; do
   swift build -c release $static ${SWIFT_FLAGS:-} --product "$product" 2>&1 \
@@ -33,18 +33,17 @@ for product in pushseal pushseal-bench; do
     || true
   [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "setup: the release build of $product failed" >&2; exit 1; }
 done
-# send's HTTP/2 transport runs libcurl, which Debian cannot link statically (its static
-# dependencies include Kerberos and LDAP), and Debian ships libqrencode as a shared library
-# only: each is its own, dynamically linked program, run by pushseal from beside its binary.
-# pushseal itself stays static, so no other command pays for loading them.
-for companion in pushseal-curl pushseal-qr; do
+# Debian ships libqrencode as a shared library only: QR codes are drawn by a dynamically
+# linked program of their own, run by pushseal from beside its binary. pushseal itself
+# stays static, so no other command pays for loading it.
+for companion in pushseal-qr; do
   # shellcheck disable=SC2086
   swift build -c release --static-swift-stdlib ${SWIFT_FLAGS:-} --product "$companion" --build-path .build/transport >&2 \
     || { echo "setup: the release build of $companion failed" >&2; exit 1; }
 done
 # shellcheck disable=SC2086
 bin="$(swift build -c release $static ${SWIFT_FLAGS:-} --show-bin-path)"
-for companion in pushseal-curl pushseal-qr; do
+for companion in pushseal-qr; do
   cp ".build/transport/release/$companion" "$bin/$companion.tmp" && mv "$bin/$companion.tmp" "$bin/$companion"
 done
-echo "setup: built $bin/pushseal (and beside it pushseal-curl for send, pushseal-qr for keys export --qr)" >&2
+echo "setup: built $bin/pushseal (and beside it pushseal-qr for keys export --qr)" >&2

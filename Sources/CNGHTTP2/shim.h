@@ -13,6 +13,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <netinet/tcp.h>
+#include <netdb.h>
 
 // glibc declares accept4 only under _GNU_SOURCE, which Swift's Glibc module is not built with.
 extern int accept4(int socket, struct sockaddr *address, socklen_t *length, int flags);
@@ -33,6 +34,11 @@ static inline long pushseal_ssl_ctx_set_write_modes(SSL_CTX *ctx) {
 static inline long pushseal_ssl_ctx_set_options(SSL_CTX *ctx) {
     // No renegotiation (HTTP/2 forbids it) and no compression (CRIME).
     return (long)SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+}
+
+// SNI: the host name the client asks for, so a server with many names picks the right one.
+static inline long pushseal_ssl_set_host_name(SSL *ssl, const char *name) {
+    return SSL_set_tlsext_host_name(ssl, name);
 }
 
 static inline long pushseal_bio_mem_data(BIO *bio, char **data) {

@@ -1,5 +1,5 @@
 import PushSeal
-import HTTP2Server
+import HTTP2
 
 /// What the user asked pushseal to do, fully parsed and checked.
 enum Command: Equatable {
@@ -127,7 +127,13 @@ struct SendRequest: Equatable {
     var pushType: String
     var expiration: String?
     var retries: Int
+    /// No retry starts later than this after a device's first attempt.
+    var retryFor: Duration
     var concurrency: Int
+    /// HTTP/2 connections the devices are spread over.
+    var connections: Int
+    /// `--proxy`: nil when not given (the environment decides), empty for none.
+    var proxy: String?
     /// How long one request may wait for its answer before it is given up (and retried).
     var timeout: Duration
     var json: Bool
@@ -207,6 +213,7 @@ enum DurationRange {
     static let lockTimeout = Duration.zero...Duration.seconds(3_600)
     static let idleTimeout = Duration.seconds(1)...Duration.seconds(86_400)
     static let requestTimeout = Duration.milliseconds(100)...Duration.seconds(600)
+    static let retryFor = Duration.zero...Duration.seconds(86_400)
 
     static func text(_ range: ClosedRange<Duration>) -> String {
         "from \(DurationText.format(range.lowerBound)) to \(DurationText.format(range.upperBound))"
@@ -606,10 +613,16 @@ private func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: Encry
         guard (given.hasPrefix("https://") || given.hasPrefix("http://")), given.count > 8 else {
             throw fail("\(parsed.origin("endpoint")) takes a URL such as https://127.0.0.1:8443 (http:// for HTTP/2 without TLS)")
         }
-        endpoint = given.hasSuffix("/") ? String(given.dropLast()) : given
+        let parsedEndpoint: ClientEndpoint
+        do {
+            parsedEndpoint = try ClientEndpoint(url: given)
+        } catch {
+            throw fail("\(parsed.origin("endpoint")): \(error.message)")
+        }
+        endpoint = parsedEndpoint.description
         // Over http:// the provider token travels in clear: only to this machine, unless asked.
-        if endpoint.hasPrefix("http://"), case let host = endpointHost(endpoint), !isLoopback(host: host), !parsed.has("allow-cleartext") {
-            throw fail("\(parsed.origin("endpoint")) is http:// to \(host), so the provider token would travel in clear; use https://, or --allow-cleartext on a network you trust")
+        if !parsedEndpoint.secure, !parsedEndpoint.isLoopback, !parsed.has("allow-cleartext") {
+            throw fail("\(parsed.origin("endpoint")) is http:// to \(parsedEndpoint.host), so the provider token would travel in clear; use https://, or --allow-cleartext on a network you trust")
         }
     }
     if let priority = parsed.value("priority"), !APNsRules.priorities.contains(priority) {
@@ -647,6 +660,11 @@ private func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: Encry
         guard let value = Int(text), (1...1_000).contains(value) else { throw fail("--concurrency is a whole number from 1 to 1000") }
         concurrency = value
     }
+    var connections = 1
+    if let text = parsed.value("connections") {
+        guard let value = Int(text), (1...64).contains(value) else { throw fail("--connections is a whole number from 1 to 64") }
+        connections = value
+    }
     let topic = try required("topic", "the app's bundle id")
     let authKey = try required("auth-key", "the .p8 file from Apple")
     // Apple's key and team ids are 10 capital letters and digits; anything else is a typo
@@ -661,7 +679,9 @@ private func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: Encry
         topic: topic, authKey: authKey, keyID: keyID, teamID: teamID,
         endpoint: endpoint, caFile: parsed.value("cacert"), priority: priority,
         collapseID: parsed.value("collapse-id"), pushType: pushType, expiration: expiration,
-        retries: retries, concurrency: concurrency,
+        retries: retries,
+        retryFor: try duration(parsed, "retry-for", in: DurationRange.retryFor, example: "1m", command: spec.name) ?? .seconds(60),
+        concurrency: concurrency, connections: connections, proxy: parsed.value("proxy"),
         timeout: try duration(parsed, "timeout", in: DurationRange.requestTimeout, example: "30s", command: spec.name) ?? .seconds(30),
         json: parsed.has("json"), keysFolder: keysFolder(parsed))
 }
@@ -669,20 +689,6 @@ private func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: Encry
 /// A key id or team id as Apple issues them: `ABC123DEFG`.
 private func isAppleID(_ text: String) -> Bool {
     text.utf8.count == 10 && text.utf8.allSatisfy { (0x41...0x5A).contains($0) || (0x30...0x39).contains($0) }
-}
-
-/// The host of an endpoint URL, without brackets, port or path.
-private func endpointHost(_ url: String) -> String {
-    let authority = url.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? ""
-    let hostAndPort = authority.split(separator: "@").last.map(String.init) ?? authority
-    if hostAndPort.hasPrefix("["), let end = hostAndPort.firstIndex(of: "]") {
-        return String(hostAndPort[hostAndPort.index(after: hostAndPort.startIndex)..<end])
-    }
-    return String(hostAndPort.split(separator: ":", maxSplits: 1).first ?? "")
-}
-
-private func isLoopback(host: String) -> Bool {
-    host == "localhost" || host == "::1" || host.hasPrefix("127.")
 }
 
 private func parseRun(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import HTTP2Server
+import HTTP2
 import PushSeal
 import SealCrypto
 

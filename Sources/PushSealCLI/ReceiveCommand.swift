@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Dispatch
-import HTTP2Server
+import HTTP2
 import PushSeal
 import SealCrypto
 

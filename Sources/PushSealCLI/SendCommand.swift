@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Dispatch
-import HTTP2Server
+import HTTP2
 import PushSeal
 import SealCrypto
 
@@ -50,14 +50,26 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
 
     let tally = Locked<[Sender.Result.Outcome: Int]>([:])
     let json = request.json
+    let connection: HTTP2Client.Settings
+    do {
+        let endpoint = try ClientEndpoint(url: request.endpoint)
+        // --proxy beats the environment; --proxy '' (or none) goes direct.
+        var proxy: ClientProxy?
+        if let given = request.proxy {
+            proxy = given.isEmpty ? nil : try ClientProxy(url: given)
+        } else {
+            proxy = try ClientProxy.fromEnvironment(for: endpoint)
+        }
+        connection = HTTP2Client.Settings(endpoint: endpoint, trustFile: request.caFile, proxy: proxy, connections: request.connections,
+                                          maximumStreams: request.concurrency, timeout: request.timeout)
+    } catch {
+        throw CLIFailure(.usage, error.message)
+    }
     let sender = try Sender(
         settings: .init(topic: request.topic, pushType: request.pushType, priority: request.priority,
-                        expiration: request.expiration, collapseID: request.collapseID, retries: request.retries),
-        tokens: tokens, endpoint: request.endpoint,
-        startTransport: { onResponse in
-            try TransportProcess(program: transportProgram(), endpoint: request.endpoint, caFile: request.caFile,
-                                 maximumStreams: request.concurrency, timeout: request.timeout, onResponse: onResponse)
-        },
+                        expiration: request.expiration, collapseID: request.collapseID, retries: request.retries,
+                        retryFor: request.retryFor),
+        tokens: tokens, connection: connection,
         emit: { result in
             tally.withLock { $0[result.outcome, default: 0] += 1 }
             // Results nobody can read stop the sending: the rest would go out unreported.
@@ -108,7 +120,7 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
         // --cacert helps only when no trusted issuer was found, not for an expired
         // certificate or one made for another host.
         let unknownIssuer = ["self-signed", "self signed", "local issuer"].contains { failure.message.contains($0) }
-        throw CLIFailure(failure.code == .untrusted ? .configuration : .temporaryFailure,
+        throw CLIFailure(failure.code == .unreachable ? .temporaryFailure : .configuration,
                          failure.message + (failure.code == .untrusted && unknownIssuer ? "; give --cacert FILE to trust it" : ""))
     }
     if let stoppedEarly { throw stoppedEarly }
@@ -212,11 +224,6 @@ private func batchLine(_ line: UnsafeRawBufferPointer, sealer: SealerSet) throws
     return (device, try sealer.sealer(to: request.recipient).payload(for: try request.alert(now: now)), expiration)
 }
 
-/// `pushseal-curl`, beside this binary (or where PUSHSEAL_CURL says).
-private func transportProgram() -> String {
-    CompanionProgram.path("pushseal-curl", override: "PUSHSEAL_CURL")
-}
-
 /// A payload from stdin, as `pushseal encrypt` printed it.
 private func readyPayload(pushType: String) throws -> [UInt8] {
     let limit = APNsRules.payloadByteLimit(pushType: pushType)
@@ -255,11 +262,12 @@ private func forEachDevice(in file: String, stop: StopRequest, _ body: (String) 
 private func resultText(_ result: Sender.Result) -> String {
     switch result.outcome {
     case .ok:
-        return "ok \(result.device) \(result.apnsID)"
+        return "ok \(result.device) \(result.apnsID)" + (result.retriedAfterUnknownOutcome ? " (retried after an unknown outcome)" : "")
     case .refused, .failed:
         var line = "fail \(result.device) \(result.status) \(TerminalText.escaping(result.reason ?? ""))"
         if let timestamp = result.timestamp { line += " " + Timestamp.format(timestamp / 1_000) }
         if result.outcome == .failed { line += " (after \(result.attempts) attempts)" }
+        if result.retriedAfterUnknownOutcome { line += " (retried after an unknown outcome)" }
         return line
     }
 }
@@ -273,6 +281,7 @@ private func resultJSON(_ result: Sender.Result) -> String {
     object.append("reason", result.reason.map { .string($0) } ?? .null)
     object.append("timestamp", result.timestamp.map { .integer($0) } ?? .null)
     object.append("attempts", .integer(result.attempts))
+    object.append("retried-after-unknown-outcome", .bool(result.retriedAfterUnknownOutcome))
     object.append("elapsed_ms", .number(String(format3(result.elapsed))))
     return String(decoding: JSONWriter.bytes(.object(object)), as: UTF8.self)
 }

@@ -3,7 +3,7 @@ import Testing
 
 /// `pushseal send` against `pushseal receive --listen`, both run as processes: the sender's
 /// provider tokens are verified by the listener with the test's .p8, every notification
-/// goes over HTTP/2 (libcurl on one side, nghttp2 on the other) and ends as a record.
+/// goes over HTTP/2 (the project's own client and server, both on nghttp2) and ends as a record.
 @Suite("send: sealed alerts to an APNs-compatible server")
 struct SendTests {
     /// A keyring, an Apple-style key pair and the send options that use them.
@@ -179,7 +179,7 @@ struct SendTests {
                                       "--device", deviceToken, "-b", "x"])
         #expect(untrusted.status == 78)
         #expect(untrusted.stderr.split(separator: "\n").count == 1, "one line: \(untrusted.stderr)")
-        #expect(untrusted.stderr.contains("is not accepted (SSL certificate problem: self-signed certificate)"), "\(untrusted.stderr)")
+        #expect(untrusted.stderr.contains("is not accepted (self-signed certificate)"), "\(untrusted.stderr)")
         #expect(untrusted.stderr.hasSuffix("; give --cacert FILE to trust it\n"))
         #expect(listener.finish().stdout.isEmpty, "nothing reached the listener")
     }
@@ -210,7 +210,7 @@ struct SendTests {
                 os.write(fd, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
                 os.close(fd)
             """, sending.folder.path])
-        for (name, words) in [("expired", "certificate has expired"), ("elsewhere", "no alternative certificate subject name matches")] {
+        for (name, words) in [("expired", "certificate has expired"), ("elsewhere", "IP address mismatch: it is not made out to 127.0.0.1")] {
             let listener = try sending.listener(["--tls-cert", sending.folder.file(name + ".pem"), "--tls-key", sending.folder.file(name + ".key")])
             let run = try sending.send(to: listener.url, trusting: sending.folder.file(name + ".pem"), ["--device", deviceToken, "-b", "x"])
             #expect(run.status == 78, "\(name): \(run.stderr)")
@@ -239,18 +239,6 @@ struct SendTests {
         #expect(record["status"] as? String == "decrypted")
         #expect(record["kid"] as? String == kid)
         #expect(record["title"] as? String == "Sealed to a device")
-    }
-
-    @Test func libcurlsTraceShowsNoProviderToken() throws {
-        let sending = try SendTests.Sending()
-        let listener = try sending.listener()
-        let run = try sending.send(to: listener.url, trusting: sending.keyring.keys + "/tls-cert.pem",
-                                   ["--device", deviceToken, "-b", "traced"], environment: ["PUSHSEAL_CURL_VERBOSE": "1"])
-        #expect(run.status == 0, "\(run.stderr)")
-        let token = jsonObject(try String(contentsOfFile: sending.tokenFile, encoding: .utf8))["token"] as! String
-        #expect(run.stderr.contains("> authorization: (hidden)"), "the trace is there: \(run.stderr.prefix(400))")
-        #expect(!run.stderr.contains(token) && !run.stderr.contains(String(token.prefix(20))))
-        _ = listener.finish()
     }
 
     @Test func batchLinesEachCarryTheirOwnDeviceAndAlert() throws {

@@ -1,5 +1,5 @@
 import Dispatch
-import HTTP2Server
+import HTTP2
 import SealCrypto
 import Synchronization
 import MonotonicTime

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Dispatch
+import HTTP2
 import SealCrypto
 import MonotonicTime
 
@@ -10,9 +11,12 @@ import MonotonicTime
 ///
 /// - Every notification gets its own `apns-id`, kept across retries, so a result names the
 ///   notification APNs saw.
-/// - 429, 500, 503 and answers that never came (a reset, a stream the server did not take,
-///   a dropped connection, a stall) are retried with exponential backoff and jitter, at
-///   most `Settings.retries` times; 400, 403, 404, 405, 410 and 413 are final.
+/// - 429, 500, 502, 503 and 504 are retried with exponential backoff and jitter (or after
+///   the server's `retry-after`, when longer), at most `Settings.retries` times and within
+///   `Settings.retryFor` of the first attempt; 400, 403, 404, 405, 410 and 413 are final.
+/// - A request the server cannot have processed is sent again by the HTTP/2 client itself.
+///   One that went out and got no answer (a reset, a connection that died, a stall) may have
+///   been delivered: it is sent again once at most, and its result says so.
 /// - 403 `ExpiredProviderToken` mints a new token (unless another request already did)
 ///   and sends again, once.
 /// - At most `window` results wait at once (added and not yet reported), so memory stays
@@ -25,15 +29,18 @@ public final class Sender: Sendable {
         public var expiration: String?
         public var collapseID: String?
         public var retries: Int
+        /// No retry starts later than this after a notification's first attempt.
+        public var retryFor: Duration
 
         public init(topic: String, pushType: String = "alert", priority: String? = nil, expiration: String? = nil,
-                    collapseID: String? = nil, retries: Int = 3) {
+                    collapseID: String? = nil, retries: Int = 3, retryFor: Duration = .seconds(60)) {
             self.topic = topic
             self.pushType = pushType
             self.priority = priority
             self.expiration = expiration
             self.collapseID = collapseID
             self.retries = retries
+            self.retryFor = retryFor
         }
     }
 
@@ -59,6 +66,9 @@ public final class Sender: Sendable {
         public let timestamp: Int64?
         public let attempts: Int
         public let elapsed: Duration
+        /// It was sent again after an attempt whose outcome is unknown (sent, no answer):
+        /// the device may have got it twice.
+        public let retriedAfterUnknownOutcome: Bool
     }
 
     private struct Pending: Sendable {
@@ -71,6 +81,7 @@ public final class Sender: Sendable {
         let start: MonotonicClock.Instant
         var attempts = 0
         var tokenRenewed = false
+        var retriedAfterUnknownOutcome = false
         var token = ""
     }
 
@@ -78,17 +89,17 @@ public final class Sender: Sendable {
     public static let window = 10_000
     /// Statuses worth sending again: answers that say "not now" (502 and 504 come from a
     /// proxy or load balancer in front of the server).
-    static let temporary: Set<Int32> = [429, 500, 502, 503, 504]
+    static let temporary: Set<Int> = [429, 500, 502, 503, 504]
 
     private let settings: Settings
     private let tokens: ProviderTokenCache
     private let emit: @Sendable (Result) -> Void
-    private let pending = Locked<[UInt32: Pending]>([:])
+    private let pending = Locked<[Int: Pending]>([:])
     private let order = Locked(InOrder<Result>(first: 0))
     private let room = DispatchSemaphore(value: Sender.window)
     private let outstanding = DispatchGroup()
     private let nextSeq = Locked(0)
-    private let transport = Locked<TransportProcess?>(nil)
+    private let client = Locked<HTTP2Client?>(nil)
     /// Set once an answer has come: from then on a connection failure is one request's.
     private let connected = Locked(false)
     /// Set when the endpoint cannot be used at all; no more results are reported.
@@ -101,17 +112,18 @@ public final class Sender: Sendable {
     public var failure: SendError? { stopped.withLock { $0 } }
 
     /// - Parameters:
-    ///   - startTransport: starts the transport with the sender's response handler.
+    ///   - connection: the endpoint and how to reach it.
     ///   - emit: gets each result, in the order devices were added, one at a time.
-    public init(settings: Settings, tokens: ProviderTokenCache, endpoint: String,
-                startTransport: (@escaping @Sendable (TransportFrame.Response) -> Void) throws -> TransportProcess,
-                emit: @escaping @Sendable (Result) -> Void) throws {
+    public init(settings: Settings, tokens: ProviderTokenCache, connection: HTTP2Client.Settings,
+                emit: @escaping @Sendable (Result) -> Void) throws(HTTP2ClientError) {
         self.settings = settings
         self.tokens = tokens
-        self.endpoint = endpoint
+        self.endpoint = connection.endpoint.description
         self.emit = emit
-        let started = try startTransport { [weak self] response in self?.answered(response) }
-        transport.withLock { $0 = started }
+        let started = try HTTP2Client(connection) { [weak self] responses in
+            for response in responses { self?.answered(response) }
+        }
+        client.withLock { $0 = started }
     }
 
     /// Sends `payload` to `device`; waits while `window` results are pending.
@@ -127,7 +139,7 @@ public final class Sender: Sendable {
         let item = Pending(seq: seq, device: device, payload: payload, expiration: expiration,
                            apnsID: ReceivedInput.newIdentifier(), start: MonotonicClock.system.now)
         do {
-            try submit(item, id: UInt32(truncatingIfNeeded: seq))
+            try submit(item)
         } catch {
             // No token for it (the cache cannot be kept): its place in the order is filled
             // with its failure, so the results before it are printed and finish() returns.
@@ -142,105 +154,136 @@ public final class Sender: Sendable {
         retrying.withLock { $0 = false }
     }
 
-    /// Waits for every result, then stops the transport.
+    /// Waits for every result, then closes the connections.
     public func finish() {
         outstanding.wait()
-        transport.withLock { $0 }?.finish()
+        client.withLock { $0 }?.finish()
     }
 
-    private func submit(_ item: Pending, id: UInt32) throws {
+    private func submit(_ item: Pending) throws {
         var item = item
         item.attempts += 1
         item.token = try tokens.token()
         var headers = [
-            TransportFrame.Header("apns-topic", settings.topic),
-            TransportFrame.Header("apns-push-type", settings.pushType),
-            TransportFrame.Header("apns-id", item.apnsID),
-            TransportFrame.Header("authorization", "bearer " + item.token),
+            HTTP2Client.Field("apns-topic", settings.topic),
+            HTTP2Client.Field("apns-push-type", settings.pushType),
+            HTTP2Client.Field("apns-id", item.apnsID),
+            HTTP2Client.Field("authorization", "bearer " + item.token),
         ]
         if let priority = settings.priority { headers.append(.init("apns-priority", priority)) }
         if let expiration = item.expiration ?? settings.expiration { headers.append(.init("apns-expiration", expiration)) }
         if let collapse = settings.collapseID { headers.append(.init("apns-collapse-id", collapse)) }
-        let request = TransportFrame.Request(id: id, path: "/3/device/" + item.device, headers: headers, body: item.payload)
-        pending.withLock { $0[id] = item }
-        do {
-            guard let transport = transport.withLock({ $0 }) else { throw SendError(.transport, "the transport is not running") }
-            try transport.send(request)
-        } catch {
-            // The transport is gone: this device fails now, and so will the rest.
-            pending.withLock { _ = $0.removeValue(forKey: id) }
-            report(item, outcome: .failed, status: 0, apnsID: item.apnsID, reason: "\(error)", timestamp: nil)
-        }
+        pending.withLock { $0[item.seq] = item }
+        client.withLock { $0 }?.submit([HTTP2Client.Request(id: item.seq, path: "/3/device/" + item.device, headers: headers, body: item.payload)])
     }
 
-    private func answered(_ response: TransportFrame.Response) {
+    private func answered(_ response: HTTP2Client.Response) {
         guard let item = pending.withLock({ $0.removeValue(forKey: response.id) }) else { return }
         if response.status != 0 { connected.withLock { $0 = true } }
-        if let problem = response.endpointProblem, !connected.withLock({ $0 }),
-           problem == .untrusted || item.attempts > settings.retries {
-            // Not this device's failure but the setup's: one error, not a line per device.
-            let error = problem == .untrusted
-                ? SendError(.untrusted, "the certificate of \(endpoint) is not accepted (\(response.failure))")
-                : SendError(.unreachable, "cannot reach \(endpoint) (\(response.failure), after \(item.attempts) attempts)")
-            stopped.withLock { if $0 == nil { $0 = error } }
-            return report(item, outcome: .failed, status: 0, apnsID: item.apnsID, reason: response.failure, timestamp: nil)
+        if let failure = response.failure {
+            return failed(item, failure)
         }
         let answer = response.body.isEmpty ? nil : (try? JSONParser.parse(response.body))?.objectValue
         let reason = answer?["reason"]?.stringValue
+        let apnsID = response.header("apns-id") ?? ""
         switch response.status {
         case 200:
             // The server's apns-id is printed, so only a UUID is taken from it; anything else
             // (control bytes, kilobytes) gives way to the id this request was sent with.
-            report(item, outcome: .ok, status: 200, apnsID: APNsRules.isUUID(response.apnsID) ? response.apnsID : item.apnsID,
+            report(item, outcome: .ok, status: 200, apnsID: APNsRules.isUUID(apnsID) ? apnsID : item.apnsID,
                    reason: nil, timestamp: nil)
         case 403 where reason == "ExpiredProviderToken" && !item.tokenRenewed:
             var renewed = item
             renewed.tokenRenewed = true
             let again = renewed
             let rejected = item.token
-            // Off the reader thread: a send may wait for the transport to read, and the
-            // transport may be waiting for this thread to read its answers.
+            // Off the delivery thread: minting signs and rewrites the cache file.
             DispatchQueue.global().async { [self] in
                 do {
                     _ = try tokens.token(replacing: rejected)
-                    try submit(again, id: response.id)
+                    try submit(again)
                 } catch {
                     report(again, outcome: .failed, status: 403, apnsID: item.apnsID, reason: "\(error)", timestamp: nil)
                 }
             }
-        case let status where status == 0 || Self.temporary.contains(status):
-            let why = status == 0 ? response.failure : (reason ?? "HTTP \(status)")
-            guard item.attempts <= settings.retries, retrying.withLock({ $0 }) else {
-                return report(item, outcome: .failed, status: Int(status), apnsID: item.apnsID, reason: why, timestamp: nil)
-            }
-            DispatchQueue.global().asyncAfter(deadline: .now() + Self.backoff(afterAttempt: item.attempts)) { [self] in
-                // A stop that came during the backoff ends it here.
-                guard retrying.withLock({ $0 }) else {
-                    return report(item, outcome: .failed, status: Int(status), apnsID: item.apnsID, reason: why, timestamp: nil)
-                }
-                do {
-                    try submit(item, id: response.id)
-                } catch {
-                    report(item, outcome: .failed, status: Int(status), apnsID: item.apnsID, reason: why, timestamp: nil)
-                }
-            }
+        case let status where Self.temporary.contains(status):
+            // retry-after (seconds) is the server's own word on when to come back.
+            let asked = response.header("retry-after").flatMap { Int($0) }.map { Duration.seconds(min(max($0, 0), 3_600)) }
+            retry(item, status: status, reason: reason ?? "HTTP \(status)", after: asked)
         default:
-            report(item, outcome: .refused, status: Int(response.status),
-                   apnsID: response.apnsID.isEmpty ? item.apnsID : response.apnsID,
+            report(item, outcome: .refused, status: response.status,
+                   apnsID: APNsRules.isUUID(apnsID) ? apnsID : item.apnsID,
                    reason: reason ?? "HTTP \(response.status)", timestamp: answer?["timestamp"]?.integerValue)
+        }
+    }
+
+    /// No answer came.
+    private func failed(_ item: Pending, _ failure: HTTP2Client.Failure) {
+        switch failure.kind {
+        case .endpoint(let problem):
+            guard !connected.withLock({ $0 }) else {
+                // Answers came before: this device's line says what stopped it.
+                return report(item, outcome: .failed, status: 0, apnsID: item.apnsID, reason: Self.words(for: problem, failure.message, endpoint),
+                              timestamp: nil)
+            }
+            // Not this device's failure but the setup's: one error, not a line per device.
+            let code: SendError.Code = problem == .unreachable ? .unreachable : .untrusted
+            stopped.withLock { if $0 == nil { $0 = SendError(code, Self.words(for: problem, failure.message, endpoint)) } }
+            report(item, outcome: .failed, status: 0, apnsID: item.apnsID, reason: failure.message, timestamp: nil)
+        case .notSent:
+            retry(item, status: 0, reason: failure.message, after: nil)
+        case .unknownOutcome:
+            // It may have been delivered: once more at most, and the result will say so.
+            guard !item.retriedAfterUnknownOutcome else {
+                return report(item, outcome: .failed, status: 0, apnsID: item.apnsID, reason: failure.message, timestamp: nil)
+            }
+            var again = item
+            again.retriedAfterUnknownOutcome = true
+            retry(again, status: 0, reason: failure.message, after: nil)
+        }
+    }
+
+    /// The one line that says why the endpoint cannot be used.
+    static func words(for problem: HTTP2Client.EndpointProblem, _ message: String, _ endpoint: String) -> String {
+        switch problem {
+        case .unreachable: "cannot reach \(endpoint) (\(message))"
+        case .untrusted: "the certificate of \(endpoint) is not accepted (\(message))"
+        case .notHTTP2: "\(endpoint) does not speak HTTP/2, as APNs does: \(message)"
+        case .proxyRefused: message
+        }
+    }
+
+    /// Sends `item` again after a backoff, if its retries and time allow and no stop came.
+    private func retry(_ item: Pending, status: Int, reason: String, after asked: Duration?) {
+        let delay = max(Self.backoff(afterAttempt: item.attempts), asked ?? .zero)
+        guard item.attempts <= settings.retries, retrying.withLock({ $0 }),
+              MonotonicClock.system.now - item.start + delay <= settings.retryFor else {
+            return report(item, outcome: .failed, status: status, apnsID: item.apnsID, reason: reason, timestamp: nil)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(delay.saturatingNanoseconds))) { [self] in
+            // A stop that came during the backoff ends it here.
+            guard retrying.withLock({ $0 }) else {
+                return report(item, outcome: .failed, status: status, apnsID: item.apnsID, reason: reason, timestamp: nil)
+            }
+            do {
+                try submit(item)
+            } catch {
+                report(item, outcome: .failed, status: status, apnsID: item.apnsID, reason: reason, timestamp: nil)
+            }
         }
     }
 
     /// 250 ms, doubling each time up to 8 s, with ±50 % jitter so that many senders that
     /// failed together do not come back together.
-    static func backoff(afterAttempt attempt: Int) -> DispatchTimeInterval {
-        let base = min(8_000.0, 250.0 * Double(1 << min(attempt - 1, 10)))
+    static func backoff(afterAttempt attempt: Int) -> Duration {
+        let base = min(8_000.0, 250.0 * Double(1 << min(max(attempt, 1) - 1, 10)))
         return .milliseconds(Int(base * Double.random(in: 0.5...1.5)))
     }
 
     private func report(_ item: Pending, outcome: Result.Outcome, status: Int, apnsID: String, reason: String?, timestamp: Int64?) {
         let result = Result(device: item.device, outcome: outcome, status: status, apnsID: apnsID, reason: reason,
-                            timestamp: timestamp, attempts: item.attempts, elapsed: MonotonicClock.system.now - item.start)
+                            timestamp: timestamp, attempts: item.attempts, elapsed: MonotonicClock.system.now - item.start,
+                            retriedAfterUnknownOutcome: item.retriedAfterUnknownOutcome)
         let quiet = stopped.withLock { $0 != nil }
         let released = order.withLock { $0.finish(item.seq, result, release: quiet ? { _ in } : emit) }
         for _ in 0..<released {

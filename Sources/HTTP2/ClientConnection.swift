@@ -1,0 +1,661 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+internal import CNGHTTP2
+import MonotonicTime
+
+/// One client connection, from name lookup to close: TCP to each address in turn (or to the
+/// proxy, then CONNECT), TLS with ALPN h2 when the endpoint has it, then the nghttp2 client
+/// session. Lives on its loop's thread only.
+///
+/// Every request it takes ends in exactly one of: an answer, a timeout or a connection that
+/// died after the request went out (both `.unknownOutcome`), or a return to the loop's queue
+/// when the server cannot have processed it.
+final class ClientConnection {
+    enum Stage {
+        case connecting, tunnelling, handshaking, awaitingSettings, ready
+    }
+
+    private unowned let loop: ClientLoop
+    let number: Int
+    private var stage = Stage.connecting
+    private var descriptor: Int32 = -1
+    private var addresses: [SocketAddress] = []
+    private var addressIndex = 0
+    private var tls: OpaquePointer?
+    private var session: OpaquePointer?
+    private(set) var closed = false
+    /// GOAWAY came (or was sent): no new streams; the open ones finish.
+    private(set) var draining = false
+    private var streams: [Int32: ClientStream] = [:]
+    private var output: [UInt8] = []
+    private var outputStart = 0
+    private var watchingWrites = false
+    private let startedAt = MonotonicClock.system.now
+    /// Bytes read past the proxy's answer, for the session.
+    private var tunnelReply: [UInt8] = []
+    /// Why the last address could not be used, for the message if none can.
+    private var lastProblem = ""
+    /// Scratch for the header fields of one request.
+    private var fieldBytes: [UInt8] = []
+    private var fieldSpans: [(name: Int, value: Int, end: Int)] = []
+
+    private static let outputBatch = 64 * 1_024
+
+    init(loop: ClientLoop, number: Int) {
+        self.loop = loop
+        self.number = number
+        let endpoint = loop.settings.endpoint
+        let (host, port) = loop.settings.proxy.map { ($0.host, $0.port) } ?? (endpoint.host, endpoint.port)
+        switch SocketAddress.resolve(host: host, port: port) {
+        case .success(let found):
+            addresses = found
+            connectNext()
+        case .failure(let problem):
+            fail("cannot find \(loop.settings.proxy.map { "the proxy \($0.host)" } ?? host) (\(problem))", problem: .unreachable)
+        }
+    }
+
+    deinit {
+        if let tls { SSL_free(tls) }
+        if let session { nghttp2_session_del(session) }
+    }
+
+    var isReady: Bool { stage == .ready && !closed }
+
+    /// Streams this connection can open now.
+    var room: Int {
+        guard isReady, !draining, let session else { return 0 }
+        let allowed = Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS))
+        return min(allowed, loop.settings.maximumStreams) - streams.count
+    }
+
+    func handle(events: UInt32) {
+        guard !closed else { return }
+        switch stage {
+        case .connecting:
+            connected()
+        case .tunnelling:
+            readTunnelReply()
+        case .handshaking:
+            continueHandshake()
+        case .awaitingSettings, .ready:
+            if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { receive() }
+            if !closed { flush() }
+        }
+    }
+
+    // MARK: - Connecting
+
+    private func connectNext() {
+        while addressIndex < addresses.count {
+            let address = addresses[addressIndex]
+            addressIndex += 1
+            let socket = Glibc.socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard socket >= 0 else {
+                lastProblem = String(cString: strerror(errno))
+                continue
+            }
+            var one: Int32 = 1
+            setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            let rc = address.bytes.withUnsafeBytes { raw in
+                Glibc.connect(socket, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
+            }
+            if rc == 0 || errno == EINPROGRESS {
+                descriptor = socket
+                loop.register(socket, for: self, events: EPOLLOUT.rawValue)
+                return
+            }
+            lastProblem = "\(String(cString: strerror(errno))) at \(address)"
+            Glibc.close(socket)
+        }
+        fail(lastProblem.isEmpty ? "no address to connect to" : lastProblem, problem: .unreachable)
+    }
+
+    private func connected() {
+        var error: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &error, &length)
+        guard error == 0 else {
+            lastProblem = "\(String(cString: strerror(error))) at \(addresses[addressIndex - 1])"
+            loop.forget(descriptor)
+            Glibc.close(descriptor)
+            descriptor = -1
+            return connectNext()
+        }
+        if let proxy = loop.settings.proxy {
+            stage = .tunnelling
+            let target = loop.settings.endpoint.authorityWithPort
+            var request = "CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n"
+            if let credentials = proxy.credentials { request += "Proxy-Authorization: Basic \(credentials)\r\n" }
+            request += "\r\n"
+            // A few hundred bytes into a socket just connected: the kernel takes them whole.
+            let bytes = Array(request.utf8)
+            guard Glibc.send(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else {
+                return fail("the proxy \(proxy) closed the connection", problem: .unreachable)
+            }
+            loop.watch(descriptor, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
+            return
+        }
+        startSecuring()
+    }
+
+    private func readTunnelReply() {
+        let proxy = loop.settings.proxy!
+        let count = read(descriptor, loop.scratch.baseAddress, loop.scratch.count)
+        if count < 0, errno == EAGAIN || errno == EINTR { return }
+        guard count > 0 else { return fail("the proxy \(proxy) closed the connection before answering CONNECT", problem: .unreachable) }
+        tunnelReply.append(contentsOf: UnsafeRawBufferPointer(start: loop.scratch.baseAddress, count: count))
+        let end: [UInt8] = [13, 10, 13, 10]
+        guard let headerEnd = tunnelReply.firstRange(of: end) else {
+            if tunnelReply.count > 16_384 { fail("the proxy \(proxy) sent an answer too long to be HTTP", problem: .unreachable) }
+            return
+        }
+        let head = String(decoding: tunnelReply[..<headerEnd.lowerBound], as: UTF8.self)
+        let statusLine = head.prefix { $0 != "\r" && $0 != "\n" }
+        let parts = statusLine.split(separator: " ", maxSplits: 2)
+        tunnelReply.removeFirst(headerEnd.upperBound)
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1] == "200" else {
+            let shown = String(statusLine.filter { $0.isASCII && !$0.isNewline }.prefix(120))
+            let hint = parts.count >= 2 && parts[1] == "407" ? "; give the user and password in the proxy URL (http://user:password@host:port)" : ""
+            return fail("the proxy \(proxy) refused to tunnel to \(loop.settings.endpoint.authorityWithPort): \(shown.isEmpty ? "no HTTP answer" : shown)\(hint)",
+                        problem: parts.count >= 2 && parts[0].hasPrefix("HTTP/1.") ? .proxyRefused : .unreachable)
+        }
+        startSecuring()
+    }
+
+    private func startSecuring() {
+        if let context = loop.tls {
+            guard tunnelReply.isEmpty else {
+                return fail("the proxy \(loop.settings.proxy!) sent bytes before the TLS handshake", problem: .unreachable)
+            }
+            guard let made = context.connection(on: descriptor, host: loop.settings.endpoint.host) else {
+                return fail("cannot make a TLS connection", problem: .unreachable)
+            }
+            tls = made
+            stage = .handshaking
+            continueHandshake()
+        } else {
+            openSession()
+        }
+    }
+
+    private func continueHandshake() {
+        guard let tls else { return }
+        // OpenSSL's error queue is per thread and shared by every connection of this loop.
+        ERR_clear_error()
+        let rc = SSL_do_handshake(tls)
+        if rc == 1 {
+            var selected: UnsafePointer<UInt8>?
+            var length: UInt32 = 0
+            SSL_get0_alpn_selected(tls, &selected, &length)
+            let protocolName = selected.map { String(decoding: UnsafeBufferPointer(start: $0, count: Int(length)), as: UTF8.self) }
+            guard protocolName == "h2" else {
+                // APNs speaks HTTP/2 only; a server that will not is the wrong server, and
+                // the provider token must not go to it over anything else.
+                return fail(protocolName.map { "it chose \($0) instead of h2 in ALPN" } ?? "it answered TLS without ALPN h2",
+                            problem: .notHTTP2)
+            }
+            return openSession()
+        }
+        switch SSL_get_error(tls, rc) {
+        case SSL_ERROR_WANT_READ:
+            loop.watch(descriptor, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
+        case SSL_ERROR_WANT_WRITE:
+            loop.watch(descriptor, events: EPOLLIN.rawValue | EPOLLOUT.rawValue)
+        default:
+            let verified = SSL_get_verify_result(tls)
+            if verified != X509_V_OK {
+                var words = String(cString: X509_verify_cert_error_string(verified))
+                if verified == X509_V_ERR_HOSTNAME_MISMATCH || verified == X509_V_ERR_IP_ADDRESS_MISMATCH {
+                    words += ": it is not made out to \(loop.settings.endpoint.host)"
+                }
+                ERR_clear_error()
+                return fail(words, problem: .untrusted)
+            }
+            let detail = ERR_peek_last_error()
+            let reason = detail == 0 ? "the server ended the TLS handshake" : "TLS handshake failed: \(ERR_reason_error_string(detail).map { String(cString: $0) } ?? "error \(detail)")"
+            ERR_clear_error()
+            fail(reason, problem: .unreachable)
+        }
+    }
+
+    private func openSession() {
+        var created: OpaquePointer?
+        let user = Unmanaged.passUnretained(self).toOpaque()
+        guard nghttp2_session_client_new(&created, loop.callbacks, user) == 0, let created else {
+            return fail("cannot make an HTTP/2 session", problem: .unreachable)
+        }
+        session = created
+        stage = .awaitingSettings
+        var settings = [
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: 1 << 20),
+        ]
+        _ = nghttp2_submit_settings(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
+        // Answers for many streams share the connection's window: make it generous.
+        _ = nghttp2_session_set_local_window_size(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, 16 << 20)
+        loop.watch(descriptor, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
+        if !tunnelReply.isEmpty {
+            // The server's first frames came with the proxy's answer.
+            let early = tunnelReply
+            tunnelReply = []
+            let taken = early.withUnsafeBufferPointer { nghttp2_session_mem_recv(created, $0.baseAddress, $0.count) }
+            guard taken >= 0 else { return fail("the server does not speak HTTP/2", problem: .notHTTP2) }
+        }
+        flush()
+    }
+
+    // MARK: - Requests
+
+    /// Opens a stream for `item`; the caller flushes once for all it started.
+    func start(_ item: ClientRequest) {
+        guard let session else { return loop.sendAgain(item, because: "the connection closed") }
+        let endpoint = loop.settings.endpoint
+        fieldBytes.removeAll(keepingCapacity: true)
+        fieldSpans.removeAll(keepingCapacity: true)
+        func add(_ name: String, _ value: String) {
+            let nameStart = fieldBytes.count
+            fieldBytes.append(contentsOf: name.utf8)
+            let valueStart = fieldBytes.count
+            fieldBytes.append(contentsOf: value.utf8)
+            fieldSpans.append((nameStart, valueStart, fieldBytes.count))
+        }
+        add(":method", "POST")
+        add(":scheme", endpoint.secure ? "https" : "http")
+        add(":authority", endpoint.authority)
+        add(":path", item.request.path)
+        for field in item.request.headers { add(field.name, field.value) }
+        add("content-length", String(item.request.body.count))
+        let stream = ClientStream(item: item)
+        let spans = fieldSpans
+        let id: Int32 = fieldBytes.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            // nghttp2 copies names and values on submit, so the scratch is reused.
+            var entries = spans.map { span in
+                nghttp2_nv(name: base + span.name, value: base + span.value,
+                           namelen: span.value - span.name, valuelen: span.end - span.value,
+                           flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+            }
+            let source = Unmanaged.passUnretained(stream).toOpaque()
+            guard !item.request.body.isEmpty else {
+                return nghttp2_submit_request(session, nil, &entries, entries.count, nil, source)
+            }
+            // The body stays in `stream` (kept in `streams`) until nghttp2 closes the stream.
+            var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: source), read_callback: { _, _, buffer, length, flags, source, _ in
+                let stream = Unmanaged<ClientStream>.fromOpaque(source!.pointee.ptr!).takeUnretainedValue()
+                return stream.readBody(into: buffer!, length: length, flags: flags!)
+            })
+            return nghttp2_submit_request(session, nil, &entries, entries.count, &provider, source)
+        }
+        guard id > 0 else {
+            // Stream ids used up, or the session is ending: another connection takes it.
+            draining = true
+            return loop.sendAgain(item, because: "the connection could open no more streams")
+        }
+        streams[id] = stream
+    }
+
+    /// Writes what the session has to send.
+    func flush() {
+        guard let session, !closed else { return }
+        while true {
+            if outputStart < output.count {
+                guard writeOutput() else { return }
+            }
+            output.removeAll(keepingCapacity: true)
+            outputStart = 0
+            while output.count < Self.outputBatch {
+                var chunk: UnsafePointer<UInt8>?
+                let length = nghttp2_session_mem_send(session, &chunk)
+                guard length >= 0 else { return fail("HTTP/2 failed: \(String(cString: nghttp2_strerror(Int32(length))))", problem: .unreachable) }
+                guard length > 0, let chunk else { break }
+                output.append(contentsOf: UnsafeBufferPointer(start: chunk, count: length))
+            }
+            if output.isEmpty { break }
+        }
+        watchWrites(false)
+        if nghttp2_session_want_read(session) == 0, nghttp2_session_want_write(session) == 0 {
+            close(because: "the server ended the connection")
+        } else if draining, streams.isEmpty {
+            close(because: "the server sent GOAWAY")
+        }
+    }
+
+    private func writeOutput() -> Bool {
+        while outputStart < output.count {
+            let remaining = output.count - outputStart
+            let written: Int = output.withUnsafeBytes { bytes in
+                let start = bytes.baseAddress! + outputStart
+                if let tls {
+                    ERR_clear_error()
+                    let rc = SSL_write(tls, start, Int32(min(remaining, Int(Int32.max))))
+                    if rc > 0 { return Int(rc) }
+                    let error = SSL_get_error(tls, rc)
+                    ERR_clear_error()
+                    return error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ ? 0 : -1
+                }
+                let rc = Glibc.send(descriptor, start, remaining, Int32(MSG_NOSIGNAL))
+                if rc >= 0 { return rc }
+                return errno == EAGAIN || errno == EINTR ? 0 : -1
+            }
+            if written < 0 {
+                fail("the connection broke while sending", problem: .unreachable)
+                return false
+            }
+            if written == 0 {
+                watchWrites(true)
+                return false
+            }
+            outputStart += written
+        }
+        return true
+    }
+
+    private func watchWrites(_ on: Bool) {
+        guard on != watchingWrites, !closed else { return }
+        watchingWrites = on
+        loop.watch(descriptor, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (on ? EPOLLOUT.rawValue : 0))
+    }
+
+    private func receive() {
+        guard let session else { return }
+        let buffer = loop.scratch
+        // A budget per round, so that one busy connection does not starve the others.
+        var budget = 1 << 20
+        while !closed, budget > 0 {
+            let count: Int
+            if let tls {
+                ERR_clear_error()
+                let rc = SSL_read(tls, buffer.baseAddress, Int32(buffer.count))
+                if rc > 0 {
+                    count = Int(rc)
+                } else {
+                    let error = SSL_get_error(tls, rc)
+                    if error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE { return }
+                    ERR_clear_error()
+                    return fail("the server closed the connection", problem: .unreachable)
+                }
+            } else {
+                let rc = read(descriptor, buffer.baseAddress, buffer.count)
+                if rc > 0 {
+                    count = rc
+                } else if rc < 0, errno == EAGAIN || errno == EINTR {
+                    if errno == EINTR { continue }
+                    return
+                } else {
+                    return fail(rc == 0 ? "the server closed the connection" : String(cString: strerror(errno)), problem: .unreachable)
+                }
+            }
+            budget -= count
+            let taken = nghttp2_session_mem_recv(session, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), count)
+            guard taken >= 0 else {
+                flush()
+                let words = String(cString: nghttp2_strerror(Int32(taken)))
+                return fail(stage == .ready ? "HTTP/2 failed: \(words)" : "the server does not speak HTTP/2 (\(words))",
+                            problem: stage == .ready ? .unreachable : .notHTTP2)
+            }
+            if tls == nil, count < buffer.count { return }
+        }
+    }
+
+    // MARK: - Time
+
+    /// Gives up an attempt that takes too long, and streams that waited too long for an answer.
+    func checkTimes(now: MonotonicClock.Instant) {
+        guard !closed else { return }
+        guard stage == .ready else {
+            if now - startedAt > loop.settings.connectTimeout {
+                let what = switch stage {
+                case .connecting: "connecting"
+                case .tunnelling: "waiting for the proxy"
+                case .handshaking: "in the TLS handshake"
+                default: "waiting for the server's HTTP/2 SETTINGS"
+                }
+                fail("no progress \(what) for \(loop.settings.connectTimeout)", problem: .unreachable)
+            }
+            return
+        }
+        guard let session else { return }
+        let timeout = loop.settings.timeout
+        var expired: [Int32] = []
+        for (id, stream) in streams where !stream.timedOut {
+            if let sentAt = stream.sentAt, now - sentAt > timeout { expired.append(id) }
+        }
+        guard !expired.isEmpty else { return }
+        for id in expired.sorted() {
+            guard let stream = streams[id] else { continue }
+            stream.timedOut = true
+            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, NGHTTP2_CANCEL.rawValue)
+        }
+        flush()
+    }
+
+    // MARK: - Ending
+
+    /// Says GOAWAY (best effort) and closes; the loop is done with every stream.
+    func goAwayAndClose() {
+        guard !closed else { return }
+        if let session, stage == .ready {
+            nghttp2_session_terminate_session(session, NGHTTP2_NO_ERROR.rawValue)
+            flush()
+        }
+        close(because: "the client finished")
+    }
+
+    /// Ends the connection; an attempt that failed before it was ready is counted by the loop.
+    private func fail(_ reason: String, problem: HTTP2Client.EndpointProblem) {
+        guard !closed else { return }
+        let wasReady = stage == .ready
+        close(because: reason)
+        if !wasReady { loop.attemptFailed(reason, problem: problem) }
+    }
+
+    private func close(because reason: String) {
+        guard !closed else { return }
+        closed = true
+        draining = true
+        if descriptor >= 0 {
+            if let tls, stage == .ready {
+                ERR_clear_error()
+                SSL_shutdown(tls)
+                ERR_clear_error()
+            }
+            loop.forget(descriptor)
+            Glibc.close(descriptor)
+            descriptor = -1
+        }
+        let open = streams.sorted { $0.key < $1.key }
+        streams.removeAll()
+        for (_, stream) in open { settle(stream, code: nil, reason: reason) }
+        output = []
+        outputStart = 0
+    }
+
+    /// The one end of a stream: its answer, its failure, or its return to the queue.
+    private func settle(_ stream: ClientStream, code: UInt32?, reason: String) {
+        if stream.status > 0, !stream.timedOut {
+            return loop.answer(HTTP2Client.Response(id: stream.item.request.id, status: stream.status,
+                                                    headers: stream.headers, body: stream.body, failure: nil))
+        }
+        if stream.timedOut {
+            return loop.answer(stream.item.request.id, failure: .init(kind: .unknownOutcome, message: "no answer within \(loop.settings.timeout)"))
+        }
+        if stream.sentAt == nil || code == NGHTTP2_REFUSED_STREAM.rawValue {
+            // The server never had it (or said it did not process it): it goes out again.
+            return loop.sendAgain(stream.item, because: code == NGHTTP2_REFUSED_STREAM.rawValue ? "the server refused the stream" : reason)
+        }
+        let why = code.map { "the server reset the stream (\(String(cString: nghttp2_http2_strerror($0))))" } ?? reason
+        loop.answer(stream.item.request.id, failure: .init(kind: .unknownOutcome, message: why))
+    }
+
+    // MARK: - Session callbacks
+
+    fileprivate func header(_ id: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        guard let stream = streams[id] else { return }
+        if name.first == UInt8(ascii: ":") {
+            if name.elementsEqual(":status".utf8) { stream.status = Int(String(decoding: value, as: UTF8.self)) ?? 0 }
+        } else if stream.headers.count < 32 {
+            stream.headers.append(.init(String(decoding: name, as: UTF8.self), String(decoding: value.prefix(1_024), as: UTF8.self)))
+        }
+    }
+
+    fileprivate func data(_ id: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let stream = streams[id] else { return }
+        // An APNs answer is a short JSON object; more than that is not kept.
+        let room = 16_384 - stream.body.count
+        if room > 0 { stream.body.append(contentsOf: bytes.prefix(room)) }
+    }
+
+    fileprivate func sent(_ id: Int32) {
+        streams[id]?.sentAt = MonotonicClock.system.now
+    }
+
+    fileprivate func notSent(_ id: Int32) {
+        guard let stream = streams.removeValue(forKey: id) else { return }
+        loop.sendAgain(stream.item, because: "the connection could not open its stream")
+    }
+
+    fileprivate func settingsReceived() {
+        guard stage == .awaitingSettings else { return }
+        stage = .ready
+        loop.connectionReady(self)
+    }
+
+    fileprivate func goAwayReceived() {
+        draining = true
+    }
+
+    fileprivate func streamClosed(_ id: Int32, code: UInt32) {
+        guard let stream = streams.removeValue(forKey: id) else { return }
+        settle(stream, code: code, reason: "")
+    }
+
+    static func makeCallbacks() -> OpaquePointer {
+        var made: OpaquePointer?
+        nghttp2_session_callbacks_new(&made)
+        let callbacks = made!
+        nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, user in
+            guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
+            Unmanaged<ClientConnection>.fromOpaque(user!).takeUnretainedValue().header(
+                frame.pointee.hd.stream_id, name: UnsafeBufferPointer(start: name, count: nameLength),
+                value: UnsafeBufferPointer(start: value, count: valueLength))
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, user in
+            Unmanaged<ClientConnection>.fromOpaque(user!).takeUnretainedValue().data(stream, UnsafeBufferPointer(start: data, count: length))
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, user in
+            guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
+            Unmanaged<ClientConnection>.fromOpaque(user!).takeUnretainedValue().sent(frame.pointee.hd.stream_id)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks) { _, frame, _, user in
+            guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
+            Unmanaged<ClientConnection>.fromOpaque(user!).takeUnretainedValue().notSent(frame.pointee.hd.stream_id)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, user in
+            guard let frame else { return 0 }
+            let connection = Unmanaged<ClientConnection>.fromOpaque(user!).takeUnretainedValue()
+            switch UInt32(frame.pointee.hd.type) {
+            case NGHTTP2_SETTINGS.rawValue where frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0:
+                connection.settingsReceived()
+            case NGHTTP2_GOAWAY.rawValue:
+                connection.goAwayReceived()
+            default:
+                break
+            }
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, user in
+            Unmanaged<ClientConnection>.fromOpaque(user!).takeUnretainedValue().streamClosed(stream, code: code)
+            return 0
+        }
+        return callbacks
+    }
+}
+
+/// One request on its stream, and its answer as it comes.
+final class ClientStream {
+    let item: ClientRequest
+    var bodySent = 0
+    /// When its HEADERS went out: the stream's time starts there.
+    var sentAt: MonotonicClock.Instant?
+    var status = 0
+    var headers: [HTTP2Client.Field] = []
+    var body: [UInt8] = []
+    var timedOut = false
+
+    init(item: ClientRequest) {
+        self.item = item
+    }
+
+    func readBody(into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
+        let body = item.request.body
+        let count = min(length, body.count - bodySent)
+        body.withUnsafeBytes { bytes in
+            UnsafeMutableRawPointer(buffer).copyMemory(from: bytes.baseAddress! + bodySent, byteCount: count)
+        }
+        bodySent += count
+        if bodySent == body.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+        return count
+    }
+}
+
+/// One address from getaddrinfo, kept as bytes so it outlives the lookup.
+struct SocketAddress: CustomStringConvertible {
+    let family: Int32
+    let bytes: [UInt8]
+
+    static func resolve(host: String, port: Int) -> Result<[SocketAddress], ResolveFailure> {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        let rc = getaddrinfo(host, String(port), &hints, &found)
+        guard rc == 0 else { return .failure(ResolveFailure(words: String(cString: gai_strerror(rc)))) }
+        defer { freeaddrinfo(found) }
+        var addresses: [SocketAddress] = []
+        var next = found
+        while let entry = next {
+            if let address = entry.pointee.ai_addr {
+                addresses.append(SocketAddress(family: entry.pointee.ai_family,
+                                               bytes: Array(UnsafeRawBufferPointer(start: address, count: Int(entry.pointee.ai_addrlen)))))
+            }
+            next = entry.pointee.ai_next
+        }
+        return addresses.isEmpty ? .failure(ResolveFailure(words: "no address")) : .success(addresses)
+    }
+
+    var description: String {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        return bytes.withUnsafeBytes { raw -> String in
+            let port: UInt16
+            if family == AF_INET6 {
+                var address = raw.load(as: sockaddr_in6.self)
+                inet_ntop(AF_INET6, &address.sin6_addr, &text, socklen_t(text.count))
+                port = UInt16(bigEndian: address.sin6_port)
+            } else {
+                var address = raw.load(as: sockaddr_in.self)
+                inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count))
+                port = UInt16(bigEndian: address.sin_port)
+            }
+            let shown = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return family == AF_INET6 ? "[\(shown)]:\(port)" : "\(shown):\(port)"
+        }
+    }
+}
+
+struct ResolveFailure: Error, CustomStringConvertible {
+    let words: String
+    var description: String { words }
+}
+
+extension ClientEndpoint {
+    /// `host:port` always, as CONNECT names its target.
+    var authorityWithPort: String {
+        (host.contains(":") ? "[\(host)]" : host) + ":\(port)"
+    }
+}

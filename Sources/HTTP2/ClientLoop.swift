@@ -1,0 +1,282 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+internal import CNGHTTP2
+import Dispatch
+import MonotonicTime
+import Synchronization
+
+/// The client's event-loop thread and what it owns: the queue of requests waiting for a
+/// stream, the connections, the count of failed connection attempts. Other threads reach it
+/// only through `incoming` (locked) and the eventfd; responses leave through `outbox` to a
+/// delivery thread, so the loop never waits for the caller.
+final class ClientLoop: @unchecked Sendable {
+    // Unchecked: every `var` below `incoming` is touched on the loop thread only.
+    let settings: HTTP2Client.Settings
+    let tls: ClientTLS?
+    private let onResponses: @Sendable ([HTTP2Client.Response]) -> Void
+    private let epoll: Int32
+    private let wake: Int32
+    private let incoming = Mutex<(requests: [HTTP2Client.Request], finishing: Bool)>(([], false))
+    private let outbox = Mutex<(responses: [HTTP2Client.Response], done: Bool)>(([], false))
+    private let outboxReady = DispatchSemaphore(value: 0)
+    private let delivered = DispatchSemaphore(value: 0)
+    private var thread: pthread_t?
+
+    private var waiting = RequestQueue()
+    private var connections: [ClientConnection] = []
+    private var byDescriptor: [Int32: ClientConnection] = [:]
+    /// Submitted and not yet answered.
+    private var inFlight = 0
+    private var finishing = false
+    private var failedAttempts = 0
+    private var nextAttempt: MonotonicClock.Instant?
+    /// At most this many connections: fewer once the server stops taking more.
+    private var connectionCap: Int
+    /// The endpoint's problem, once it is known that no request can succeed.
+    private var failure: HTTP2Client.Failure?
+    private var answers: [HTTP2Client.Response] = []
+    private var lastSweep = MonotonicClock.system.now
+
+    /// Where reads land before nghttp2 takes them; one read runs at a time.
+    let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1_024, alignment: 16)
+    let callbacks: OpaquePointer
+
+    init(settings: HTTP2Client.Settings, onResponses: @escaping @Sendable ([HTTP2Client.Response]) -> Void) throws(HTTP2ClientError) {
+        self.settings = settings
+        self.onResponses = onResponses
+        connectionCap = settings.connections
+        tls = settings.endpoint.secure ? try ClientTLS(trustFile: settings.trustFile) : nil
+        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        wake = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
+        guard epoll >= 0, wake >= 0 else {
+            throw HTTP2ClientError("cannot make an event loop: \(String(cString: strerror(errno)))")
+        }
+        callbacks = ClientConnection.makeCallbacks()
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.fd = wake
+        epoll_ctl(epoll, EPOLL_CTL_ADD, wake, &event)
+    }
+
+    deinit {
+        nghttp2_session_callbacks_del(callbacks)
+        scratch.deallocate()
+        close(epoll)
+        close(wake)
+    }
+
+    func start() {
+        var handle = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let rc = pthread_create(&handle, nil, { context in
+            let loop = Unmanaged<ClientLoop>.fromOpaque(context!).takeRetainedValue()
+            pthread_setname_np(pthread_self(), "http2-client")
+            loop.run()
+            return nil
+        }, context)
+        precondition(rc == 0, "pthread_create failed: \(rc)")
+        thread = handle
+        var deliverer = pthread_t()
+        let box = Unmanaged.passRetained(self).toOpaque()
+        let started = pthread_create(&deliverer, nil, { box in
+            let loop = Unmanaged<ClientLoop>.fromOpaque(box!).takeRetainedValue()
+            pthread_setname_np(pthread_self(), "http2-answers")
+            loop.deliver()
+            return nil
+        }, box)
+        precondition(started == 0, "pthread_create failed: \(started)")
+        pthread_detach(deliverer)
+    }
+
+    /// The delivery thread: hands each batch of answers to the caller, until the loop is done.
+    private func deliver() {
+        while true {
+            outboxReady.wait()
+            let (batch, done) = outbox.withLock { state in
+                defer { state.responses.removeAll(keepingCapacity: true) }
+                return (state.responses, state.done)
+            }
+            if !batch.isEmpty { onResponses(batch) }
+            if done, outbox.withLock({ $0.responses.isEmpty }) { break }
+        }
+        delivered.signal()
+    }
+
+    func submit(_ requests: [HTTP2Client.Request]) {
+        guard !requests.isEmpty else { return }
+        let first = incoming.withLock { state -> Bool in
+            defer { state.requests.append(contentsOf: requests) }
+            return state.requests.isEmpty
+        }
+        // One wake-up per burst: the loop takes everything queued when it wakes.
+        if first { signalWake() }
+    }
+
+    func finish() {
+        incoming.withLock { $0.finishing = true }
+        signalWake()
+        if let thread {
+            pthread_join(thread, nil)
+            self.thread = nil
+            delivered.wait()
+        }
+    }
+
+    private func signalWake() {
+        var one: UInt64 = 1
+        _ = write(wake, &one, 8)
+    }
+
+    // MARK: - The loop
+
+    private func run() {
+        var events = [epoll_event](repeating: epoll_event(), count: 128)
+        while true {
+            let count = epoll_wait(epoll, &events, Int32(events.count), waitMilliseconds())
+            if count < 0, errno != EINTR { break }
+            for index in 0..<max(0, Int(count)) {
+                let descriptor = events[index].data.fd
+                if descriptor == wake {
+                    var value: UInt64 = 0
+                    _ = read(wake, &value, 8)
+                } else if let connection = byDescriptor[descriptor] {
+                    connection.handle(events: events[index].events)
+                }
+            }
+            takeIncoming()
+            let now = MonotonicClock.system.now
+            if now - lastSweep >= .milliseconds(20) {
+                lastSweep = now
+                for connection in connections { connection.checkTimes(now: now) }
+            }
+            connections.removeAll { $0.closed }
+            maintainConnections(now: now)
+            dispatch()
+            deliverAnswers()
+            if finishing, inFlight == 0 {
+                for connection in connections { connection.goAwayAndClose() }
+                break
+            }
+        }
+        outbox.withLock { $0.done = true }
+        outboxReady.signal()
+    }
+
+    private func waitMilliseconds() -> Int32 {
+        if let nextAttempt, !waiting.isEmpty {
+            let left = nextAttempt - MonotonicClock.system.now
+            return Int32(max(0, min(20, left.saturatingMilliseconds + 1)))
+        }
+        return connections.isEmpty ? 1_000 : 20
+    }
+
+    private func takeIncoming() {
+        let (requests, ending) = incoming.withLock { state in
+            defer { state.requests.removeAll(keepingCapacity: true) }
+            return (state.requests, state.finishing)
+        }
+        finishing = ending
+        inFlight += requests.count
+        for request in requests { waiting.append(ClientRequest(request: request)) }
+    }
+
+    /// Opens a connection when requests wait and none is on its way: the first, one after
+    /// a GOAWAY or a failure, or another up to `connections` once the others are ready.
+    private func maintainConnections(now: MonotonicClock.Instant) {
+        if let failure {
+            for item in waiting.removeAll() { answer(item.request.id, failure: failure) }
+            return
+        }
+        guard !waiting.isEmpty else { return }
+        let live = connections.filter { !$0.draining }
+        guard live.allSatisfy(\.isReady), live.count < connectionCap else { return }
+        if let nextAttempt, now < nextAttempt { return }
+        nextAttempt = nil
+        connections.append(ClientConnection(loop: self, number: connections.count))
+    }
+
+    /// Hands waiting requests to the ready connections, as many as each has streams for.
+    private func dispatch() {
+        guard !waiting.isEmpty else { return }
+        for connection in connections where connection.isReady && !connection.draining {
+            while connection.room > 0, let item = waiting.popFirst() { connection.start(item) }
+            connection.flush()
+            if waiting.isEmpty { break }
+        }
+    }
+
+    private func deliverAnswers() {
+        guard !answers.isEmpty else { return }
+        let batch = answers
+        answers.removeAll(keepingCapacity: true)
+        outbox.withLock { $0.responses.append(contentsOf: batch) }
+        outboxReady.signal()
+    }
+
+    // MARK: - What connections tell the loop
+
+    func register(_ descriptor: Int32, for connection: ClientConnection, events: UInt32) {
+        var event = epoll_event()
+        event.events = events
+        event.data.fd = descriptor
+        epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event)
+        byDescriptor[descriptor] = connection
+    }
+
+    func watch(_ descriptor: Int32, events: UInt32) {
+        var event = epoll_event()
+        event.events = events
+        event.data.fd = descriptor
+        epoll_ctl(epoll, EPOLL_CTL_MOD, descriptor, &event)
+    }
+
+    func forget(_ descriptor: Int32) {
+        epoll_ctl(epoll, EPOLL_CTL_DEL, descriptor, nil)
+        byDescriptor[descriptor] = nil
+    }
+
+    func answer(_ response: HTTP2Client.Response) {
+        inFlight -= 1
+        answers.append(response)
+    }
+
+    func answer(_ id: Int, failure: HTTP2Client.Failure) {
+        answer(HTTP2Client.Response(id: id, status: 0, headers: [], body: [], failure: failure))
+    }
+
+    /// A request the server did not process goes back to the front of the queue.
+    func sendAgain(_ item: ClientRequest, because reason: String) {
+        var item = item
+        item.resent += 1
+        guard item.resent <= HTTP2Client.resendLimit else {
+            return answer(item.request.id, failure: .init(kind: .notSent, message: "\(reason), \(item.resent) times"))
+        }
+        waiting.prepend(item)
+    }
+
+    func connectionReady(_ connection: ClientConnection) {
+        failedAttempts = 0
+    }
+
+    /// A connection attempt that ended before the server's SETTINGS came.
+    func attemptFailed(_ reason: String, problem: HTTP2Client.EndpointProblem) {
+        failedAttempts += 1
+        let serving = connections.contains { $0.isReady && !$0.closed }
+        if problem != .unreachable {
+            failure = .init(kind: .endpoint(problem), message: reason)
+        } else if failedAttempts >= settings.connectAttempts {
+            if serving {
+                // The server takes no more connections than it has: keep to those.
+                connectionCap = connections.filter { $0.isReady && !$0.closed }.count
+                failedAttempts = 0
+            } else {
+                failure = .init(kind: .endpoint(.unreachable), message: "\(reason), after \(failedAttempts) attempts")
+            }
+        } else {
+            // 250 ms, doubling, with ±50 % jitter.
+            let base = 250.0 * Double(1 << min(failedAttempts - 1, 6))
+            nextAttempt = MonotonicClock.system.now + .milliseconds(Int(base * Double.random(in: 0.5...1.5)))
+        }
+    }
+}

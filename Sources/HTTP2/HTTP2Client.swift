@@ -1,0 +1,195 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+internal import CNGHTTP2
+import MonotonicTime
+import Synchronization
+
+/// An HTTP/2 client for one endpoint: one event-loop thread runs up to `connections`
+/// connections (TLS with ALPN h2, or prior knowledge over `http://`, directly or through an
+/// HTTP CONNECT proxy), and every request submitted gets exactly one `Response`.
+///
+/// - Requests wait in one queue; each ready connection takes as many as it has streams for
+///   (the server's SETTINGS_MAX_CONCURRENT_STREAMS, at most `maximumStreams`).
+/// - A request the server cannot have processed (never written, a refused stream, a stream
+///   above a GOAWAY's last id, a connection that died before it was sent) is sent again on
+///   another connection, by the client itself; one that was sent and got no answer is
+///   answered with `.unknownOutcome`: only the caller can judge whether to send it again.
+/// - A stream is timed from when its HEADERS go out, not from when it was queued.
+/// - Connection attempts are bounded (`connectAttempts`, with backoff): past them, or at a
+///   certificate, ALPN or proxy refusal, every waiting request fails at once with the
+///   endpoint's problem, and so does every later one.
+/// - Responses are handed to `onResponses` on a thread of their own, so a slow consumer
+///   never stalls the connections.
+public final class HTTP2Client: Sendable {
+    public struct Settings: Sendable {
+        public var endpoint: ClientEndpoint
+        /// A PEM file of certificates trusted besides the system's.
+        public var trustFile: String?
+        public var proxy: ClientProxy?
+        public var connections: Int
+        public var maximumStreams: Int
+        /// How long a stream may wait for its answer once its HEADERS are sent.
+        public var timeout: Duration
+        /// How long one attempt may take to connect, tunnel, shake hands and get the
+        /// server's SETTINGS.
+        public var connectTimeout: Duration
+        /// Failed connection attempts in a row after which the endpoint counts as unreachable.
+        public var connectAttempts: Int
+
+        public init(endpoint: ClientEndpoint, trustFile: String? = nil, proxy: ClientProxy? = nil, connections: Int = 1,
+                    maximumStreams: Int = 1_000, timeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10),
+                    connectAttempts: Int = 4) {
+            self.endpoint = endpoint
+            self.trustFile = trustFile
+            self.proxy = proxy
+            self.connections = max(1, connections)
+            self.maximumStreams = max(1, maximumStreams)
+            self.timeout = timeout
+            self.connectTimeout = connectTimeout
+            self.connectAttempts = max(1, connectAttempts)
+        }
+    }
+
+    public struct Field: Sendable, Equatable {
+        public var name: String
+        public var value: String
+
+        public init(_ name: String, _ value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    public struct Request: Sendable {
+        /// The caller's name for it; its response carries the same.
+        public var id: Int
+        public var path: String
+        public var headers: [Field]
+        public var body: [UInt8]
+
+        public init(id: Int, path: String, headers: [Field], body: [UInt8]) {
+            self.id = id
+            self.path = path
+            self.headers = headers
+            self.body = body
+        }
+    }
+
+    public struct Response: Sendable {
+        public var id: Int
+        /// The HTTP status; 0 when no answer came (`failure` says why).
+        public var status: Int
+        /// The response's header fields, pseudo-headers left out.
+        public var headers: [Field]
+        public var body: [UInt8]
+        public var failure: Failure?
+
+        public func header(_ name: String) -> String? {
+            headers.first { $0.name == name }?.value
+        }
+    }
+
+    /// Why a request got no answer.
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        public enum Kind: Sendable, Equatable {
+            /// The request went out and no answer came: the server may have acted on it.
+            case unknownOutcome
+            /// The server cannot have acted on it, and the client gave up sending it.
+            case notSent
+            /// Not this request's failure but the endpoint's: no request can succeed.
+            case endpoint(EndpointProblem)
+        }
+
+        public let kind: Kind
+        public let message: String
+        public var description: String { message }
+    }
+
+    public enum EndpointProblem: Sendable, Equatable {
+        /// No connection after the bounded attempts.
+        case unreachable
+        /// Its certificate is not trusted, has expired, or names another host.
+        case untrusted
+        /// It did not agree to HTTP/2 (no ALPN h2).
+        case notHTTP2
+        /// The proxy refused the tunnel (407, 403, …).
+        case proxyRefused
+    }
+
+    /// How many times a request the server did not process is sent again before it is
+    /// answered `.notSent` (a server that refuses every stream).
+    static let resendLimit = 5
+
+    private let loop: ClientLoop
+
+    /// Starts the loop thread; nothing connects until the first request.
+    public init(_ settings: Settings, onResponses: @escaping @Sendable ([Response]) -> Void) throws(HTTP2ClientError) {
+        loop = try ClientLoop(settings: settings, onResponses: onResponses)
+        loop.start()
+    }
+
+    /// Queues requests; callable from any thread, never waits for the network.
+    public func submit(_ requests: [Request]) {
+        loop.submit(requests)
+    }
+
+    /// Waits until every submitted request has its response delivered, then closes the
+    /// connections (GOAWAY) and stops the loop. Bounded: every stream is timed, every
+    /// connection attempt is timed and counted.
+    public func finish() {
+        loop.finish()
+    }
+}
+
+/// Requests waiting for a stream: a FIFO that requests the server did not process rejoin at
+/// the front, so they keep their place.
+struct RequestQueue {
+    private var items: [ClientRequest] = []
+    private var head = 0
+
+    var isEmpty: Bool { head == items.count }
+    var count: Int { items.count - head }
+
+    mutating func append(_ request: ClientRequest) {
+        items.append(request)
+    }
+
+    mutating func prepend(_ request: ClientRequest) {
+        if head > 0 {
+            head -= 1
+            items[head] = request
+        } else {
+            items.insert(request, at: 0)
+        }
+    }
+
+    mutating func popFirst() -> ClientRequest? {
+        guard head < items.count else { return nil }
+        defer {
+            head += 1
+            if head == items.count {
+                items.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 4_096, head * 2 >= items.count {
+                items.removeFirst(head)
+                head = 0
+            }
+        }
+        return items[head]
+    }
+
+    mutating func removeAll() -> [ClientRequest] {
+        defer {
+            items.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        return Array(items[head...])
+    }
+}
+
+/// A request and how many times it was sent back unprocessed.
+struct ClientRequest {
+    let request: HTTP2Client.Request
+    var resent = 0
+}
