@@ -412,7 +412,7 @@ final class ClientConnection {
                 case .handshaking: "in the TLS handshake"
                 default: "waiting for the server's HTTP/2 SETTINGS"
                 }
-                fail("no progress \(what) for \(loop.settings.connectTimeout)", problem: .unreachable)
+                fail("no progress \(what) for \(loop.settings.connectTimeout.shortText)", problem: .unreachable)
             }
             return
         }
@@ -479,7 +479,7 @@ final class ClientConnection {
                                                     headers: stream.headers, body: stream.body, failure: nil))
         }
         if stream.timedOut {
-            return loop.answer(stream.item.request.id, failure: .init(kind: .unknownOutcome, message: "no answer within \(loop.settings.timeout)"))
+            return loop.answer(stream.item.request.id, failure: .init(kind: .unknownOutcome, message: "no answer within \(loop.settings.timeout.shortText)"))
         }
         if stream.sentAt == nil || code == NGHTTP2_REFUSED_STREAM.rawValue {
             // The server never had it (or said it did not process it): it goes out again.

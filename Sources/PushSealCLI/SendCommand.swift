@@ -60,8 +60,12 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
         } else {
             proxy = try ClientProxy.fromEnvironment(for: endpoint)
         }
+        // A connection attempt gets no longer than an answer would (and at most 10 s): a
+        // server that accepts and then says nothing is given up on as soon as a silent
+        // answer would be.
         connection = HTTP2Client.Settings(endpoint: endpoint, trustFile: request.caFile, proxy: proxy, connections: request.connections,
-                                          maximumStreams: request.concurrency, timeout: request.timeout)
+                                          maximumStreams: request.concurrency, timeout: request.timeout,
+                                          connectTimeout: min(request.timeout, .seconds(10)))
     } catch {
         throw CLIFailure(.usage, error.message)
     }

@@ -11,12 +11,13 @@ final class Listener: Sendable {
     let port: Int
 
     /// - Parameter wrapper: a program that runs the listener (`prlimit --nofile=…`), if any.
-    init(_ arguments: [String], wrapper: [String] = []) throws {
+    /// - Parameter address: what --listen is given.
+    init(_ arguments: [String], wrapper: [String] = [], address: String = "0") throws {
         if let program = wrapper.first {
-            process = try RunningProcess(Array(wrapper.dropFirst()) + [pushsealBinary, "receive", "--listen", "0"] + arguments,
+            process = try RunningProcess(Array(wrapper.dropFirst()) + [pushsealBinary, "receive", "--listen", address] + arguments,
                                          executable: program)
         } else {
-            process = try RunningProcess(["receive", "--listen", "0"] + arguments)
+            process = try RunningProcess(["receive", "--listen", address] + arguments)
         }
         let running = process
         guard eventually(within: .seconds(20), { running.stderrSoFar.contains("listening on ") }) else {

@@ -19,9 +19,9 @@ struct SendTests {
         }
 
         /// The listener that checks this sender's tokens.
-        func listener(_ extra: [String] = []) throws -> Listener {
+        func listener(_ extra: [String] = [], address: String = "0") throws -> Listener {
             try Listener(["--json", "--keys", keyring.keys, "--provider-key", "KEY1234567=\(publicKey)",
-                          "--team", "TEAM123456"] + extra)
+                          "--team", "TEAM123456"] + extra, address: address)
         }
 
         func send(to listener: Listener, _ arguments: [String], stdin: String? = nil, authKey: String? = nil,
@@ -347,7 +347,7 @@ final class APNsStandIn {
             throw Listener.ListenerDidNotStart(stderr: running.wait(atMost: .seconds(1)).stderr)
         }
         let port = running.stdoutSoFar.split(separator: " ")[1].trimmingCharacters(in: .whitespacesAndNewlines)
-        url = "https://127.0.0.1:\(port)"
+        url = (script.contains("\"plain\": true") ? "http" : "https") + "://127.0.0.1:\(port)"
     }
 
     /// Each request it processed, in order.

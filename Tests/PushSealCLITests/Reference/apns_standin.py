@@ -19,6 +19,13 @@ provider tokens verified with `cryptography`. Nothing here is pushseal's code.
   stream as the last one processed; later requests on it are not processed, and it is
   closed when the client closes it (or after two seconds). "apns_id": TEXT answers every
   request with that apns-id instead of the request's own (a server that misbehaves).
+  "reset_after": N resets the TCP connection right after processing the Nth request,
+  unanswered (a crash). "together": N holds every answer until N requests have been
+  processed, then sends them all (a client that waits for one answer before sending the
+  next gets 400 "NotTogether" after five seconds). "max_streams": N and "delay": SECONDS
+  (before each answer) make a slow server. "plain": true serves HTTP/2 without TLS (prior
+  knowledge); "alpn": [...] offers those protocols instead of h2. "retry_after": N adds
+  retry-after: N to 429 and 503 answers.
 - Appends one JSON line per request it processed to FOLDER/log.jsonl: connection, stream,
   device, apns-id, the token's iat, the answer (or "stall"), and any problem.
 """
@@ -83,6 +90,12 @@ class StandIn:
         self.answers = {device.lower(): list(answers) for device, answers in script.get("answers", {}).items()}
         self.goaway_after = script.get("goaway_after")
         self.apns_id = script.get("apns_id") or None
+        self.reset_after = script.get("reset_after")
+        self.together = script.get("together")
+        self.max_streams = script.get("max_streams", 1000)
+        self.delay = script.get("delay", 0)
+        self.retry_after = script.get("retry_after")
+        self.held = []
         self.processed = 0
         self.connections = 0
         self.lock = threading.Lock()
@@ -148,7 +161,7 @@ class StandIn:
             number = self.connections
         conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
         conn.initiate_connection()
-        conn.update_settings({h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: 1000})
+        conn.update_settings({h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: self.max_streams})
         sock.sendall(conn.data_to_send())
         requests = {}
         closing = False
@@ -157,6 +170,14 @@ class StandIn:
                 try:
                     data = sock.recv(65536)
                 except socket.timeout:
+                    if self.held:
+                        # Not all together in time: each held request fails for good.
+                        for stream, _ in self.held:
+                            self.reply(conn, stream, [400, "NotTogether"], "")
+                        self.held = []
+                        sock.sendall(conn.data_to_send())
+                        sock.settimeout(None)
+                        continue
                     break
                 if not data:
                     break
@@ -177,7 +198,13 @@ class StandIn:
                         conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
                     elif isinstance(event, h2.events.StreamEnded) and event.stream_id in requests and not closing:
                         headers, body = requests.pop(event.stream_id)
-                        if self.answer(conn, number, event.stream_id, headers, bytes(body)):
+                        verdict = self.answer(conn, number, event.stream_id, headers, bytes(body))
+                        if verdict == "reset":
+                            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+                            raise OSError("reset")
+                        if self.held:
+                            sock.settimeout(5)
+                        if verdict:
                             # As a server going away does: no new work, but the client
                             # reads the answers and the GOAWAY before the socket closes
                             # (closing at once could reset them away).
@@ -209,6 +236,10 @@ class StandIn:
                 answer = queue.pop(0) if queue else [200]
         with self.lock:
             self.processed += 1
+            reset = self.reset_after is not None and self.processed == self.reset_after
+            if reset:
+                self.reset_after = None
+                answer = ["reset"]
             goaway = self.goaway_after is not None and self.processed == self.goaway_after
             if goaway:
                 self.goaway_after = None
@@ -216,31 +247,51 @@ class StandIn:
                      "iat": iat, "answer": answer[0], "reason": answer[1] if len(answer) > 1 else None,
                      "problem": problem or token_problem}
             self.log.write(json.dumps(entry) + "\n")
-        if answer[0] != "stall":
-            status = answer[0]
-            reply = [(":status", str(status)), ("apns-id", self.apns_id or headers.get("apns-id", ""))]
-            if status == 200:
-                conn.send_headers(stream, reply, end_stream=True)
-            else:
-                detail = {"reason": answer[1]}
-                if status == 410:
-                    detail["timestamp"] = int(time.time() * 1000)
-                payload = json.dumps(detail).encode()
-                conn.send_headers(stream, reply + [("content-type", "application/json"),
-                                                   ("content-length", str(len(payload)))])
-                conn.send_data(stream, payload, end_stream=True)
+        if reset:
+            return "reset"
+        if self.together is not None:
+            self.held.append((stream, answer))
+            if len(self.held) < self.together:
+                return False
+            held, self.held, self.together = self.held, [], None
+            for waiting, waiting_answer in held:
+                self.reply(conn, waiting, waiting_answer, headers.get("apns-id", ""))
+        elif answer[0] != "stall":
+            if self.delay:
+                time.sleep(self.delay)
+            self.reply(conn, stream, answer, headers.get("apns-id", ""))
         if goaway:
             conn.close_connection(last_stream_id=stream)
         return goaway
 
 
+    def reply(self, conn, stream, answer, apns_id):
+        status = answer[0]
+        reply = [(":status", str(status)), ("apns-id", self.apns_id or apns_id)]
+        if status == 200:
+            conn.send_headers(stream, reply, end_stream=True)
+            return
+        detail = {"reason": answer[1]}
+        if status == 410:
+            detail["timestamp"] = int(time.time() * 1000)
+        if status in (429, 503) and self.retry_after is not None:
+            reply.append(("retry-after", str(self.retry_after)))
+        payload = json.dumps(detail).encode()
+        conn.send_headers(stream, reply + [("content-type", "application/json"),
+                                           ("content-length", str(len(payload)))])
+        conn.send_data(stream, payload, end_stream=True)
+
+
 def main():
     folder, public_key, kid, team, topic, script = sys.argv[1:7]
     self_signed(folder)
-    standin = StandIn(folder, public_key, kid, team, topic, json.loads(script))
+    script = json.loads(script)
+    standin = StandIn(folder, public_key, kid, team, topic, script)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(folder + "/cert.pem", folder + "/key.pem")
-    context.set_alpn_protocols(["h2"])
+    if script.get("alpn", ["h2"]):
+        context.set_alpn_protocols(script.get("alpn", ["h2"]))
+    plain = script.get("plain", False)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
@@ -250,7 +301,7 @@ def main():
         while True:
             try:
                 client, _ = listener.accept()
-                tls = context.wrap_socket(client, server_side=True)
+                tls = client if plain else context.wrap_socket(client, server_side=True)
             except (OSError, ssl.SSLError):
                 continue
             threading.Thread(target=standin.serve, args=(tls,), daemon=True).start()
