@@ -151,8 +151,8 @@ final class ClientConnection {
             if tunnelReply.count > 16_384 { fail("the proxy \(proxy) sent an answer too long to be HTTP", problem: .unreachable) }
             return
         }
-        let head = String(decoding: tunnelReply[..<headerEnd.lowerBound], as: UTF8.self)
-        let statusLine = head.prefix { $0 != "\r" && $0 != "\n" }
+        // Bytes, not Characters: "\r\n" is one Character in Swift.
+        let statusLine = String(decoding: tunnelReply[..<headerEnd.lowerBound].prefix { $0 != 13 && $0 != 10 }, as: UTF8.self)
         let parts = statusLine.split(separator: " ", maxSplits: 2)
         tunnelReply.removeFirst(headerEnd.upperBound)
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1] == "200" else {

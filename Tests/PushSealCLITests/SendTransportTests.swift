@@ -137,3 +137,92 @@ struct SendTransportTests {
         #expect(connections.count >= 5, "four, and one more after the GOAWAY: \(connections.sorted())")
     }
 }
+
+/// Debian's tinyproxy on 127.0.0.1, for one test: CONNECT tunnels, optionally behind basic
+/// auth or only to port 443 (then it refuses every other with 403).
+final class TinyProxy {
+    let process: RunningProcess
+    let folder = TemporaryFolder()
+    let port: Int
+
+    init(user: String? = nil, onlyPort443: Bool = false) throws {
+        // tinyproxy takes no port 0: the kernel picks a free one, which is handed over.
+        port = try Self.freePort()
+        var config = ["Port \(port)", "Listen 127.0.0.1", "Timeout 30", "MaxClients 50", "Allow 127.0.0.1",
+                      "LogLevel Connect", "LogFile \"\(folder.file("proxy.log"))\"", "DisableViaHeader Yes"]
+        if let user { config.append("BasicAuth \(user) s3cret") }
+        if onlyPort443 { config.append("ConnectPort 443") }
+        folder.write("proxy.conf", config.joined(separator: "\n") + "\n")
+        process = try RunningProcess(["-d", "-c", folder.file("proxy.conf")], executable: "/usr/bin/tinyproxy")
+        let port = self.port
+        guard eventually(within: .seconds(10), { Self.accepts(port) }) else {
+            throw Listener.ListenerDidNotStart(stderr: process.wait(atMost: .seconds(1)).stderr)
+        }
+    }
+
+    var log: String { (try? String(contentsOfFile: folder.file("proxy.log"), encoding: .utf8)) ?? "" }
+
+    deinit {
+        process.signal(SIGTERM)
+        _ = process.wait(atMost: .seconds(5))
+    }
+
+    static func freePort() throws -> Int {
+        let run = try runProcess("/usr/bin/env", ["python3", "-c", "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"])
+        return Int(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines))!
+    }
+
+    static func accepts(_ port: Int) -> Bool {
+        (try? runProcess("/usr/bin/env", ["python3", "-c", "import socket; socket.create_connection(('127.0.0.1', \(port)), 1)"]).status) == 0
+    }
+}
+
+@Suite("send: through an HTTP proxy")
+struct SendProxyTests {
+    @Test func aProxyTunnelsFromTheFlagOrTheEnvironmentAndNoProxyGoesDirect() throws {
+        let sending = try SendTests.Sending()
+        let listener = try sending.listener()
+        let proxy = try TinyProxy(user: "ci")
+        let byFlag = try sending.send(to: listener, ["--device", deviceToken, "--proxy", "http://ci:s3cret@127.0.0.1:\(proxy.port)", "-b", "by flag"])
+        #expect(byFlag.status == 0, "\(byFlag.stderr)")
+        // HTTPS_PROXY as apns2, node-apn and curl users set it; the password is percent-escaped.
+        let byEnvironment = try sending.send(to: listener, ["--device", deviceToken, "-b", "by environment"],
+                                             environment: ["HTTPS_PROXY": "http://ci:s3%63ret@127.0.0.1:\(proxy.port)"])
+        #expect(byEnvironment.status == 0, "\(byEnvironment.stderr)")
+        #expect(proxy.log.components(separatedBy: "CONNECT").count - 1 >= 2, "both went through the proxy: \(proxy.log)")
+        // NO_PROXY names the host: direct, although the proxy named does not exist.
+        let direct = try sending.send(to: listener, ["--device", deviceToken, "-b", "direct"],
+                                      environment: ["https_proxy": "http://127.0.0.1:1", "NO_PROXY": "example.org, 127.0.0.1"])
+        #expect(direct.status == 0, "\(direct.stderr)")
+        // The flag beats the environment: --proxy '' is no proxy at all.
+        let none = try sending.send(to: listener, ["--device", deviceToken, "--proxy", "", "-b", "none"],
+                                    environment: ["HTTPS_PROXY": "http://127.0.0.1:1"])
+        #expect(none.status == 0, "\(none.stderr)")
+        let bodies = listener.finish().stdout.split(separator: "\n").map { jsonObject(String($0))["body"] as? String }
+        #expect(bodies == ["by flag", "by environment", "direct", "none"])
+    }
+
+    @Test func aProxyThatRefusesIsOneLineNamingIt() throws {
+        let sending = try SendTests.Sending()
+        let listener = try sending.listener()
+        let guarded = try TinyProxy(user: "ci")
+        let noPassword = try sending.send(to: listener, ["--device", deviceToken, "--device", SendTransportTests.device(2),
+                                                         "--proxy", "127.0.0.1:\(guarded.port)", "-b", "x"])
+        #expect(noPassword.status == 78, "\(noPassword.stderr)")
+        #expect(noPassword.stderr.hasPrefix("error: the proxy http://127.0.0.1:\(guarded.port) refused to tunnel to 127.0.0.1:\(listener.port): HTTP/1.0 407 Proxy Authentication Required; give the user and password"),
+                "\(noPassword.stderr)")
+        #expect(noPassword.stderr.split(separator: "\n").count == 1 && noPassword.stdout.isEmpty)
+        let wrongPassword = try sending.send(to: listener, ["--device", deviceToken, "--proxy", "http://ci:wrong@127.0.0.1:\(guarded.port)", "-b", "x"])
+        #expect(wrongPassword.status == 78)
+        #expect(wrongPassword.stderr.contains("the proxy http://(user)@127.0.0.1:\(guarded.port) refused") && !wrongPassword.stderr.contains("wrong"),
+                "the password is never shown: \(wrongPassword.stderr)")
+        let only443 = try TinyProxy(onlyPort443: true)
+        let forbidden = try sending.send(to: listener, ["--device", deviceToken, "--proxy", "http://127.0.0.1:\(only443.port)", "-b", "x"])
+        #expect(forbidden.status == 78)
+        #expect(forbidden.stderr.contains("refused to tunnel to 127.0.0.1:\(listener.port): HTTP/1.1 403 Access violation"), "\(forbidden.stderr)")
+        let unusable = try sending.send(to: listener, ["--device", deviceToken, "--proxy", "https://127.0.0.1:3128", "-b", "x"])
+        #expect(unusable.status == 64)
+        #expect(unusable.stderr.contains("is not an http:// proxy"), "\(unusable.stderr)")
+        #expect(listener.finish().stdout.isEmpty, "nothing reached the server")
+    }
+}
