@@ -77,7 +77,9 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
         emit: { result in
             tally.withLock { $0[result.outcome, default: 0] += 1 }
             // Results nobody can read stop the sending: the rest would go out unreported.
-            guard console.write(Array((json ? resultJSON(result) : resultText(result)).utf8) + [UInt8(ascii: "\n")]) else {
+            var line = json ? resultJSON(result) : resultText(result)
+            line.append("\n")
+            guard console.write(Array(line.utf8)) else {
                 return stop.request()
             }
         })
@@ -254,8 +256,15 @@ private func forEachDevice(in file: String, stop: StopRequest, _ body: (String) 
     var number = 0
     try reader.forEachLine { line in
         number += 1
-        let text = String(String(decoding: line, as: UTF8.self).filter { !$0.isWhitespace }).lowercased()
-        guard !text.isEmpty, !text.hasPrefix("#") else { return }
+        // Bytes, not Characters: a million lines each judged by Unicode's whitespace tables
+        // was the sender's largest cost. Spaces and tabs anywhere are dropped, hex is lowered.
+        var token: [UInt8] = []
+        token.reserveCapacity(line.count)
+        for byte in line where byte != UInt8(ascii: " ") && byte != UInt8(ascii: "\t") && byte != UInt8(ascii: "\r") {
+            token.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte)
+        }
+        guard let first = token.first, first != UInt8(ascii: "#") else { return }
+        let text = String(decoding: token, as: UTF8.self)
         guard APNsRules.isDeviceToken(text) else {
             throw CLIFailure(.dataError, "\(file) line \(number): not a device token in hex")
         }

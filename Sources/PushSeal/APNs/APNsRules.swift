@@ -38,8 +38,17 @@ public struct APNsRules: Sendable {
     /// A device token as APNs takes it: ASCII hex, an even number of digits, of a length
     /// devices use. (Character.isHexDigit would also let fullwidth digits through.)
     public static func isDeviceToken(_ text: some StringProtocol) -> Bool {
-        deviceTokenLengths.contains(text.utf8.count) && text.utf8.count % 2 == 0
-            && text.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) }
+        // Through a contiguous buffer: the generic UTF8View walk was a sixth of send's time
+        // at a million devices.
+        var copy = String(text)
+        return copy.withUTF8 { bytes in
+            deviceTokenLengths.contains(bytes.count) && bytes.count % 2 == 0 && bytes.allSatisfy(isHexDigit)
+        }
+    }
+
+    @inline(__always)
+    static func isHexDigit(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x66)
     }
 
     /// A request as the listener judges it.
@@ -119,16 +128,18 @@ public struct APNsRules: Sendable {
 
     /// 8-4-4-4-12 hex digits, either case.
     static func isUUID(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 36 else { return false }
-        for (index, byte) in bytes.enumerated() {
-            if [8, 13, 18, 23].contains(index) {
-                guard byte == UInt8(ascii: "-") else { return false }
-            } else {
-                guard (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x66) else { return false }
+        var copy = text
+        return copy.withUTF8 { bytes in
+            guard bytes.count == 36 else { return false }
+            for (index, byte) in bytes.enumerated() {
+                if index == 8 || index == 13 || index == 18 || index == 23 {
+                    guard byte == UInt8(ascii: "-") else { return false }
+                } else {
+                    guard isHexDigit(byte) else { return false }
+                }
             }
+            return true
         }
-        return true
     }
 
     /// The JSON body of a rejection: `{"reason":"…"}`, with `timestamp` for 410.

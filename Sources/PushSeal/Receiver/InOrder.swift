@@ -10,8 +10,15 @@ struct InOrder<Value> {
     /// Stores result number `index`, then passes every result now due to `release`, in
     /// order; returns how many it passed.
     mutating func finish(_ index: Int, _ value: Value, release: (Value) -> Void) -> Int {
-        waiting[index] = value
         var released = 0
+        if index == next {
+            // The usual case (answers come back in order): no trip through the dictionary.
+            release(value)
+            next += 1
+            released = 1
+        } else {
+            waiting[index] = value
+        }
         while let due = waiting.removeValue(forKey: next) {
             release(due)
             next += 1

@@ -85,8 +85,11 @@ public final class Sender: Sendable {
         var token = ""
     }
 
-    /// Results that may wait at once.
-    public static let window = 10_000
+    /// Results that may wait at once: twice what can be in flight, so the connections never
+    /// run dry, and memory stays flat whatever the number of devices.
+    public static func window(connections: Int, streams: Int) -> Int {
+        min(10_000, max(2_000, 2 * connections * streams))
+    }
     /// Statuses worth sending again: answers that say "not now" (502 and 504 come from a
     /// proxy or load balancer in front of the server).
     static let temporary: Set<Int> = [429, 500, 502, 503, 504]
@@ -96,7 +99,10 @@ public final class Sender: Sendable {
     private let emit: @Sendable (Result) -> Void
     private let pending = Locked<[Int: Pending]>([:])
     private let order = Locked(InOrder<Result>(first: 0))
-    private let room = DispatchSemaphore(value: Sender.window)
+    private let room: DispatchSemaphore
+    /// The authorization header for the token in use, made once per token rather than once
+    /// per request (a 200-byte string each, ten thousand waiting).
+    private let bearer = Locked<(token: String, header: String)>(("", ""))
     private let outstanding = DispatchGroup()
     private let nextSeq = Locked(0)
     private let client = Locked<HTTP2Client?>(nil)
@@ -120,6 +126,7 @@ public final class Sender: Sendable {
         self.tokens = tokens
         self.endpoint = connection.endpoint.description
         self.emit = emit
+        room = DispatchSemaphore(value: Self.window(connections: connection.connections, streams: connection.maximumStreams))
         let started = try HTTP2Client(connection) { [weak self] responses in
             for response in responses { self?.answered(response) }
         }
@@ -168,7 +175,10 @@ public final class Sender: Sendable {
             HTTP2Client.Field("apns-topic", settings.topic),
             HTTP2Client.Field("apns-push-type", settings.pushType),
             HTTP2Client.Field("apns-id", item.apnsID),
-            HTTP2Client.Field("authorization", "bearer " + item.token),
+            HTTP2Client.Field("authorization", bearer.withLock { held in
+                if held.token != item.token { held = (item.token, "bearer " + item.token) }
+                return held.header
+            }),
         ]
         if let priority = settings.priority { headers.append(.init("apns-priority", priority)) }
         if let expiration = item.expiration ?? settings.expiration { headers.append(.init("apns-expiration", expiration)) }
