@@ -94,6 +94,7 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
 
     var badLines = (count: 0, of: 0)
     var taken = 0
+    var duplicates = DuplicateDevices()
     var stoppedEarly: (any Error)?
     do {
         if let sealer, request.alert?.batch == true {
@@ -102,12 +103,14 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
         } else {
             for device in request.devices {
                 guard !stop.isRequested else { break }
+                guard duplicates.isNew(device, at: "--device") else { continue }
                 try sender.add(device: device, payload: payload)
                 taken += 1
             }
             if let file = request.devicesFile {
-                try forEachDevice(in: file, stop: stop) {
-                    try sender.add(device: $0, payload: payload)
+                try forEachDevice(in: file, stop: stop) { device, line in
+                    guard duplicates.isNew(device, at: "\(file == "-" ? "stdin" : file) line \(line)") else { return }
+                    try sender.add(device: device, payload: payload)
                     taken += 1
                 }
             }
@@ -122,6 +125,7 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     sender.finish()
     flusher.cancel()
     try console.finish()
+    if let note = duplicates.note { console.diagnostic(note) }
     if let failure = sender.failure {
         // --cacert helps only when no trusted issuer was found, not for an expired
         // certificate or one made for another host.
@@ -230,6 +234,32 @@ private func batchLine(_ line: UnsafeRawBufferPointer, sealer: SealerSet) throws
     return (device, try sealer.sealer(to: request.recipient).payload(for: try request.alert(now: now)), expiration)
 }
 
+/// Device tokens already taken: one given twice gets one notification, not two, and one
+/// line at the end says so.
+///
+/// Kept as 64-bit SipHash fingerprints under this process's random seed (8 to 16 bytes a
+/// device, 16 MB at a million), not as the tokens (100 bytes and more each); two tokens
+/// sharing one is a chance of about 3 in 100 million at a million devices, and would show in
+/// the note, which names the first device it held back.
+struct DuplicateDevices {
+    private var seen = Set<Int>()
+    private var count = 0
+    private var first: (device: String, place: String)?
+
+    /// True the first time `device` is seen; `place` says where, for the note.
+    mutating func isNew(_ device: String, at place: String) -> Bool {
+        if seen.insert(device.hashValue).inserted { return true }
+        count += 1
+        if first == nil { first = (device, place) }
+        return false
+    }
+
+    var note: String? {
+        guard let first else { return nil }
+        return "note: \(count) device token\(count == 1 ? " was" : "s were") given again and sent once (the first: \(first.device) at \(first.place))"
+    }
+}
+
 /// A payload from stdin, as `pushseal encrypt` printed it.
 private func readyPayload(pushType: String) throws -> [UInt8] {
     let limit = APNsRules.payloadByteLimit(pushType: pushType)
@@ -249,7 +279,7 @@ private func readyPayload(pushType: String) throws -> [UInt8] {
 
 /// Each token in a devices file or stdin (one per line; blank lines and # comments
 /// skipped), read as it comes, until `stop` is requested.
-private func forEachDevice(in file: String, stop: StopRequest, _ body: (String) throws -> Void) throws {
+private func forEachDevice(in file: String, stop: StopRequest, _ body: (String, Int) throws -> Void) throws {
     let descriptor = try InputFiles.open(file)
     defer { if descriptor != 0 { close(descriptor) } }
     var reader = LineReader(descriptor: descriptor, stop: stop)
@@ -268,7 +298,7 @@ private func forEachDevice(in file: String, stop: StopRequest, _ body: (String) 
         guard APNsRules.isDeviceToken(text) else {
             throw CLIFailure(.dataError, "\(file) line \(number): not a device token in hex")
         }
-        try body(text)
+        try body(text, number)
     }
 }
 

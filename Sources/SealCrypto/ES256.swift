@@ -50,6 +50,23 @@ public final class ES256Key: @unchecked Sendable {
         EVP_PKEY_free(key)
     }
 
+    /// SHA-256 of the public key (its DER SubjectPublicKeyInfo), in hex: names the key
+    /// without revealing anything, so what was made with one key is never taken for another's.
+    public var fingerprint: String {
+        let length = i2d_PUBKEY(key, nil)
+        guard length > 0 else { return "" }
+        var der = [UInt8](repeating: 0, count: Int(length))
+        let written = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
+            return i2d_PUBKEY(key, &cursor)
+        }
+        guard written == length else { return "" }
+        var digest = [UInt8](repeating: 0, count: 32)
+        var size: UInt32 = 0
+        guard EVP_Digest(der, der.count, &digest, &size, EVP_sha256(), nil) == 1 else { return "" }
+        return digest.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
+
     /// True when `signature` (r‖s, 64 bytes) is this key's ES256 signature of `message`.
     public func isValidSignature(_ signature: some Collection<UInt8>, for message: UnsafeRawBufferPointer) -> Bool {
         let raw = Array(signature)

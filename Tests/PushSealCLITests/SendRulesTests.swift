@@ -252,4 +252,43 @@ struct SendRulesTests {
         let sent = try #require(standIn.log.first?["apns-id"] as? String)
         #expect(run.stdout == "ok \(deviceToken) \(sent)\n", "the id the request carried, not the server's bytes")
     }
+
+    @Test func aCorrectedKeyIsNotHeldBackByTheWrongKeysToken() throws {
+        let sending = try SendTests.Sending()
+        let listener = try sending.listener()
+        let other = TemporaryFolder()
+        let (wrongP8, _) = try PythonClients.keypair(in: other)
+        let wrong = try sending.send(to: listener, ["--device", deviceToken, "-b", "x"], authKey: wrongP8)
+        #expect(wrong.status == 69)
+        #expect(wrong.stdout == "fail \(deviceToken) 403 InvalidProviderToken\n", "\(wrong.stdout)")
+        // The .p8 fixed: its own token at once, not the cached one of the wrong key.
+        let fixed = try sending.send(to: listener, ["--device", deviceToken, "--json", "-b", "fixed"])
+        #expect(fixed.status == 0, "\(fixed.stderr)")
+        #expect(jsonObject(fixed.stdout)["attempts"] as? Int == 1)
+        let cached = jsonObject(try String(contentsOfFile: sending.tokenFile, encoding: .utf8))
+        #expect(cached["key"] as? String == (try sending.keyFingerprint), "the cache names the key that signed it")
+        // A cached token that claims this key but is refused as invalid (written by anything
+        // else): one is made from the key and the device is sent again, once.
+        let forged = try PythonClients.token(p8: wrongP8, kid: "KEY1234567", team: "TEAM123456", issuedAt: Int(Date().timeIntervalSince1970))
+        sending.keyring.folder.write("Keys/provider-token.TEAM123456.KEY1234567.json",
+                                     #"{"token":"\#(forged)","iat":\#(Int(Date().timeIntervalSince1970)),"key":"\#(try sending.keyFingerprint)"}"#)
+        let remade = try sending.send(to: listener, ["--device", deviceToken, "--json", "-b", "remade"])
+        #expect(remade.status == 0, "\(remade.stderr)")
+        #expect(jsonObject(remade.stdout)["attempts"] as? Int == 2)
+        let records = listener.finish().stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(records.map { $0["reason"] as? String ?? $0["body"] as? String ?? "" } == ["InvalidProviderToken", "fixed", "InvalidProviderToken", "remade"])
+    }
+
+    @Test func aDeviceGivenTwiceIsSentOnceAndSaidSo() throws {
+        let sending = try SendTests.Sending()
+        let listener = try sending.listener()
+        let other = String(repeating: "cd", count: 32)
+        sending.folder.write("devices.txt", "\(deviceToken)\n\(other)\n# a comment\n\(other.uppercased())\n")
+        let run = try sending.send(to: listener, ["--device", deviceToken, "--device", deviceToken,
+                                                  "--devices", sending.folder.file("devices.txt"), "-b", "once each"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.split(separator: "\n").map { String($0.split(separator: " ")[1]) } == [deviceToken, other])
+        #expect(run.stderr == "note: 3 device tokens were given again and sent once (the first: \(deviceToken) at --device)\n", "\(run.stderr)")
+        #expect(listener.finish().stdout.split(separator: "\n").count == 2, "one notification each")
+    }
 }

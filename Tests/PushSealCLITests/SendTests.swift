@@ -38,6 +38,19 @@ struct SendTests {
         }
 
         var tokenFile: String { keyring.keys + "/provider-token.TEAM123456.KEY1234567.json" }
+
+        /// SHA-256 of the public key's DER SubjectPublicKeyInfo, as Python's cryptography
+        /// computes it: what a cached token records of the key that signed it.
+        var keyFingerprint: String {
+            get throws {
+                try runProcess("/usr/bin/env", ["python3", "-c", """
+                    import hashlib, sys
+                    from cryptography.hazmat.primitives import serialization
+                    key = serialization.load_pem_public_key(open(sys.argv[1], "rb").read())
+                    print(hashlib.sha256(key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)).hexdigest())
+                    """, publicKey]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+        }
     }
 
     @Test func eachDeviceGetsOneResultLineInOrderAndTheDocumentedExitStatus() throws {
@@ -132,7 +145,7 @@ struct SendTests {
                                             issuedAt: Int(Date().timeIntervalSince1970) - 7_200)
         try FileManager.default.createDirectory(atPath: sending.keyring.keys, withIntermediateDirectories: true)
         sending.keyring.folder.write("Keys/provider-token.TEAM123456.KEY1234567.json",
-                                     #"{"token":"\#(stale)","iat":\#(Int(Date().timeIntervalSince1970))}"#)
+                                     #"{"token":"\#(stale)","iat":\#(Int(Date().timeIntervalSince1970)),"key":"\#(try sending.keyFingerprint)"}"#)
         let run = try sending.send(to: listener, ["--device", deviceToken, "--json", "-b", "after renewal"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(jsonObject(run.stdout)["attempts"] as? Int == 2)
@@ -408,7 +421,7 @@ struct SendStandInTests {
         let issued = Int(Date().timeIntervalSince1970) - 2_400
         let old = try PythonClients.token(p8: sending.p8, kid: "KEY1234567", team: "TEAM123456", issuedAt: issued)
         try FileManager.default.createDirectory(atPath: sending.keyring.keys, withIntermediateDirectories: true)
-        sending.keyring.folder.write("Keys/provider-token.TEAM123456.KEY1234567.json", #"{"token":"\#(old)","iat":\#(issued)}"#)
+        sending.keyring.folder.write("Keys/provider-token.TEAM123456.KEY1234567.json", #"{"token":"\#(old)","iat":\#(issued),"key":"\#(try sending.keyFingerprint)"}"#)
         let standIn = try APNsStandIn(for: sending, script: #"{"answers": {"\#(deviceToken)": [[403, "ExpiredProviderToken"]]}}"#)
         let run = try sending.send(to: standIn.url, trusting: standIn.certificate, ["--device", deviceToken, "--json", "-b", "x"])
         #expect(run.status == 0, "\(run.stderr)")

@@ -383,7 +383,7 @@ struct InstallTests {
         let prefix = folder.file("prefix")
         let run = try Self.install([prefix])
         #expect(run.status == 0, "\(run.stderr)")
-        for (file, mode) in [("bin/pushseal", 0o755), ("bin/pushseal-curl", 0o755), ("bin/pushseal-qr", 0o755),
+        for (file, mode) in [("bin/pushseal", 0o755), ("bin/pushseal-qr", 0o755),
                              ("share/man/man1/pushseal.1", 0o644), ("share/bash-completion/completions/pushseal", 0o644),
                              ("share/zsh/site-functions/_pushseal", 0o644), ("share/fish/vendor_completions.d/pushseal.fish", 0o644),
                              ("lib/systemd/system/pushseal-watch.service", 0o644), ("lib/systemd/system/pushseal-listen.service", 0o644)] {

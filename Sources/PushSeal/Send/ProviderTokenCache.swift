@@ -10,7 +10,9 @@ import SealCrypto
 ///
 /// The token lives in the keyring folder (`provider-token.<team>.<key id>.json`, mode 0600),
 /// read and replaced under the folder's lock, and is reused until it is 50 minutes old
-/// (APNs accepts it for 60), or until APNs calls it expired.
+/// (APNs accepts it for 60), or until APNs calls it expired. It records the fingerprint of
+/// the key that signed it: a token made with another key under the same id (a wrong .p8,
+/// since corrected) is never reused.
 public final class ProviderTokenCache: Sendable {
     /// Age after which a token is minted again.
     public static let reuseFor: Int64 = 50 * 60
@@ -19,11 +21,13 @@ public final class ProviderTokenCache: Sendable {
 
     private let store: KeyringStore
     private let key: ES256Key
+    private let fingerprint: String
     private let keyID: String
     private let teamID: String
     private let clock: @Sendable () -> Int64
     private let current = Locked<(token: String, issuedAt: Int64)?>(nil)
     private let repaired = Locked<mode_t?>(nil)
+    private let mintedHere = Locked<Set<String>>([])
 
     /// The mode the cached token had when it was found readable by group or others and
     /// made private (0600), for the caller to say so; nil when it was private.
@@ -33,6 +37,7 @@ public final class ProviderTokenCache: Sendable {
                 clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) {
         store = KeyringStore(folder: folder)
         self.key = key
+        fingerprint = key.fingerprint
         self.keyID = keyID
         self.teamID = teamID
         self.clock = clock
@@ -41,9 +46,18 @@ public final class ProviderTokenCache: Sendable {
     /// Where the token is kept.
     public var path: String { store.folder + "/provider-token.\(Self.safe(teamID)).\(Self.safe(keyID)).json" }
 
+    /// Why a token is being replaced.
+    public enum Rejection: Sendable {
+        /// APNs called it expired: a young one means a wrong clock, and is not replaced.
+        case expired
+        /// APNs called it invalid: it was not made with this key; one from the key replaces it.
+        case invalid
+    }
+
     /// A token good for at least ten more minutes; minted only when the shared one is older
-    /// than 50 minutes or is `rejected` (the one APNs just called expired).
-    public func token(replacing rejected: String? = nil) throws -> String {
+    /// than 50 minutes, was made with another key, or is `rejected` (the one APNs just
+    /// refused, for the reason `because` gives).
+    public func token(replacing rejected: String? = nil, because reason: Rejection = .expired) throws -> String {
         let now = clock()
         if let held = current.withLock({ $0 }), held.token != rejected, now - held.issuedAt < Self.reuseFor {
             return held.token
@@ -56,14 +70,16 @@ public final class ProviderTokenCache: Sendable {
             // A token this young called expired is a clock problem, which a new token dated
             // by the same clock cannot fix, and renewing it would cross APNs' limit.
             // The token's own iat is what the server judged; the cache's record is a fallback.
-            if let shared, shared.token == rejected {
+            if let shared, shared.token == rejected, reason == .expired {
                 let age = now - (Self.issuedAt(of: shared.token) ?? shared.issuedAt)
                 if (0..<Self.renewAtMostEvery).contains(age) {
                     throw SendError(.token, "the server called a provider token made \(age) s ago expired; APNs allows a new one only every 20 minutes, so none was made: check this machine's clock, which dates the token")
                 }
             }
             let minted = try mint(issuedAt: now)
-            let json = JSONWriter.bytes(.object(JSONObject([("token", .string(minted)), ("iat", .integer(now))])))
+            mintedHere.withLock { _ = $0.insert(minted) }
+            let json = JSONWriter.bytes(.object(JSONObject([("token", .string(minted)), ("iat", .integer(now)),
+                                                            ("key", .string(fingerprint))])))
             do throws(FileIOFailure) {
                 try FileIO.replace(path, with: json)
             } catch {
@@ -73,6 +89,11 @@ public final class ProviderTokenCache: Sendable {
         }
         current.withLock { $0 = fresh }
         return fresh.token
+    }
+
+    /// True when this process made `token` (rather than reading it from the cache).
+    public func minted(_ token: String) -> Bool {
+        mintedHere.withLock { $0.contains(token) }
     }
 
     /// The `iat` claim of a token, read from its middle part.
@@ -93,7 +114,8 @@ public final class ProviderTokenCache: Sendable {
             repaired.withLock { $0 = info.st_mode & 0o777 }
         }
         guard let bytes = try? FileIO.readAll(descriptor), let value = try? JSONParser.parse(bytes),
-              let token = value.objectValue?["token"]?.stringValue, let issued = value.objectValue?["iat"]?.integerValue else { return nil }
+              let token = value.objectValue?["token"]?.stringValue, let issued = value.objectValue?["iat"]?.integerValue,
+              value.objectValue?["key"]?.stringValue == fingerprint else { return nil }
         return (token, issued)
     }
 

@@ -202,15 +202,19 @@ public final class Sender: Sendable {
             // (control bytes, kilobytes) gives way to the id this request was sent with.
             report(item, outcome: .ok, status: 200, apnsID: APNsRules.isUUID(apnsID) ? apnsID : item.apnsID,
                    reason: nil, timestamp: nil)
-        case 403 where reason == "ExpiredProviderToken" && !item.tokenRenewed:
+        case 403 where !item.tokenRenewed && (reason == "ExpiredProviderToken"
+                                              || reason == "InvalidProviderToken" && !tokens.minted(item.token)):
+            // Expired: renewed (within APNs' limit). Invalid, for a token read from the cache:
+            // one made from the key in hand is tried before the device is reported.
             var renewed = item
             renewed.tokenRenewed = true
             let again = renewed
             let rejected = item.token
+            let because: ProviderTokenCache.Rejection = reason == "ExpiredProviderToken" ? .expired : .invalid
             // Off the delivery thread: minting signs and rewrites the cache file.
             DispatchQueue.global().async { [self] in
                 do {
-                    _ = try tokens.token(replacing: rejected)
+                    _ = try tokens.token(replacing: rejected, because: because)
                     try submit(again)
                 } catch {
                     report(again, outcome: .failed, status: 403, apnsID: item.apnsID, reason: "\(error)", timestamp: nil)
