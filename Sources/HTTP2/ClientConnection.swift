@@ -419,13 +419,23 @@ final class ClientConnection {
         guard let session else { return }
         let timeout = loop.settings.timeout
         var expired: [Int32] = []
-        for (id, stream) in streams where !stream.timedOut {
+        for (id, stream) in streams where stream.abandoned == nil {
             if let sentAt = stream.sentAt, now - sentAt > timeout { expired.append(id) }
         }
         guard !expired.isEmpty else { return }
         for id in expired.sorted() {
             guard let stream = streams[id] else { continue }
-            stream.timedOut = true
+            stream.abandoned = "no answer within \(timeout.shortText)"
+            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, NGHTTP2_CANCEL.rawValue)
+        }
+        flush()
+    }
+
+    /// Every open stream is given up now (a stop whose grace ran out).
+    func giveUp() {
+        guard !closed, let session, !streams.isEmpty else { return }
+        for (id, stream) in streams where stream.abandoned == nil {
+            stream.abandoned = "no answer before the stop"
             nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, NGHTTP2_CANCEL.rawValue)
         }
         flush()
@@ -474,12 +484,12 @@ final class ClientConnection {
 
     /// The one end of a stream: its answer, its failure, or its return to the queue.
     private func settle(_ stream: ClientStream, code: UInt32?, reason: String) {
-        if stream.status > 0, !stream.timedOut {
+        if stream.status > 0, stream.abandoned == nil {
             return loop.answer(HTTP2Client.Response(id: stream.item.request.id, status: stream.status,
                                                     headers: stream.headers, body: stream.body, failure: nil))
         }
-        if stream.timedOut {
-            return loop.answer(stream.item.request.id, failure: .init(kind: .unknownOutcome, message: "no answer within \(loop.settings.timeout.shortText)"))
+        if let abandoned = stream.abandoned {
+            return loop.answer(stream.item.request.id, failure: .init(kind: .unknownOutcome, message: abandoned))
         }
         if stream.sentAt == nil || code == NGHTTP2_REFUSED_STREAM.rawValue {
             // The server never had it (or said it did not process it): it goes out again.
@@ -586,7 +596,8 @@ final class ClientStream {
     var status = 0
     var headers: [HTTP2Client.Field] = []
     var body: [UInt8] = []
-    var timedOut = false
+    /// Why the client gave up waiting for its answer (a timeout, a stop), once it has.
+    var abandoned: String?
 
     init(item: ClientRequest) {
         self.item = item

@@ -17,7 +17,7 @@ final class ClientLoop: @unchecked Sendable {
     private let onResponses: @Sendable ([HTTP2Client.Response]) -> Void
     private let epoll: Int32
     private let wake: Int32
-    private let incoming = Mutex<(requests: [HTTP2Client.Request], finishing: Bool)>(([], false))
+    private let incoming = Mutex<(requests: [HTTP2Client.Request], finishing: Bool, grace: Duration?)>(([], false, nil))
     /// Set while the loop may block in epoll_wait: only then does a submit write the
     /// eventfd (a write per request was a tenth of the sender's time).
     private let sleeping = Atomic<Bool>(false)
@@ -39,6 +39,8 @@ final class ClientLoop: @unchecked Sendable {
     /// The endpoint's problem, once it is known that no request can succeed.
     private var failure: HTTP2Client.Failure?
     private var answers: [HTTP2Client.Response] = []
+    /// Set by `stop`: streams still open then are given up.
+    private var giveUpAt: MonotonicClock.Instant?
     private var lastSweep = MonotonicClock.system.now
 
     /// Where reads land before nghttp2 takes them; one read runs at a time.
@@ -114,6 +116,11 @@ final class ClientLoop: @unchecked Sendable {
         if sleeping.exchange(false, ordering: .acquiringAndReleasing) { signalWake() }
     }
 
+    func stop(grace: Duration) {
+        incoming.withLock { if $0.grace == nil { $0.grace = grace } }
+        signalWake()
+    }
+
     func finish() {
         incoming.withLock { $0.finishing = true }
         signalWake()
@@ -176,13 +183,14 @@ final class ClientLoop: @unchecked Sendable {
     }
 
     private func takeIncoming() {
-        let (requests, ending) = incoming.withLock { state in
+        let (requests, ending, grace) = incoming.withLock { state in
             defer { state.requests.removeAll(keepingCapacity: true) }
-            return (state.requests, state.finishing)
+            return (state.requests, state.finishing, state.grace)
         }
         finishing = ending
         inFlight += requests.count
         for request in requests { waiting.append(ClientRequest(request: request)) }
+        if let grace, giveUpAt == nil { giveUpAt = MonotonicClock.system.now + grace }
     }
 
     /// Opens a connection when requests wait and none is on its way: the first, one after
@@ -190,6 +198,13 @@ final class ClientLoop: @unchecked Sendable {
     private func maintainConnections(now: MonotonicClock.Instant) {
         if let failure {
             for item in waiting.removeAll() { answer(item.request.id, failure: failure) }
+            return
+        }
+        if let giveUpAt {
+            for item in waiting.removeAll() { answer(item.request.id, failure: .init(kind: .notSent, message: "not sent: stopped")) }
+            if now >= giveUpAt {
+                for connection in connections { connection.giveUp() }
+            }
             return
         }
         guard !waiting.isEmpty else { return }

@@ -134,6 +134,13 @@ public final class HTTP2Client: Sendable {
         loop.submit(requests)
     }
 
+    /// Sends nothing more: requests not yet on a stream are answered `.notSent` now, and
+    /// those on a stream get until `grace` to be answered, then `.unknownOutcome`. For a
+    /// stop asked by the user, so that a silent server cannot hold it for a whole timeout.
+    public func stop(grace: Duration) {
+        loop.stop(grace: grace)
+    }
+
     /// Waits until every submitted request has its response delivered, then closes the
     /// connections (GOAWAY) and stops the loop. Bounded: every stream is timed, every
     /// connection attempt is timed and counted.

@@ -138,6 +138,47 @@ struct SendTransportTests {
     }
 }
 
+extension SendTransportTests {
+    @Test func retryAfterIsHonouredAndRetryForBoundsTheRetries() throws {
+        let sending = try SendTests.Sending()
+        let busy = Self.device(1)
+        let standIn = try APNsStandIn(for: sending, script: #"{"answers": {"\#(busy)": [[429, "TooManyRequests"]]}, "retry_after": 2}"#)
+        let run = try sending.send(to: standIn.url, trusting: standIn.certificate, ["--device", busy, "--json", "-b", "later"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let result = jsonObject(run.stdout)
+        #expect(result["attempts"] as? Int == 2)
+        // The server asked for two seconds; the backoff alone would have been under one.
+        #expect((result["elapsed_ms"] as? Double ?? 0) >= 2_000, "\(result)")
+        // --retry-for 0s: no retry may start, whatever --retries allows.
+        let down = try APNsStandIn(for: sending, script: #"{"answers": {"\#(busy)": [[503, "ServiceUnavailable"], [503, "ServiceUnavailable"]]}}"#)
+        let bounded = try sending.send(to: down.url, trusting: down.certificate, ["--device", busy, "--retries", "5", "--retry-for", "0s", "-b", "x"])
+        #expect(bounded.status == 75)
+        #expect(bounded.stdout == "fail \(busy) 503 ServiceUnavailable (after 1 attempts)\n", "\(bounded.stdout)")
+    }
+
+    @Test func aStopDoesNotWaitOutASilentServerOrRetryAFailingOne() throws {
+        let sending = try SendTests.Sending()
+        let (silent, failing) = (Self.device(1), Self.device(2))
+        let failures = "[" + Array(repeating: #"[500, "InternalServerError"]"#, count: 10).joined(separator: ", ") + "]"
+        let standIn = try APNsStandIn(for: sending, script: #"{"answers": {"\#(silent)": [["stall"]], "\#(failing)": \#(failures)}}"#)
+        let send = try RunningProcess([
+            "send", "--keys", sending.keyring.keys, "--endpoint", standIn.url, "--cacert", standIn.certificate,
+            "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
+            "--device", silent, "--device", failing, "--retries", "10", "-b", "until stopped",
+        ])
+        #expect(eventually(within: .seconds(20)) { standIn.log.count >= 3 }, "the silent one, and the failing one retried")
+        send.signal(SIGINT)
+        let run = send.wait(atMost: .seconds(20))
+        #expect(run.status == 130, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        #expect(lines.first?.hasPrefix("fail \(silent) 0 no answer before the stop") == true, "\(lines)")
+        #expect(lines.last?.hasPrefix("fail \(failing) 500 InternalServerError") == true, "\(lines)")
+        let tries = standIn.log.filter { $0["device"] as? String == failing }.count
+        #expect(tries < 10, "no retries after the stop: \(tries)")
+    }
+}
+
 /// Debian's tinyproxy on 127.0.0.1, for one test: CONNECT tunnels, optionally behind basic
 /// auth or only to port 443 (then it refuses every other with 403).
 final class TinyProxy {

@@ -155,11 +155,17 @@ public final class Sender: Sendable {
         }
     }
 
-    /// No more retries: each request that fails from now on is reported as it stands, so a
-    /// stop does not wait out backoffs against a server that keeps failing.
+    /// No more retries and no more sending: each request that fails from now on is reported
+    /// as it stands, so a stop does not wait out backoffs or timeouts against a server that
+    /// keeps failing or says nothing.
     public func stopRetrying() {
         retrying.withLock { $0 = false }
+        // Devices not yet on the wire are not sent; answers on their way get five seconds.
+        client.withLock { $0 }?.stop(grace: Self.stopGrace)
     }
+
+    /// How long a stop waits for answers to requests already sent.
+    public static let stopGrace = Duration.seconds(5)
 
     /// Waits for every result, then closes the connections.
     public func finish() {
