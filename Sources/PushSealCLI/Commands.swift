@@ -122,9 +122,9 @@ struct SendRequest: Equatable {
     var teamID: String
     var endpoint: String
     var caFile: String?
-    var priority: String?
+    var priority: APNs.Priority?
     var collapseID: String?
-    var pushType: String
+    var pushType: APNs.PushType
     var expiration: String?
     var retries: Int
     /// No retry starts later than this after a device's first attempt.
@@ -625,24 +625,24 @@ private func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: Encry
             throw fail("\(parsed.origin("endpoint")) is http:// to \(parsedEndpoint.host), so the provider token would travel in clear; use https://, or --allow-cleartext on a network you trust")
         }
     }
-    if let priority = parsed.value("priority"), !APNsRules.priorities.contains(priority) {
-        throw fail("--priority is 10 (now), 5 (when convenient) or 1 (background)")
+    var priority: APNs.Priority?
+    if let given = parsed.value("priority") {
+        guard let known = APNs.Priority(rawValue: given) else { throw fail("--priority is 10 (now), 5 (when convenient) or 1 (background)") }
+        priority = known
     }
-    if let collapse = parsed.value("collapse-id"), collapse.utf8.count > APNsRules.collapseIDLimit {
+    if let collapse = parsed.value("collapse-id"), collapse.utf8.count > APNs.collapseIDLimit {
         throw fail("--collapse-id is at most 64 bytes")
     }
-    let pushType = parsed.value("push-type") ?? "alert"
-    guard APNsRules.pushTypes.contains(pushType) else {
-        throw fail("--push-type is one of \(APNsRules.pushTypes.sorted().joined(separator: ", "))")
+    guard let pushType = APNs.PushType(rawValue: parsed.value("push-type") ?? "alert") else {
+        throw fail("--push-type is one of \(APNs.PushType.allCases.map(\.rawValue).sorted().joined(separator: ", "))")
     }
     // APNs' rules for background pushes: no alert (it would be shown), priority 5.
-    var priority = parsed.value("priority")
-    if pushType == "background" {
+    if pushType == .background {
         if alert != nil || batch {
             throw fail("--push-type background carries no alert, and pushseal seals an alert: send it as alert (the default), or pipe a payload without 'alert' into '-'")
         }
-        guard priority == nil || priority == "5" else { throw fail("--push-type background goes with --priority 5, as APNs requires") }
-        priority = "5"
+        guard priority == nil || priority == .whenConvenient else { throw fail("--push-type background goes with --priority 5, as APNs requires") }
+        priority = .whenConvenient
     }
     var expiration = parsed.value("expiration")
     if let text = expiration, Int64(text).map({ $0 < 0 }) ?? true { throw fail("--expiration takes UNIX seconds") }

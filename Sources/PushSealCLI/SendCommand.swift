@@ -261,7 +261,7 @@ struct DuplicateDevices {
 }
 
 /// A payload from stdin, as `pushseal encrypt` printed it.
-private func readyPayload(pushType: String) throws -> [UInt8] {
+private func readyPayload(pushType: APNs.PushType) throws -> [UInt8] {
     let limit = APNsRules.payloadByteLimit(pushType: pushType)
     var bytes = try InputFiles.read("-", atMost: limit + 2)
     while let last = bytes.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { bytes.removeLast() }
@@ -271,7 +271,7 @@ private func readyPayload(pushType: String) throws -> [UInt8] {
     guard case .object(let object)? = try? JSONParser.parse(bytes), case .object(let aps)? = object["aps"] else {
         throw CLIFailure(.dataError, "stdin is not an APNs payload (a JSON object with 'aps'); pipe 'pushseal encrypt' into it")
     }
-    if pushType == "background", aps["alert"] != nil || aps["content-available"] != .integer(1) {
+    if pushType == .background, aps["alert"] != nil || aps["content-available"] != .integer(1) {
         throw CLIFailure(.dataError, "a background push has \"content-available\":1 and no alert in 'aps' (APNs' rule); send this payload as alert")
     }
     return bytes

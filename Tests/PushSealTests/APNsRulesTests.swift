@@ -69,4 +69,24 @@ struct APNsRulesTests {
         for reason in ["MissingProviderToken", "InvalidProviderToken", "ExpiredProviderToken"] { #expect(statuses[reason] == 403) }
         #expect(statuses.filter { $0.value == 400 }.count == 11)
     }
+
+    @Test func theOneModelHasApplesReasonsStatusesAndLimits() {
+        // Apple's table in "Handling notification responses from APNs", by status.
+        let documented: [Int: Set<String>] = [
+            400: ["BadCollapseId", "BadDeviceToken", "BadExpirationDate", "BadMessageId", "BadPriority", "BadTopic",
+                  "DeviceTokenNotForTopic", "DuplicateHeaders", "IdleTimeout", "InvalidPushType", "MissingDeviceToken",
+                  "MissingTopic", "PayloadEmpty", "TopicDisallowed"],
+            403: ["BadCertificate", "BadCertificateEnvironment", "ExpiredProviderToken", "Forbidden", "InvalidProviderToken",
+                  "MissingProviderToken", "UnrelatedKeyIdInToken", "BadEnvironmentKeyInToken"],
+            404: ["BadPath"], 405: ["MethodNotAllowed"], 410: ["ExpiredToken", "Unregistered"], 413: ["PayloadTooLarge"],
+            429: ["TooManyProviderTokenUpdates", "TooManyRequests"], 500: ["InternalServerError"],
+            503: ["ServiceUnavailable", "Shutdown"],
+        ]
+        let apple = APNs.Reason.allCases.filter { $0 != .headerListTooLarge }
+        #expect(Dictionary(grouping: apple, by: \.status).mapValues { Set($0.map(\.rawValue)) } == documented)
+        #expect(APNs.Reason(rawValue: "ExpiredProviderToken") == .expiredProviderToken)
+        #expect(APNs.PushType.voip.payloadByteLimit == 5_120 && APNs.PushType.alert.payloadByteLimit == 4_096)
+        #expect(APNs.Priority.allCases.map(\.rawValue) == ["10", "5", "1"])
+        #expect(APNs.temporaryStatuses == [429, 500, 502, 503, 504])
+    }
 }

@@ -20,17 +20,9 @@ public struct APNsRules: Sendable {
         self.unregisteredSince = unregisteredSince
     }
 
-    /// APNs' push types (`apns-push-type`).
-    public static let pushTypes: Set<String> = [
-        "alert", "background", "location", "voip", "complication", "fileprovider", "mdm",
-        "liveactivity", "pushtotalk", "widgets", "controls",
-    ]
-    public static let priorities: Set<String> = ["10", "5", "1"]
-    public static let collapseIDLimit = 64
-
-    /// The most bytes APNs takes in a payload of `pushType`: 5120 for voip, 4096 for the rest.
-    public static func payloadByteLimit(pushType: String?) -> Int {
-        pushType == "voip" ? ReceivedInput.voipByteLimit : PayloadSealer.byteLimit
+    /// The most bytes APNs takes in a payload of `pushType` (an alert's when none is given).
+    public static func payloadByteLimit(pushType: APNs.PushType?) -> Int {
+        (pushType ?? .alert).payloadByteLimit
     }
     /// Device tokens are hex: 32 bytes today, up to 100 allowed for.
     public static let deviceTokenLengths = 64...200
@@ -71,13 +63,13 @@ public struct APNsRules: Sendable {
         }
         for header in headers {
             switch header.name {
-            case "apns-topic": take(header.value, into: &arrival.topic)
-            case "apns-push-type": take(header.value, into: &arrival.pushType)
-            case "apns-priority": take(header.value, into: &arrival.priority)
-            case "apns-expiration": take(header.value, into: &arrival.expiration)
-            case "apns-collapse-id": take(header.value, into: &arrival.collapseID)
-            case "apns-id": take(header.value, into: &given)
-            case "authorization": take(header.value, into: &authorization)
+            case APNs.Header.topic.rawValue: take(header.value, into: &arrival.topic)
+            case APNs.Header.pushType.rawValue: take(header.value, into: &arrival.pushType)
+            case APNs.Header.priority.rawValue: take(header.value, into: &arrival.priority)
+            case APNs.Header.expiration.rawValue: take(header.value, into: &arrival.expiration)
+            case APNs.Header.collapseID.rawValue: take(header.value, into: &arrival.collapseID)
+            case APNs.Header.id.rawValue: take(header.value, into: &given)
+            case APNs.Header.authorization.rawValue: take(header.value, into: &authorization)
             default:
                 // Unknown apns-* headers are ignored by APNs, but not when repeated.
                 if header.name.hasPrefix("apns-"), !duplicated {
@@ -94,9 +86,9 @@ public struct APNsRules: Sendable {
         guard method == "POST" else { return reject(.methodNotAllowed) }
         guard let topic = arrival.topic, !topic.isEmpty else { return reject(.missingTopic) }
         if !topics.isEmpty, !topics.contains(topic) { return reject(.topicDisallowed) }
-        if let collapse = arrival.collapseID, collapse.utf8.count > Self.collapseIDLimit { return reject(.badCollapseId) }
-        if let priority = arrival.priority, !Self.priorities.contains(priority) { return reject(.badPriority) }
-        if let type = arrival.pushType, !Self.pushTypes.contains(type) { return reject(.invalidPushType) }
+        if let collapse = arrival.collapseID, collapse.utf8.count > APNs.collapseIDLimit { return reject(.badCollapseId) }
+        if let priority = arrival.priority, APNs.Priority(rawValue: priority) == nil { return reject(.badPriority) }
+        if let type = arrival.pushType, APNs.PushType(rawValue: type) == nil { return reject(.invalidPushType) }
         guard let device else { return reject(.badPath) }
         guard !device.isEmpty else { return reject(.missingDeviceToken) }
         guard Self.isDeviceToken(device) else { return reject(.badDeviceToken) }
@@ -105,7 +97,7 @@ public struct APNsRules: Sendable {
         if !devices.isEmpty, !devices.contains(token) { return reject(.badDeviceToken) }
         if let problem = tokens.check(authorization: authorization) { return reject(problem) }
         guard bodyLength > 0 else { return reject(.payloadEmpty) }
-        guard bodyLength <= Self.payloadByteLimit(pushType: arrival.pushType) else { return reject(.payloadTooLarge) }
+        guard bodyLength <= Self.payloadByteLimit(pushType: arrival.pushType.flatMap(APNs.PushType.init(rawValue:))) else { return reject(.payloadTooLarge) }
         if let expiration = arrival.expiration, Int64(expiration).map({ $0 < 0 }) ?? true {
             return reject(.badExpirationDate)
         }

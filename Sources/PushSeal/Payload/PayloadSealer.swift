@@ -3,8 +3,8 @@ import SealCrypto
 /// Turns alerts into APNs payloads: the fallback alert in the clear, the real alert sealed
 /// under the keyring's primary key in one custom field.
 public struct PayloadSealer: Sendable {
-    /// APNs refuses a payload over 4096 bytes (5120 for voip: `ReceivedInput.voipByteLimit`).
-    public static let byteLimit = 4096
+    /// APNs refuses an alert's payload over 4096 bytes (5120 for voip).
+    public static let byteLimit = APNs.PushType.alert.payloadByteLimit
     public static let defaultField = "enc"
     public static let defaultPad = 32
 

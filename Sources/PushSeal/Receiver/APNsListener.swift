@@ -217,17 +217,17 @@ public final class APNsListener: Sendable {
                 records.emit(DeliveryRecord(seq: seq, source: source, rejected: answer, identifier: identifier, arrival: arrival), promised: false)
                 return HTTP2Server.Response(
                     status: answer.status,
-                    headers: [("apns-id", identifier), ("content-type", "application/json")],
+                    headers: [(APNs.Header.id.rawValue, identifier), ("content-type", "application/json")],
                     body: rules.body(for: answer))
             }
             switch request.ending {
             case .reset(let reason):
                 let arrival = APNsArrival(device: APNsRules.deviceToken(in: request.path))
-                let given = request.values("apns-id").first.flatMap { APNsRules.isUUID($0) ? $0 : nil }
+                let given = request.values(APNs.Header.id.rawValue).first.flatMap { APNsRules.isUUID($0) ? $0 : nil }
                 records.emit(DeliveryRecord(seq: seq, source: source, reset: reason, identifier: given, arrival: arrival), promised: false)
                 return HTTP2Server.Response(status: 500)
             case .headersTooLarge:
-                let given = request.values("apns-id").first.flatMap { APNsRules.isUUID($0) ? $0 : nil }
+                let given = request.values(APNs.Header.id.rawValue).first.flatMap { APNsRules.isUUID($0) ? $0 : nil }
                 return refuse(.headerListTooLarge, given ?? ReceivedInput.newIdentifier(),
                               APNsArrival(device: APNsRules.deviceToken(in: request.path)))
             case .complete:
@@ -237,7 +237,7 @@ public final class APNsListener: Sendable {
             case let .rejected(answer, identifier, arrival):
                 return refuse(answer, identifier, arrival)
             case let .accepted(identifier, arrival):
-                if let token = request.values("authorization").first,
+                if let token = request.values(APNs.Header.authorization.rawValue).first,
                    !tokenUpdates.allows(token, on: request.connection) {
                     return refuse(.tooManyProviderTokenUpdates, identifier, arrival)
                 }
@@ -247,7 +247,7 @@ public final class APNsListener: Sendable {
                 }
                 inFlight.enter()
                 handoff.add(.init(seq: seq, source: source, identifier: identifier, arrival: arrival, body: request.body))
-                return HTTP2Server.Response(status: 200, headers: [("apns-id", identifier)])
+                return HTTP2Server.Response(status: 200, headers: [(APNs.Header.id.rawValue, identifier)])
             }
         }
     }

@@ -41,7 +41,7 @@ public enum ReceivedInput: Sendable {
             return
         }
         // APNs refuses what is over its limit, so no device would ever run an extension on it.
-        let limit = APNsRules.payloadByteLimit(pushType: headers["apns-push-type"])
+        let limit = APNsRules.payloadByteLimit(pushType: headers[APNs.Header.pushType.rawValue].flatMap(APNs.PushType.init(rawValue:)))
         let size = wrapped ? JSONWriter.bytes(.object(object)).count : Self.trimmedCount(bytes)
         guard size <= limit else {
             self = .unreadable(reason: "the payload is \(size) bytes, over APNs' \(limit)-byte limit\(limit == Self.voipByteLimit ? " for voip" : "")")
@@ -73,7 +73,7 @@ public enum ReceivedInput: Sendable {
     }
 
     /// APNs' limit for `apns-push-type: voip`; every other type has `PayloadSealer.byteLimit`.
-    public static let voipByteLimit = 5120
+    public static let voipByteLimit = APNs.PushType.voip.payloadByteLimit
 
     private static func trimmedCount(_ bytes: UnsafeRawBufferPointer) -> Int {
         var end = bytes.count

@@ -24,15 +24,15 @@ import MonotonicTime
 public final class Sender: Sendable {
     public struct Settings: Sendable {
         public var topic: String
-        public var pushType: String
-        public var priority: String?
+        public var pushType: APNs.PushType
+        public var priority: APNs.Priority?
         public var expiration: String?
         public var collapseID: String?
         public var retries: Int
         /// No retry starts later than this after a notification's first attempt.
         public var retryFor: Duration
 
-        public init(topic: String, pushType: String = "alert", priority: String? = nil, expiration: String? = nil,
+        public init(topic: String, pushType: APNs.PushType = .alert, priority: APNs.Priority? = nil, expiration: String? = nil,
                     collapseID: String? = nil, retries: Int = 3, retryFor: Duration = .seconds(60)) {
             self.topic = topic
             self.pushType = pushType
@@ -90,10 +90,6 @@ public final class Sender: Sendable {
     public static func window(connections: Int, streams: Int) -> Int {
         min(10_000, max(2_000, 2 * connections * streams))
     }
-    /// Statuses worth sending again: answers that say "not now" (502 and 504 come from a
-    /// proxy or load balancer in front of the server).
-    static let temporary: Set<Int> = [429, 500, 502, 503, 504]
-
     private let settings: Settings
     private let tokens: ProviderTokenCache
     private let emit: @Sendable (Result) -> Void
@@ -177,18 +173,19 @@ public final class Sender: Sendable {
         var item = item
         item.attempts += 1
         item.token = try tokens.token()
+        func field(_ name: APNs.Header, _ value: String) -> HTTP2Client.Field { HTTP2Client.Field(name.rawValue, value) }
         var headers = [
-            HTTP2Client.Field("apns-topic", settings.topic),
-            HTTP2Client.Field("apns-push-type", settings.pushType),
-            HTTP2Client.Field("apns-id", item.apnsID),
-            HTTP2Client.Field("authorization", bearer.withLock { held in
+            field(.topic, settings.topic),
+            field(.pushType, settings.pushType.rawValue),
+            field(.id, item.apnsID),
+            field(.authorization, bearer.withLock { held in
                 if held.token != item.token { held = (item.token, "bearer " + item.token) }
                 return held.header
             }),
         ]
-        if let priority = settings.priority { headers.append(.init("apns-priority", priority)) }
-        if let expiration = item.expiration ?? settings.expiration { headers.append(.init("apns-expiration", expiration)) }
-        if let collapse = settings.collapseID { headers.append(.init("apns-collapse-id", collapse)) }
+        if let priority = settings.priority { headers.append(field(.priority, priority.rawValue)) }
+        if let expiration = item.expiration ?? settings.expiration { headers.append(field(.expiration, expiration)) }
+        if let collapse = settings.collapseID { headers.append(field(.collapseID, collapse)) }
         pending.withLock { $0[item.seq] = item }
         client.withLock { $0 }?.submit([HTTP2Client.Request(id: item.seq, path: "/3/device/" + item.device, headers: headers, body: item.payload)])
     }
@@ -201,22 +198,23 @@ public final class Sender: Sendable {
         }
         let answer = response.body.isEmpty ? nil : (try? JSONParser.parse(response.body))?.objectValue
         let reason = answer?["reason"]?.stringValue
-        let apnsID = response.header("apns-id") ?? ""
+        let known = reason.flatMap(APNs.Reason.init(rawValue:))
+        let apnsID = response.header(APNs.Header.id.rawValue) ?? ""
         switch response.status {
         case 200:
             // The server's apns-id is printed, so only a UUID is taken from it; anything else
             // (control bytes, kilobytes) gives way to the id this request was sent with.
             report(item, outcome: .ok, status: 200, apnsID: APNsRules.isUUID(apnsID) ? apnsID : item.apnsID,
                    reason: nil, timestamp: nil)
-        case 403 where !item.tokenRenewed && (reason == "ExpiredProviderToken"
-                                              || reason == "InvalidProviderToken" && !tokens.minted(item.token)):
+        case 403 where !item.tokenRenewed && (known == .expiredProviderToken
+                                              || known == .invalidProviderToken && !tokens.minted(item.token)):
             // Expired: renewed (within APNs' limit). Invalid, for a token read from the cache:
             // one made from the key in hand is tried before the device is reported.
             var renewed = item
             renewed.tokenRenewed = true
             let again = renewed
             let rejected = item.token
-            let because: ProviderTokenCache.Rejection = reason == "ExpiredProviderToken" ? .expired : .invalid
+            let because: ProviderTokenCache.Rejection = known == .expiredProviderToken ? .expired : .invalid
             // Off the delivery thread: minting signs and rewrites the cache file.
             DispatchQueue.global().async { [self] in
                 do {
@@ -226,9 +224,9 @@ public final class Sender: Sendable {
                     report(again, outcome: .failed, status: 403, apnsID: item.apnsID, reason: "\(error)", timestamp: nil)
                 }
             }
-        case let status where Self.temporary.contains(status):
+        case let status where APNs.temporaryStatuses.contains(status):
             // retry-after (seconds) is the server's own word on when to come back.
-            let asked = response.header("retry-after").flatMap { Int($0) }.map { Duration.seconds(min(max($0, 0), 3_600)) }
+            let asked = response.header(APNs.Header.retryAfter.rawValue).flatMap { Int($0) }.map { Duration.seconds(min(max($0, 0), 3_600)) }
             retry(item, status: status, reason: reason ?? "HTTP \(status)", after: asked)
         default:
             report(item, outcome: .refused, status: response.status,
