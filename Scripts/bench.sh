@@ -167,11 +167,13 @@ for _ in $(seq "$runs"); do
 done
 med() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-echo "bench: send --batch to receive --listen (TLS), beside aioapns and a shell loop of curl" >&2
+echo "bench: send to receive --listen (TLS), beside h2load, curl --parallel, aioapns and a shell loop of curl" >&2
 send_count=${BENCH_SEND:-100000}
+send_million=${BENCH_SEND_MILLION:-1000000}
 aioapns_count=${BENCH_AIOAPNS:-20000}
 curl_count=${BENCH_CURL:-200}
-python3 - "$send_count" "$aioapns_count" <<'PY'
+send_runs=${BENCH_SEND_RUNS:-3}
+python3 - "$send_count" "$aioapns_count" "$send_million" <<'PY'
 import json, os, sys
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -180,19 +182,23 @@ key = ec.generate_private_key(ec.SECP256R1())
 os.close(os.open("AuthKey.p8", os.O_CREAT | os.O_WRONLY, 0o600))
 open("AuthKey.p8", "wb").write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
 open("AuthKey.pub.pem", "wb").write(key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+count, aio, million = (int(value) for value in sys.argv[1:4])
 with open("send-batch.jsonl", "w") as out, open("aioapns-alerts.jsonl", "w") as alerts:
-    for i in range(int(sys.argv[1])):
+    for i in range(count):
         alert = {"title": f"Build {i} finished", "body": "pipeline green on main, 4m12s"}
         out.write(json.dumps({"device": f"{i + 1:064x}", **alert}) + "\n")
-        if i < int(sys.argv[2]):
+        if i < aio:
             alerts.write(json.dumps(alert) + "\n")
+for name, lines in [("devices.txt", count), ("devices-tenth.txt", count // 10), ("devices-million.txt", million)]:
+    with open(name, "w") as out:
+        out.writelines(f"{i + 1:064x}\n" for i in range(lines))
 PY
-head -n $((send_count / 10)) send-batch.jsonl > send-batch-tenth.jsonl
 # aioapns gets the same alerts already sealed (it cannot seal): the comparison favours it.
 "$pushseal" encrypt --batch < aioapns-alerts.jsonl | python3 -c "
 import json, sys
 for i, payload in enumerate(sys.stdin):
     print(json.dumps({'device': f'{i + 1:064x}', 'payload': json.loads(payload)}))" > aioapns-lines.jsonl
+"$pushseal" encrypt -t 'Build 7 finished' -b 'pipeline green on main, 4m12s' > send-payload.json
 send_options=(--topic com.example.app --auth-key AuthKey.p8 --key-id KEY1234567 --team-id TEAM123456 --cacert Keys/tls-cert.pem)
 start_listener() {
   rm -f send-listen.err
@@ -203,17 +209,50 @@ start_listener() {
   send_url=$(grep -o 'https://[^ ]*' send-listen.err | head -1)
 }
 stop_listener() { kill -TERM "$listener"; wait "$listener" || true; }
-send_rates=(); aioapns_rates=(); send_rss=0; send_ok=0; send_records=0
-for _ in $(seq "$runs"); do
-  start_listener
-  /usr/bin/time -f '%e %M' -o send.time "$pushseal" send --batch --endpoint "$send_url" "${send_options[@]}" \
-    < send-batch.jsonl > send-results.txt
+decrypted() { grep -c '"status":"decrypted"' send-listen.jsonl || true; }
+# One send; prints "RATE RSS_KB" and leaves its results in send-results.txt.
+timed_send() { # count args...
+  local count=$1; shift
+  /usr/bin/time -f '%e %M' -o send.time "$pushseal" send --endpoint "$send_url" "${send_options[@]}" "$@" > send-results.txt
+  local seconds rss
   read -r seconds rss < send.time
-  send_rates+=("$(python3 -c "print($send_count / max($seconds, 0.01))")")
-  send_ok=$(grep -c '^ok ' send-results.txt || true)
-  if [ "$rss" -gt "$send_rss" ]; then send_rss=$rss; fi
+  echo "$(python3 -c "print($count / max($seconds, 0.01))") $rss"
+}
+# The provider token every other client sends: the one send keeps in Keys/.
+"$pushseal" keys init --keys Keys >/dev/null 2>&1 || true
+start_listener
+"$pushseal" send --endpoint "$send_url" "${send_options[@]}" --keys Keys --device "$(printf '%064x' 1)" - < send-payload.json > /dev/null
+stop_listener
+jwt=$(python3 -c "import json; print(json.load(open('Keys/provider-token.TEAM123456.KEY1234567.json'))['token'])")
+h2_rates=(); devices_rates=(); batch_rates=(); parallel_rates=(); aioapns_rates=(); send_rss=0; send_ok=0; send_records=0
+for _ in $(seq "$send_runs"); do
+  # The ceiling on this machine: nghttp2's own client against the same listener.
+  start_listener
+  h2load -n "$send_count" -c 1 -m 100 -d send-payload.json -H 'apns-topic: com.example.app' -H 'apns-push-type: alert' \
+    -H "authorization: bearer $jwt" "$send_url/3/device/$(printf '%064x' 5)" > h2load-send.out
+  h2_rates+=("$(grep -oE 'finished in [^,]+, [0-9.]+ req/s' h2load-send.out | grep -oE '[0-9.]+ req/s' | cut -d' ' -f1)")
   stop_listener
-  send_records=$(grep -c '"status":"decrypted"' send-listen.jsonl || true)
+  start_listener
+  read -r rate rss < <(timed_send "$send_count" --keys Keys --devices devices.txt -t 'Build 7 finished' -b 'pipeline green on main, 4m12s')
+  devices_rates+=("$rate"); if [ "$rss" -gt "$send_rss" ]; then send_rss=$rss; fi
+  stop_listener
+  start_listener
+  read -r rate _ < <(timed_send "$send_count" --keys Keys --batch < send-batch.jsonl)
+  batch_rates+=("$rate")
+  send_ok=$(grep -c '^ok ' send-results.txt || true)
+  stop_listener
+  send_records=$(decrypted)
+  # libcurl's own tool multiplexing 100 streams on one connection.
+  start_listener
+  python3 -c "
+for i in range($aioapns_count):
+    print(f'url = \"$send_url/3/device/{i + 1:064x}\"')
+    print('output = \"/dev/null\"')" > curl-parallel.cfg
+  parallel_started=$(date +%s.%N)
+  curl -s --no-progress-meter --http2 --parallel --parallel-max 100 --cacert Keys/tls-cert.pem -H 'apns-topic: com.example.app' \
+    -H 'apns-push-type: alert' -H "authorization: bearer $jwt" --data-binary @send-payload.json -K curl-parallel.cfg
+  parallel_rates+=("$(python3 -c "import time; print($aioapns_count / (time.time() - $parallel_started))")")
+  stop_listener
   start_listener
   python3 "$bench_scripts/send_aioapns.py" "${send_url##*:}" Keys/tls-cert.pem AuthKey.p8 KEY1234567 TEAM123456 \
     com.example.app aioapns-lines.jsonl > aioapns.out 2> aioapns.err || { echo "bench: aioapns failed:" >&2; cat aioapns.err >&2; }
@@ -221,42 +260,42 @@ for _ in $(seq "$runs"); do
   aioapns_rates+=("$(python3 -c "print($aio_ok / $aio_seconds if $aio_seconds else 0)")")
   stop_listener
 done
-# Memory in the number of devices: the same send with a tenth of the lines.
+# Four connections, and memory in the number of devices: a tenth, and a million.
 start_listener
-/usr/bin/time -f '%e %M' -o send-tenth.time "$pushseal" send --batch --endpoint "$send_url" "${send_options[@]}" \
-  < send-batch-tenth.jsonl > /dev/null
-read -r _ send_rss_tenth < send-tenth.time
+read -r four_rate _ < <(timed_send "$send_count" --keys Keys --devices devices.txt --connections 4 -b 'four connections')
+read -r _ send_rss_tenth < <(timed_send $((send_count / 10)) --keys Keys --devices devices-tenth.txt -b 'a tenth')
+stop_listener
+start_listener
+read -r million_rate send_rss_million < <(timed_send "$send_million" --keys Keys --devices devices-million.txt -b 'a million')
+million_ok=$(grep -c '^ok ' send-results.txt || true)
+stop_listener
+# One alert to one device from a shell: a new process and a TLS handshake each, beside curl
+# with the same provider token (medians of 20).
+start_listener
+one_send=(); one_curl=()
+for i in $(seq 20); do
+  started=$(date +%s%N)
+  "$pushseal" send --endpoint "$send_url" "${send_options[@]}" --keys Keys --device "$(printf '%064x' "$i")" \
+    -t 'Deploy' -b 'api-7 is live' > /dev/null
+  one_send+=("$(( ($(date +%s%N) - started) / 1000 ))")
+  started=$(date +%s%N)
+  curl -s -o /dev/null --http2 --cacert Keys/tls-cert.pem -H 'apns-topic: com.example.app' -H 'apns-push-type: alert' \
+    -H "authorization: bearer $jwt" --data-binary @send-payload.json "$send_url/3/device/$(printf '%064x' "$i")"
+  one_curl+=("$(( ($(date +%s%N) - started) / 1000 ))")
+done
 # One process per notification, as a shell script without pushseal sends.
-"$pushseal" encrypt -t 'Build 7 finished' -b 'pipeline green on main, 4m12s' > curl-payload.json
-jwt=$(python3 -c "
-import base64, json, time
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
-b = lambda d: base64.urlsafe_b64encode(d).rstrip(b'=').decode()
-key = serialization.load_pem_private_key(open('AuthKey.p8', 'rb').read(), password=None)
-signed = b(json.dumps({'alg': 'ES256', 'kid': 'KEY1234567'}).encode()) + '.' + b(json.dumps({'iss': 'TEAM123456', 'iat': int(time.time())}).encode())
-r, s = decode_dss_signature(key.sign(signed.encode(), ec.ECDSA(hashes.SHA256())))
-print(signed + '.' + b(r.to_bytes(32, 'big') + s.to_bytes(32, 'big')))")
 curl_started=$(date +%s.%N)
 for i in $(seq "$curl_count"); do
   curl -s -o /dev/null --http2 --cacert Keys/tls-cert.pem -H 'apns-topic: com.example.app' -H 'apns-push-type: alert' \
-    -H "authorization: bearer $jwt" --data-binary @curl-payload.json "$send_url/3/device/$(printf '%064x' "$i")"
+    -H "authorization: bearer $jwt" --data-binary @send-payload.json "$send_url/3/device/$(printf '%064x' "$i")"
 done
 curl_rate=$(python3 -c "import time; print($curl_count / (time.time() - $curl_started))")
-# libcurl's own ceiling here: the curl tool multiplexing 100 streams on one connection.
-python3 -c "
-for i in range($aioapns_count):
-    print(f'url = \"$send_url/3/device/{i + 1:064x}\"')
-    print('output = \"/dev/null\"')" > curl-parallel.cfg
-parallel_started=$(date +%s.%N)
-curl -s --no-progress-meter --http2 --parallel --parallel-max 100 --cacert Keys/tls-cert.pem -H 'apns-topic: com.example.app' \
-  -H 'apns-push-type: alert' -H "authorization: bearer $jwt" --data-binary @curl-payload.json -K curl-parallel.cfg
-parallel_rate=$(python3 -c "import time; print($aioapns_count / (time.time() - $parallel_started))")
 stop_listener
 ng_rate=$(med "${ng_rates[@]}"); ng_lat=$(med "${ng_p99[@]}")
 ps_rate=$(med "${ps_rates[@]}"); ps_lat=$(med "${ps_p99[@]}")
-send_rate=$(med "${send_rates[@]}"); aioapns_rate=$(med "${aioapns_rates[@]}")
+h2_rate=$(med "${h2_rates[@]}"); devices_rate=$(med "${devices_rates[@]}"); send_rate=$(med "${batch_rates[@]}")
+parallel_rate=$(med "${parallel_rates[@]}"); aioapns_rate=$(med "${aioapns_rates[@]}")
+one_send_ms=$(python3 -c "print(f'{$(med "${one_send[@]}") / 1000:.1f}')"); one_curl_ms=$(python3 -c "print(f'{$(med "${one_curl[@]}") / 1000:.1f}')")
 
 k=$((lines / 1000))k
 cat <<TABLE
@@ -287,15 +326,26 @@ token checked, every payload decrypted and recorded), beside nghttpd answering a
 | answered 200 / decrypted records (last run) | ${ps_ok} / ${ps_records} | | |
 | peak RSS over $listen_requests notifications | $((ps_rss / 1024)) MB | | NSE cap 24 MB |
 
-send --batch over one HTTP/2 connection (libcurl) to receive --listen over TLS (provider token
-verified, every payload decrypted and recorded by the listener on the same $cores cores):
+send over one HTTP/2 connection (pushseal's own client) to receive --listen over TLS (provider
+token verified, every payload decrypted and recorded by the listener on the same $cores cores),
+beside nghttp2's h2load (-c 1 -m 100, the same payload), curl --parallel (libcurl's own tool,
+100 streams, one connection), aioapns and a shell loop of curl (medians of $send_runs runs):
 
-| measurement | pushseal send --batch | aioapns (Python) | shell loop of curl --http2 | ratio |
+| measurement | notifications/s | against h2load | against curl --parallel | against aioapns |
 | --- | --- | --- | --- | --- |
-| notifications/s | $(rate "$send_rate" 1) ($send_count, each sealed) | $(rate "$aioapns_rate" 1) ($aioapns_count, sealed beforehand) | $(rate "$curl_rate" 1) ($curl_count) | $(ratio "$send_rate" "$aioapns_rate") aioapns, $(ratio "$send_rate" "$curl_rate") curl |
-| accepted / decrypted records (last run) | ${send_ok} / ${send_records} | | | |
-| libcurl's ceiling: curl --parallel, 100 streams, one connection | | | $(rate "$parallel_rate" 1) ($aioapns_count) | send is $(ratio "$send_rate" "$parallel_rate") that |
-| peak RSS | $((send_rss / 1024)) MB at $((send_count / 1000))k | | | $((send_rss_tenth / 1024)) MB at $((send_count / 10000))k |
+| h2load -c 1 -m 100 (the ceiling here) | $(rate "$h2_rate" 1) | 1 | | |
+| pushseal send --devices ($((send_count / 1000))k, sealed once) | $(rate "$devices_rate" 1) | $(python3 -c "print(f'{$devices_rate / $h2_rate:.2f}')") | $(ratio "$devices_rate" "$parallel_rate") | $(ratio "$devices_rate" "$aioapns_rate") |
+| pushseal send --batch ($((send_count / 1000))k, each line sealed) | $(rate "$send_rate" 1) | $(python3 -c "print(f'{$send_rate / $h2_rate:.2f}')") | $(ratio "$send_rate" "$parallel_rate") | $(ratio "$send_rate" "$aioapns_rate") |
+| pushseal send --devices --connections 4 (one run) | $(rate "$four_rate" 1) | $(python3 -c "print(f'{$four_rate / $h2_rate:.2f}')") | | |
+| curl --parallel ($aioapns_count, ready payload) | $(rate "$parallel_rate" 1) | | | |
+| aioapns ($aioapns_count, sealed beforehand) | $(rate "$aioapns_rate" 1) | | | |
+| shell loop of curl --http2 ($curl_count processes) | $(rate "$curl_rate" 1) | | | |
+
+| measurement | value |
+| --- | --- |
+| accepted / decrypted records, --batch (last run) | ${send_ok} / ${send_records} |
+| peak RSS, send --devices | $((send_rss_tenth / 1024)) MB at $((send_count / 10000))k, $((send_rss / 1024)) MB at $((send_count / 1000))k, $((send_rss_million / 1024)) MB at $((send_million / 1000))k (${million_ok} ok, $(rate "$million_rate" 1)/s) |
+| one alert to one device from a shell (new process, TLS handshake) | pushseal send ${one_send_ms} ms, curl --http2 with a provider token ${one_curl_ms} ms |
 
 Deadline lateness past a 100 ms budget, 200 notifications in flight at once:
 $(printf '%s\n' "$deadline" | sed 's/^/  /')
