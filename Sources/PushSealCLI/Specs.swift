@@ -282,7 +282,7 @@ enum Specs {
             OptionSpec("concurrency", value: "n", help: "At most N requests in flight on each connection (default: the server's limit, up to 1000)."),
             OptionSpec("connections", value: "n", help: "Spread the devices over N HTTP/2 connections (default: 1; 1 to 64)."),
             OptionSpec("proxy", value: "url", help: "Tunnel through this HTTP proxy (http://[user:password@]host:port; '' for none). Default: $HTTPS_PROXY unless $NO_PROXY names the host."),
-            OptionSpec("timeout", value: "duration", help: "Give up on an answer after this long and send again (default: 30s; 100ms to 600s)."),
+            OptionSpec("timeout", value: "duration", help: "Give up on an answer this long after its request went out, and on a connection attempt (default: 30s; 100ms to 600s)."),
             OptionSpec("json", help: "Write one JSON result per line instead of text."),
             keysOption,
         ],
@@ -297,26 +297,38 @@ enum Specs {
           apns-expiration. A bad line is reported on stderr with its number and skipped.
 
         RESULTS: one line per device, in the order given: 'ok TOKEN APNS-ID', or
-          'fail TOKEN STATUS REASON [TIMESTAMP]'. With --json: {"device","status"
+          'fail TOKEN STATUS REASON [TIMESTAMP]', each ending '(retried after an unknown
+          outcome)' when the device may have got it twice. With --json: {"device","status"
           (ok, refused, failed),"http-status","apns-id","reason","timestamp","attempts",
-          "elapsed_ms"}.
+          "retried-after-unknown-outcome","elapsed_ms"}. A device given twice is sent once.
 
         PROVIDER TOKEN: signed with --auth-key (ES256), kept in the keyring folder (mode 0600),
           or in $XDG_CACHE_HOME/pushseal (~/.cache/pushseal) when there is none, and shared
           by every pushseal process for 50 minutes; minted again only then, or when APNs
           answers ExpiredProviderToken for a token at least 20 minutes old (the request is
           then sent once more; a younger one means a clock is wrong, and the result says so).
+          A cached token made with another key is never used.
 
-        RETRIES: 429, 500, 502, 503, 504 and requests that got no answer are sent again with
-          exponential backoff and jitter, at most --retries times; other refusals are final.
+        RETRIES: 429, 500, 502, 503 and 504 are sent again with exponential backoff and
+          jitter (or after the server's retry-after), at most --retries times and within
+          --retry-for of the first attempt; other refusals are final. What the server did not
+          process (a refused stream, past a GOAWAY) goes out again at once on another
+          connection; a request that went out and got no answer is sent again once at most.
 
-        STOPPING: a first SIGINT or SIGTERM stops taking devices and retrying; the answers
-          in flight are awaited and printed, then pushseal exits 130 (SIGINT) or 143
-          (SIGTERM). A second signal exits at once.
+        CONNECTING: HTTP/2 only (ALPN h2 over TLS; prior knowledge over http://), the
+          system's CA store plus --cacert, every address of the name in turn. HTTPS_PROXY
+          (http_proxy for http://) and NO_PROXY are honoured; --proxy beats them. Four
+          failed attempts, with backoff, fail every device at once with one line.
+
+        STOPPING: a first SIGINT or SIGTERM stops taking devices, sending and retrying;
+          answers already on their way get 5 s, are printed, then pushseal exits 130
+          (SIGINT) or 143 (SIGTERM). A second signal exits at once.
 
         EXIT STATUS: 0 every device accepted; 69 some refused for good; 75 only temporary
-          failures left; 64 usage; 65 a bad payload, batch line or .p8; 66 a missing file;
-          74 results could not be written (sending stops: nobody would see them).
+          failures left, or the endpoint cannot be reached; 78 its certificate is not
+          accepted, it does not speak HTTP/2, or the proxy refused; 64 usage; 65 a bad
+          payload, batch line or .p8; 66 a missing file; 74 results could not be written
+          (sending stops: nobody would see them).
 
         EXAMPLES:
           pushseal send --device "$TOKEN" --topic com.example.app -t "Deploy" -b "api-7 is live"

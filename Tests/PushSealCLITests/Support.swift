@@ -56,15 +56,23 @@ func pushseal(_ arguments: [String], stdin: String? = nil, environment: [String:
     try runProcess(pushsealBinary, arguments, stdin: stdin, environment: environment)
 }
 
+/// The test's environment for a child, with `extra` on top: without PUSHSEAL_* settings or
+/// the machine's proxy variables (a CI machine may route its package downloads through
+/// one), so only what a test gives reaches the binary.
+func childEnvironment(_ extra: [String: String]) -> [String: String] {
+    let proxies: Set<String> = ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY"]
+    var inherited = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHSEAL_") && !proxies.contains($0.key) }
+    inherited.merge(extra) { _, new in new }
+    return inherited
+}
+
 func runProcess(_ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
                 watchdog limit: Int = 120) throws -> Run {
     let scratch = TemporaryFolder()
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
-    var inherited = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHSEAL_") }
-    inherited.merge(environment) { _, new in new }
-    process.environment = inherited
+    process.environment = childEnvironment(environment)
     scratch.write("stdin", stdin ?? "")
     scratch.write("stdout", "")
     scratch.write("stderr", "")
@@ -137,9 +145,7 @@ final class RunningProcess: @unchecked Sendable {
     init(_ arguments: [String], executable: String = pushsealBinary, environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        var inherited = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHSEAL_") }
-        inherited.merge(environment) { _, new in new }
-        process.environment = inherited
+        process.environment = childEnvironment(environment)
         scratch.write("stdout", "")
         scratch.write("stderr", "")
         process.standardInput = input
