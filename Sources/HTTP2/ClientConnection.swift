@@ -289,7 +289,12 @@ final class ClientConnection {
             return nghttp2_submit_request(session, nil, &entries, entries.count, &provider, source)
         }
         guard id > 0 else {
-            // Stream ids used up, or the session is ending: another connection takes it.
+            guard id == NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE.rawValue else {
+                // Not the connection's doing but the request's (nghttp2 refused its headers):
+                // no connection would take it.
+                return loop.answer(item.request.id, failure: .init(kind: .notSent, message: "the request cannot be sent: \(String(cString: nghttp2_strerror(id)))"))
+            }
+            // Stream ids used up: another connection takes it.
             draining = true
             return loop.sendAgain(item, because: "the connection could open no more streams")
         }

@@ -3,14 +3,14 @@ public struct SendError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Code: Sendable {
         /// The `.p8` file is not an ES256 private key.
         case authKey
-        /// The HTTP/2 transport could not be started or stopped working.
-        case transport
         /// The provider token could not be made or kept.
         case token
-        /// The endpoint cannot be reached (after the retries).
+        /// The endpoint cannot be reached (after the connection attempts).
         case unreachable
         /// The endpoint's certificate is not trusted.
         case untrusted
+        /// The endpoint does not speak HTTP/2, or the proxy refused to tunnel to it.
+        case refused
     }
 
     public let code: Code

@@ -245,7 +245,11 @@ public final class Sender: Sendable {
                               timestamp: nil)
             }
             // Not this device's failure but the setup's: one error, not a line per device.
-            let code: SendError.Code = problem == .unreachable ? .unreachable : .untrusted
+            let code: SendError.Code = switch problem {
+            case .unreachable: .unreachable
+            case .untrusted: .untrusted
+            case .notHTTP2, .proxyRefused: .refused
+            }
             stopped.withLock { if $0 == nil { $0 = SendError(code, Self.words(for: problem, failure.message, endpoint)) } }
             report(item, outcome: .failed, status: 0, apnsID: item.apnsID, reason: failure.message, timestamp: nil)
         case .notSent:
