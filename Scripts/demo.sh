@@ -137,7 +137,8 @@ show "pushseal receive --listen 0 --provider-key ABC123DEFG=AuthKey.p8 --team DE
   --device "$device" --device "$gone" --unregistered "$gone" --json > "$work/sent.jsonl" 2> "$work/listen.err" &
 listener=$!
 for _ in $(seq 100); do grep -q 'listening on' "$work/listen.err" && break; sleep 0.05; done
-url=$(grep -o 'https://[^ ]*' "$work/listen.err")
+# By name: the one static binary looks localhost up in /etc/hosts and tries each address.
+url=$(grep -o 'https://[^ ]*' "$work/listen.err" | sed 's|https://127.0.0.1:|https://localhost:|')
 show "pushseal send --endpoint $url --cacert Keys/tls-cert.pem --topic com.example.app --auth-key AuthKey.p8 --key-id ABC123DEFG --team-id DEF123GHIJ --device … -t 'Deploy finished' -b 'api-7 is live'"
 set +e
 "$pushseal" send --endpoint "$url" --cacert "$PUSHSEAL_KEYS/tls-cert.pem" --topic com.example.app \

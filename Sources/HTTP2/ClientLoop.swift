@@ -3,6 +3,7 @@ import Glibc
 #endif
 internal import CNGHTTP2
 import Dispatch
+import Locking
 import MonotonicTime
 import Synchronization
 
@@ -17,11 +18,11 @@ final class ClientLoop: @unchecked Sendable {
     private let onResponses: @Sendable ([HTTP2Client.Response]) -> Void
     private let epoll: Int32
     private let wake: Int32
-    private let incoming = Mutex<(requests: [HTTP2Client.Request], finishing: Bool, grace: Duration?)>(([], false, nil))
+    private let incoming = Locked<(requests: [HTTP2Client.Request], finishing: Bool, grace: Duration?)>(([], false, nil))
     /// Set while the loop may block in epoll_wait: only then does a submit write the
     /// eventfd (a write per request was a tenth of the sender's time).
     private let sleeping = Atomic<Bool>(false)
-    private let outbox = Mutex<(responses: [HTTP2Client.Response], done: Bool)>(([], false))
+    private let outbox = Locked<(responses: [HTTP2Client.Response], done: Bool)>(([], false))
     private let outboxReady = DispatchSemaphore(value: 0)
     private let delivered = DispatchSemaphore(value: 0)
     private var thread: pthread_t?

@@ -6,6 +6,7 @@ import Darwin
 import CSystem
 import MonotonicTime
 import SealCrypto
+import Locking
 
 /// One program pushseal started, and everything that belongs to it: pushseal's ends of its
 /// pipes, its process group, its exit and its one reap (`--extension` commands, send's

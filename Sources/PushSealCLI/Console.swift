@@ -5,6 +5,7 @@ import Darwin
 #endif
 import PushSeal
 import SealCrypto
+import Locking
 
 /// The process's standard streams, with stdout buffered so that `--batch` makes one write
 /// per 64 KiB instead of one per payload. Safe to use from the receiver's threads.

@@ -1,6 +1,7 @@
 import PushSeal
 import SealCrypto
 import Synchronization
+import Locking
 
 /// Runs `pushseal encrypt`: one alert from options, or JSON lines with `--batch`.
 /// Returns the exit status (batch mode finishes the stream before reporting bad lines).

@@ -4,6 +4,7 @@ import Glibc
 import HTTP2
 import PushSeal
 import SealCrypto
+import Locking
 
 /// Runs `receive --listen`: serves Apple's provider API until SIGINT or SIGTERM, every
 /// request answered as APNs would and recorded, every accepted one delivered by `runner`.

@@ -7,6 +7,7 @@ import Dispatch
 import HTTP2
 import PushSeal
 import SealCrypto
+import Locking
 
 /// Runs `pushseal receive`: every input becomes exactly one record on stdout.
 ///

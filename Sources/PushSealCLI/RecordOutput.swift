@@ -7,6 +7,7 @@ import Dispatch
 import PushSeal
 import SealCrypto
 import MonotonicTime
+import Locking
 
 /// The listener's records on their way to stdout, written by a thread of their own, so no
 /// thread that makes a record (an HTTP/2 loop, a delivering thread) ever waits for stdout's

@@ -5,6 +5,7 @@ import Dispatch
 import HTTP2
 import PushSeal
 import SealCrypto
+import Locking
 
 /// Runs `pushseal send`: seals the alert once (or takes the ready payload on stdin, or seals
 /// each `--batch` line), sends it to every device over one HTTP/2 connection and prints one

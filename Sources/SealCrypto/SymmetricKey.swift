@@ -1,4 +1,5 @@
 internal import COpenSSL
+import Locking
 
 /// A 256-bit AES key whose bytes are wiped from memory when the last reference goes away.
 ///

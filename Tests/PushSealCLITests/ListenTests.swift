@@ -2,6 +2,7 @@ import Foundation
 import PushSeal
 import SealCrypto
 import Testing
+import Locking
 
 /// A `pushseal receive --listen 0 …` for one test: started, its address read from stderr,
 /// stopped with SIGTERM by `finish`.

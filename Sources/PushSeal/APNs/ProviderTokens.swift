@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SealCrypto
+import Locking
 
 /// Checks APNs provider tokens (`authorization: bearer <JWT>`): ES256, a `kid` header,
 /// `iss` and `iat` claims, issued no more than an hour ago.

@@ -1,4 +1,5 @@
 import SealCrypto
+import Locking
 
 /// The text shown when a sealed alert cannot be shown; the receiver's words, never secret.
 public struct Placeholder: Sendable, Equatable {

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Dispatch
 import SealCrypto
+import Locking
 
 /// The extension programs of one receiver: at most `limit` run at once, and the receiver
 /// can wait until every one of them has been reaped, so none outlives it.

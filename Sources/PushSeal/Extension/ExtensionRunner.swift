@@ -2,6 +2,7 @@ import Dispatch
 import MonotonicTime
 import SealCrypto
 import Synchronization
+import Locking
 
 /// Runs a Notification Service Extension the way iOS does.
 ///

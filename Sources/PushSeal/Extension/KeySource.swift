@@ -6,6 +6,7 @@ import Darwin
 import SealCrypto
 import Synchronization
 import MonotonicTime
+import Locking
 
 /// Where a decrypting extension gets its keys. A source that has them at hand answers
 /// inside the call; a slow one (a network fetch, a locked keychain) answers later from

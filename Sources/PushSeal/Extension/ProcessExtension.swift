@@ -6,6 +6,7 @@ import Darwin
 import CSystem
 import Dispatch
 import SealCrypto
+import Locking
 
 /// Runs a user's own extension program for each notification.
 ///

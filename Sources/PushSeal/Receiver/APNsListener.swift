@@ -3,6 +3,7 @@ import HTTP2
 import SealCrypto
 import Synchronization
 import MonotonicTime
+import Locking
 
 /// Where the listener's records go. Called on the listener's loop threads and the delivering
 /// threads, so it must never wait for the reader of the records.

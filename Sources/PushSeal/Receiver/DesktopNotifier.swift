@@ -4,6 +4,7 @@ import Glibc
 import Dispatch
 import SealCrypto
 import MonotonicTime
+import Locking
 
 /// `receive --notify`: each delivery also shown on the desktop, through the freedesktop
 /// notification service (D-Bus `org.freedesktop.Notifications`) by `notify-send`, with what

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Dispatch
 import SealCrypto
+import Locking
 
 /// Lines gathered into one unit of work: one buffer and where each line ends, so a batch
 /// costs two allocations however many lines it holds.

@@ -1,6 +1,7 @@
 import Dispatch
 import SealCrypto
 import Synchronization
+import Locking
 
 /// Feeds inputs to an extension runner and hands records to `emit` in input order,
 /// whatever order the deliveries finish in.

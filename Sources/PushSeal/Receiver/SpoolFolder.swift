@@ -8,6 +8,7 @@ import Dispatch
 import SealCrypto
 import Synchronization
 import MonotonicTime
+import Locking
 
 /// A spool folder watched for notifications: each new `*.json` or `*.apns` file is
 /// delivered, its record written and flushed, and only then moved to `processed/`. A file

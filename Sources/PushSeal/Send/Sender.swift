@@ -5,6 +5,7 @@ import Dispatch
 import HTTP2
 import SealCrypto
 import MonotonicTime
+import Locking
 
 /// Delivers payloads to APNs (or any server that speaks its provider API), one result per
 /// device in the order they were added.
