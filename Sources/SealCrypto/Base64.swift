@@ -67,6 +67,9 @@ public enum Base64 {
     public static func append(_ bytes: UnsafeRawBufferPointer, alphabet: Alphabet = .url, to output: inout [UInt8]) {
         let start = output.count
         let count = encodedCount(bytes.count, alphabet: alphabet)
+        // Nothing to write: an empty array is the runtime's one shared empty storage, which
+        // other threads read too, so it is never borrowed mutably here.
+        guard count > 0 else { return }
         output.append(contentsOf: repeatElement(0, count: count))
         let characters = alphabet.characters
         characters.withUnsafeBufferPointer { table in
@@ -124,6 +127,9 @@ public enum Base64 {
         guard remainder != 1 else { throw malformed("it ends with a lone character") }
 
         let byteCount = length / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
+        // Array(unsafeUninitializedCapacity: 0) writes its count into the runtime's shared
+        // empty storage, a race with every other thread reading an empty array.
+        guard byteCount > 0 else { return [] }
         var failure: SealCryptoError?
         let output = [UInt8](unsafeUninitializedCapacity: byteCount) { buffer, initialized in
             alphabet.decodeTable.withUnsafeBufferPointer { table in
