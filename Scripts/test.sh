@@ -11,8 +11,9 @@ Scripts/setup.sh
 missing=()
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v h2load >/dev/null 2>&1 || missing+=(nghttp2-client)
-# send's tests tunnel through a real HTTP proxy.
+# send's tests tunnel through a real HTTP proxy, and name a test root by OpenSSL's hash.
 command -v tinyproxy >/dev/null 2>&1 || missing+=(tinyproxy)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 # The shell tools' tests: completions run in bash, zsh and fish; the manual in man and groff;
 # QR codes read back by zbar; desktop notifications on a private D-Bus session bus.
 command -v zsh >/dev/null 2>&1 || missing+=(zsh)

@@ -179,6 +179,55 @@ extension SendTransportTests {
     }
 }
 
+extension SendTransportTests {
+    @Test func theSystemStoreIsTrustedAsOpenSSLNamesItWithSSLCertDirAndFile() throws {
+        let sending = try SendTests.Sending()
+        // A root of the test's own and a leaf it signed for 127.0.0.1; the root in a hashed
+        // directory (as /etc/ssl/certs is) and in a file of its own.
+        _ = try runProcess("/usr/bin/env", ["python3", "-c", """
+            import datetime, ipaddress, os, sys
+            from cryptography import x509
+            from cryptography.hazmat.primitives import hashes, serialization
+            from cryptography.hazmat.primitives.asymmetric import ec
+            from cryptography.x509.oid import NameOID
+            folder = sys.argv[1]
+            now = datetime.datetime.now(datetime.timezone.utc)
+            root_key = ec.generate_private_key(ec.SECP256R1())
+            root_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "pushseal test root")])
+            root = (x509.CertificateBuilder().subject_name(root_name).issuer_name(root_name).public_key(root_key.public_key())
+                    .serial_number(1).not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=30))
+                    .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True).sign(root_key, hashes.SHA256()))
+            key = ec.generate_private_key(ec.SECP256R1())
+            leaf = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "listener")]))
+                    .issuer_name(root_name).public_key(key.public_key()).serial_number(2)
+                    .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=30))
+                    .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+                    .sign(root_key, hashes.SHA256()))
+            os.makedirs(folder + "/certs")
+            open(folder + "/root.pem", "wb").write(root.public_bytes(serialization.Encoding.PEM))
+            open(folder + "/certs/root.pem", "wb").write(root.public_bytes(serialization.Encoding.PEM))
+            open(folder + "/leaf.pem", "wb").write(leaf.public_bytes(serialization.Encoding.PEM))
+            fd = os.open(folder + "/leaf.key", os.O_CREAT | os.O_WRONLY, 0o600)
+            os.write(fd, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+            os.close(fd)
+            """, sending.folder.path])
+        let hash = try runProcess("/usr/bin/openssl", ["x509", "-hash", "-noout", "-in", sending.folder.file("root.pem")])
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(symlink("root.pem", sending.folder.file("certs/\(hash).0")) == 0)
+        let listener = try sending.listener(["--tls-cert", sending.folder.file("leaf.pem"), "--tls-key", sending.folder.file("leaf.key")])
+        for (name, value) in [("SSL_CERT_DIR", sending.folder.file("certs")), ("SSL_CERT_FILE", sending.folder.file("root.pem"))] {
+            let run = try sending.send(to: listener.url, trusting: nil, ["--device", deviceToken, "-b", name], environment: [name: value])
+            #expect(run.status == 0, "\(name): \(run.stderr)")
+        }
+        // Neither: the machine's own store, which does not know this root.
+        let unknown = try sending.send(to: listener.url, trusting: nil, ["--device", deviceToken, "-b", "x"])
+        #expect(unknown.status == 78)
+        #expect(unknown.stderr.contains("unable to get local issuer certificate"), "\(unknown.stderr)")
+        let bodies = listener.finish().stdout.split(separator: "\n").map { jsonObject(String($0))["body"] as? String }
+        #expect(bodies == ["SSL_CERT_DIR", "SSL_CERT_FILE"])
+    }
+}
+
 /// Debian's tinyproxy on 127.0.0.1, for one test: CONNECT tunnels, optionally behind basic
 /// auth or only to port 443 (then it refuses every other with 403).
 final class TinyProxy {

@@ -56,11 +56,12 @@ func pushseal(_ arguments: [String], stdin: String? = nil, environment: [String:
     try runProcess(pushsealBinary, arguments, stdin: stdin, environment: environment)
 }
 
-/// The test's environment for a child, with `extra` on top: without PUSHSEAL_* settings or
+/// The test's environment for a child, with `extra` on top: without PUSHSEAL_* settings,
 /// the machine's proxy variables (a CI machine may route its package downloads through
-/// one), so only what a test gives reaches the binary.
+/// one) or its OpenSSL trust settings, so only what a test gives reaches the binary.
 func childEnvironment(_ extra: [String: String]) -> [String: String] {
-    let proxies: Set<String> = ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY"]
+    let proxies: Set<String> = ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY",
+                                "SSL_CERT_FILE", "SSL_CERT_DIR"]
     var inherited = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHSEAL_") && !proxies.contains($0.key) }
     inherited.merge(extra) { _, new in new }
     return inherited
