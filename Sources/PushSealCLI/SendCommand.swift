@@ -109,6 +109,11 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
                 taken += 1
             }
             if let file = request.devicesFile {
+                // A token line is 65 bytes or more: the file's size bounds the count.
+                var info = stat()
+                if file != "-", stat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+                    duplicates.expect(Int(info.st_size) / 65)
+                }
                 try forEachDevice(in: file, stop: stop) { device, line in
                     guard duplicates.isNew(device, at: "\(file == "-" ? "stdin" : file) line \(line)") else { return }
                     try sender.add(device: device, payload: payload)
@@ -238,18 +243,25 @@ private func batchLine(_ line: UnsafeRawBufferPointer, sealer: SealerSet) throws
 /// Device tokens already taken: one given twice gets one notification, not two, and one
 /// line at the end says so.
 ///
-/// Kept as 64-bit SipHash fingerprints under this process's random seed (8 to 16 bytes a
-/// device, 16 MB at a million), not as the tokens (100 bytes and more each); two tokens
-/// sharing one is a chance of about 3 in 100 million at a million devices, and would show in
-/// the note, which names the first device it held back.
+/// Kept as 64-bit SipHash fingerprints under this process's random seed, not as the tokens
+/// (100 bytes and more each): about 11 bytes a device, 11 MB at a million, grown a 256th at
+/// a time so that no growth doubles the memory at once. Two tokens sharing a fingerprint
+/// is a chance of about 3 in 100 million at a million devices, and would show in the note,
+/// which names the first device it held back.
 struct DuplicateDevices {
-    private var seen = Set<Int>()
+    private var seen = FingerprintSet()
     private var count = 0
     private var first: (device: String, place: String)?
 
+    /// Room for about `devices` at once, when their number is known ahead (a devices file's
+    /// size): no growth then, and none of the freed tables growth leaves behind.
+    mutating func expect(_ devices: Int) {
+        seen.reserve(devices)
+    }
+
     /// True the first time `device` is seen; `place` says where, for the note.
     mutating func isNew(_ device: String, at place: String) -> Bool {
-        if seen.insert(device.hashValue).inserted { return true }
+        if seen.insert(UInt64(bitPattern: Int64(device.hashValue))) { return true }
         count += 1
         if first == nil { first = (device, place) }
         return false
@@ -258,6 +270,53 @@ struct DuplicateDevices {
     var note: String? {
         guard let first else { return nil }
         return "note: \(count) device token\(count == 1 ? " was" : "s were") given again and sent once (the first: \(first.device) at \(first.place))"
+    }
+}
+
+/// A set of 64-bit fingerprints in 256 open-addressed tables (chosen by the top byte), each
+/// grown by half when four fifths full: memory follows the count closely, and a growth
+/// copies one table, not all of them.
+struct FingerprintSet {
+    private var tables = [[UInt64]](repeating: [], count: 256)
+    private var counts = [Int](repeating: 0, count: 256)
+
+    /// Sizes every table for `count` fingerprints in all, spread evenly.
+    mutating func reserve(_ count: Int) {
+        let each = count / tables.count * 5 / 4 + 64
+        for table in tables.indices where tables[table].count < each && counts[table] == 0 {
+            tables[table] = [UInt64](repeating: 0, count: each)
+        }
+    }
+
+    /// True when `fingerprint` was not in the set (it is now).
+    mutating func insert(_ fingerprint: UInt64) -> Bool {
+        // 0 marks an empty slot.
+        let value = fingerprint == 0 ? 1 : fingerprint
+        let table = Int(value >> 56)
+        if (counts[table] + 1) * 5 > tables[table].count * 4 { grow(table) }
+        let inserted = tables[table].withUnsafeMutableBufferPointer { Self.place(value, in: $0) }
+        if inserted { counts[table] += 1 }
+        return inserted
+    }
+
+    private mutating func grow(_ table: Int) {
+        var bigger = [UInt64](repeating: 0, count: tables[table].count * 3 / 2 + 64)
+        bigger.withUnsafeMutableBufferPointer { slots in
+            for value in tables[table] where value != 0 { _ = Self.place(value, in: slots) }
+        }
+        tables[table] = bigger
+    }
+
+    /// Linear probing from a slot chosen by the bits below the top byte (which every value
+    /// of one table shares).
+    private static func place(_ value: UInt64, in slots: UnsafeMutableBufferPointer<UInt64>) -> Bool {
+        var index = Int((value << 8).multipliedFullWidth(by: UInt64(slots.count)).high)
+        while slots[index] != 0 {
+            if slots[index] == value { return false }
+            index = index + 1 == slots.count ? 0 : index + 1
+        }
+        slots[index] = value
+        return true
     }
 }
 
