@@ -1,4 +1,5 @@
 import Foundation
+@testable import PushSealCLI
 import Testing
 
 /// `send` and `run` as a user meets them: where the provider token is kept, which server a
@@ -290,5 +291,17 @@ struct SendRulesTests {
         #expect(run.stdout.split(separator: "\n").map { String($0.split(separator: " ")[1]) } == [deviceToken, other])
         #expect(run.stderr == "note: 3 device tokens were given again and sent once (the first: \(deviceToken) at --device)\n", "\(run.stderr)")
         #expect(listener.finish().stdout.split(separator: "\n").count == 2, "one notification each")
+    }
+
+    @Test func theFingerprintSetFindsEveryRepeatAndNothingElse() {
+        var generator = SystemRandomNumberGenerator()
+        let values = Set((0..<50_000).map { _ in UInt64.random(in: 2...UInt64.max, using: &generator) })
+        // Grown from empty, and sized ahead: the same answers.
+        for reserved in [0, 60_000] {
+            var set = FingerprintSet()
+            if reserved > 0 { set.reserve(reserved) }
+            #expect(values.allSatisfy { set.insert($0) }, "every distinct value is new once")
+            #expect(values.allSatisfy { !set.insert($0) }, "and seen after")
+        }
     }
 }
