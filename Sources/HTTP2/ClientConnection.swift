@@ -28,8 +28,7 @@ final class ClientConnection {
     /// GOAWAY came (or was sent): no new streams; the open ones finish.
     private(set) var draining = false
     private var streams: [Int32: ClientStream] = [:]
-    private var output: [UInt8] = []
-    private var outputStart = 0
+    private var output = PendingOutput()
     private var watchingWrites = false
     private let startedAt = MonotonicClock.system.now
     /// Bytes read past the proxy's answer, for the session.
@@ -305,17 +304,13 @@ final class ClientConnection {
     func flush() {
         guard let session, !closed else { return }
         while true {
-            if outputStart < output.count {
-                guard writeOutput() else { return }
+            switch output.write(to: descriptor, tls: tls) {
+            case .failed: return fail("the connection broke while sending", problem: .unreachable)
+            case .blocked: return watchWrites(true)
+            case .all: break
             }
-            output.removeAll(keepingCapacity: true)
-            outputStart = 0
-            while output.count < Self.outputBatch {
-                var chunk: UnsafePointer<UInt8>?
-                let length = nghttp2_session_mem_send(session, &chunk)
-                guard length >= 0 else { return fail("HTTP/2 failed: \(String(cString: nghttp2_strerror(Int32(length))))", problem: .unreachable) }
-                guard length > 0, let chunk else { break }
-                output.append(contentsOf: UnsafeBufferPointer(start: chunk, count: length))
+            guard output.refill(from: session, limit: Self.outputBatch) else {
+                return fail("HTTP/2 failed while sending", problem: .unreachable)
             }
             if output.isEmpty { break }
         }
@@ -325,36 +320,6 @@ final class ClientConnection {
         } else if draining, streams.isEmpty {
             close(because: "the server sent GOAWAY")
         }
-    }
-
-    private func writeOutput() -> Bool {
-        while outputStart < output.count {
-            let remaining = output.count - outputStart
-            let written: Int = output.withUnsafeBytes { bytes in
-                let start = bytes.baseAddress! + outputStart
-                if let tls {
-                    ERR_clear_error()
-                    let rc = SSL_write(tls, start, Int32(min(remaining, Int(Int32.max))))
-                    if rc > 0 { return Int(rc) }
-                    let error = SSL_get_error(tls, rc)
-                    ERR_clear_error()
-                    return error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ ? 0 : -1
-                }
-                let rc = Glibc.send(descriptor, start, remaining, Int32(MSG_NOSIGNAL))
-                if rc >= 0 { return rc }
-                return errno == EAGAIN || errno == EINTR ? 0 : -1
-            }
-            if written < 0 {
-                fail("the connection broke while sending", problem: .unreachable)
-                return false
-            }
-            if written == 0 {
-                watchWrites(true)
-                return false
-            }
-            outputStart += written
-        }
-        return true
     }
 
     private func watchWrites(_ on: Bool) {
@@ -483,8 +448,7 @@ final class ClientConnection {
         let open = streams.sorted { $0.key < $1.key }
         streams.removeAll()
         for (_, stream) in open { settle(stream, code: nil, reason: reason) }
-        output = []
-        outputStart = 0
+        output.discard()
     }
 
     /// The one end of a stream: its answer, its failure, or its return to the queue.

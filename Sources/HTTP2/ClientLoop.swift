@@ -73,26 +73,9 @@ final class ClientLoop: @unchecked Sendable {
     }
 
     func start() {
-        var handle = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&handle, nil, { context in
-            let loop = Unmanaged<ClientLoop>.fromOpaque(context!).takeRetainedValue()
-            pthread_setname_np(pthread_self(), "http2-client")
-            loop.run()
-            return nil
-        }, context)
-        precondition(rc == 0, "pthread_create failed: \(rc)")
-        thread = handle
-        var deliverer = pthread_t()
-        let box = Unmanaged.passRetained(self).toOpaque()
-        let started = pthread_create(&deliverer, nil, { box in
-            let loop = Unmanaged<ClientLoop>.fromOpaque(box!).takeRetainedValue()
-            pthread_setname_np(pthread_self(), "http2-answers")
-            loop.deliver()
-            return nil
-        }, box)
-        precondition(started == 0, "pthread_create failed: \(started)")
-        pthread_detach(deliverer)
+        thread = startThread(named: "http2-client") { self.run() }
+        // The delivery thread ends by itself once the loop is done and every answer is out.
+        pthread_detach(startThread(named: "http2-answers") { self.deliver() })
     }
 
     /// The delivery thread: hands each batch of answers to the caller, until the loop is done.

@@ -23,8 +23,7 @@ final class Connection {
     /// dictionary lookup each was most of what an HPACK bomb cost.
     private var decoding: (id: Int32, stream: RequestStream)?
     /// Bytes from the session that the socket has not taken yet.
-    private var output: [UInt8] = []
-    private var outputStart = 0
+    private var output = PendingOutput()
     private var watchingWrites = false
     let acceptedAt: MonotonicClock.Instant
     /// Since when no request stream has been open (PINGs and SETTINGS do not count).
@@ -131,7 +130,7 @@ final class Connection {
             if now - acceptedAt > limit { close() }
             return
         }
-        if outputStart < output.count, now - lastWritten > limits.idleTimeout {
+        if !output.isEmpty, now - lastWritten > limits.idleTimeout {
             // The client stopped reading its answers: nothing more can reach it.
             return close()
         }
@@ -167,8 +166,7 @@ final class Connection {
             report(request, id: id, ending: .reset("the connection closed before the request ended"))
         }
         releaseHeld(heldBytes)
-        output = []
-        outputStart = 0
+        output.discard()
         loop.shared.connectionEnded?(number)
     }
 
@@ -293,18 +291,12 @@ final class Connection {
     func send() {
         guard let session, !closed else { return }
         while true {
-            if outputStart < output.count {
-                guard writeOutput() else { return }
+            switch output.write(to: descriptor, tls: tls, wrote: { lastWritten = EventLoop.now() }) {
+            case .failed: return close()
+            case .blocked: return watchWrites(true)
+            case .all: break
             }
-            output.removeAll(keepingCapacity: true)
-            outputStart = 0
-            while output.count < Self.outputBatch {
-                var chunk: UnsafePointer<UInt8>?
-                let length = nghttp2_session_mem_send(session, &chunk)
-                guard length >= 0 else { return close() }
-                guard length > 0, let chunk else { break }
-                output.append(contentsOf: UnsafeBufferPointer(start: chunk, count: length))
-            }
+            guard output.refill(from: session, limit: Self.outputBatch) else { return close() }
             if output.isEmpty { break }
         }
         watchWrites(false)
@@ -313,38 +305,6 @@ final class Connection {
         } else if goingAway, streams.isEmpty {
             close()
         }
-    }
-
-    /// Writes pending output; false when the socket is full (now watched) or failed.
-    private func writeOutput() -> Bool {
-        while outputStart < output.count {
-            let remaining = output.count - outputStart
-            let written: Int = output.withUnsafeBytes { bytes in
-                let start = bytes.baseAddress! + outputStart
-                if let tls {
-                    ERR_clear_error()
-                    let rc = SSL_write(tls, start, Int32(min(remaining, Int(Int32.max))))
-                    if rc > 0 { return Int(rc) }
-                    let error = SSL_get_error(tls, rc)
-                    ERR_clear_error()
-                    return error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ ? 0 : -1
-                }
-                let rc = Glibc.send(descriptor, start, remaining, Int32(MSG_NOSIGNAL))
-                if rc >= 0 { return rc }
-                return errno == EAGAIN || errno == EINTR ? 0 : -1
-            }
-            if written < 0 {
-                close()
-                return false
-            }
-            if written == 0 {
-                watchWrites(true)
-                return false
-            }
-            outputStart += written
-            lastWritten = EventLoop.now()
-        }
-        return true
     }
 
     private func watchWrites(_ on: Bool) {

@@ -78,17 +78,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     func start() {
-        var handle = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&handle, nil, { context in
-            let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
-            // Named, so top and perf tell the connection threads from the delivering ones.
-            pthread_setname_np(pthread_self(), "http2-loop")
-            loop.run()
-            return nil
-        }, context)
-        precondition(rc == 0, "pthread_create failed: \(rc)")
-        thread = handle
+        thread = startThread(named: "http2-loop") { self.run() }
     }
 
     func stop() {
