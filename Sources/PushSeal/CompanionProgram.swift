@@ -4,7 +4,7 @@ import Glibc
 import CSystem
 
 /// The programs shipped beside `pushseal` for jobs that need a shared library the static
-/// binary cannot carry: `pushseal-curl` (send's HTTP/2) and `pushseal-qr` (QR codes).
+/// binary cannot carry: `pushseal-qr` (QR codes; Debian ships libqrencode shared only).
 public enum CompanionProgram {
     /// The program's path: `$VARIABLE` when set, else beside the running pushseal binary.
     public static func path(_ name: String, override variable: String) -> String {
