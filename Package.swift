@@ -67,3 +67,28 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// PushSealKit, the device side: what an app's Notification Service Extension adds to open
+// what pushseal seals. On Apple platforms it uses CryptoKit and needs nothing else, so an
+// app adding this package by URL gets it with no OpenSSL and no swift-crypto. Elsewhere it is
+// built on swift-crypto (CryptoKit's API), and only when asked: PUSHSEAL_SWIFT_CRYPTO gives
+// swift-crypto's folder (or "url" for its repository), as Scripts/device-test.sh sets it, so
+// the CLI's own build never fetches or builds swift-crypto.
+#if canImport(Darwin)
+package.platforms = [.iOS(.v17), .macOS(.v14)]
+package.products.append(.library(name: "PushSealKit", targets: ["PushSealKit"]))
+package.targets.append(.target(name: "PushSealKit"))
+#else
+if let crypto = Context.environment["PUSHSEAL_SWIFT_CRYPTO"], !crypto.isEmpty {
+    package.dependencies.append(crypto == "url" ? .package(url: "https://github.com/apple/swift-crypto.git", from: "3.0.0")
+                                                : .package(path: crypto))
+    package.products.append(.library(name: "PushSealKit", targets: ["PushSealKit"]))
+    package.targets += [
+        // Warnings are errors here as in CI, for the kit alone: swift-crypto's own warnings are
+        // not this project's to fix (Scripts/device-test.sh does not pass SWIFT_FLAGS on).
+        .target(name: "PushSealKit", dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+                swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]),
+        .testTarget(name: "PushSealKitTests", dependencies: ["PushSealKit"], swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]),
+    ]
+}
+#endif

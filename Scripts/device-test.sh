@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds PushSealKit (the device side) on swift-crypto and runs its tests; ends with one line
+# "device: N passed, M failed". swift-crypto comes from ../shared/vendor/ when its archives
+# are there (built offline, SWIFTCI_USE_LOCAL_DEPS), else from its repository URL.
+#   Scripts/device-test.sh
+# The kit's build lives in .build/device, apart from the CLI's, whose manifest stays without it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+vendor=../shared/vendor
+if ls "$vendor"/swift-crypto-*.tar.xz >/dev/null 2>&1; then
+  mkdir -p .build/vendor
+  for archive in "$vendor"/swift-crypto-*.tar.xz "$vendor"/swift-asn1-*.tar.xz; do
+    name=$(basename "$archive" | sed -E 's/-[0-9].*//')
+    [ -f ".build/vendor/$name/Package.swift" ] || tar -xJf "$archive" -C .build/vendor
+  done
+  export SWIFTCI_USE_LOCAL_DEPS=1 PUSHSEAL_SWIFT_CRYPTO="$PWD/.build/vendor/swift-crypto"
+else
+  export PUSHSEAL_SWIFT_CRYPTO=url
+fi
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# The tests open what the pushseal binary seals. SWIFT_FLAGS is not passed on: it would reach
+# swift-crypto too; the kit's own targets treat warnings as errors in the manifest.
+swift build --build-path .build/device --product pushseal >&2
+export PUSHSEAL_BIN="$PWD/.build/device/debug/pushseal"
+set +e
+swift test --build-path .build/device --filter PushSealKitTests 2>&1 | tee "$log" >&2
+set -e
+summary=$(grep -E '^[✔✘] Test run with' "$log" | tail -1)
+total=$(sed -E 's/.*with ([0-9]+) tests?.*/\1/' <<< "$summary")
+failed=$(grep -oE 'with [0-9]+ issues?' <<< "$summary" | grep -oE '[0-9]+' || echo 0)
+failing_tests=$(grep -cE '^✘ Test [^r].* failed' "$log" || true)
+[ -n "$total" ] || { echo "device: no test summary"; exit 1; }
+echo "device: $((total - failing_tests)) passed, $failing_tests failed"
+[ "$failing_tests" -eq 0 ] && [ "${failed:-0}" -eq 0 ]

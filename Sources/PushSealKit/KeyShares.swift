@@ -1,0 +1,69 @@
+import Foundation
+#if canImport(CryptoKit)
+import CryptoKit
+#else
+import Crypto
+#endif
+
+/// The pairing lines `pushseal keys export` prints, read into keys: `psk1.<kid>.<secret>`
+/// (a shared secret the device stores) and `ppk1.<kid>.<point>` (a recipient's public key,
+/// which the device checks against the private key it keeps).
+public enum KeyShare {
+    /// A `psk1` line: the key id and the 32-byte secret. Errors never repeat the input.
+    public static func secret(parsing line: String) throws(OpeningError) -> (kid: String, key: SymmetricKey) {
+        let (kid, bytes) = try split(line, prefix: "psk1.", what: "key share")
+        guard bytes.count == 32 else { throw OpeningError(.malformed, "not a key share: the secret is \(bytes.count) bytes, 32 expected") }
+        return (kid, SymmetricKey(data: bytes))
+    }
+
+    /// A `ppk1` line: the key id and the P-256 public key (65-byte uncompressed point).
+    public static func publicKey(parsing line: String) throws(OpeningError) -> (kid: String, key: P256.KeyAgreement.PublicKey) {
+        let (kid, bytes) = try split(line, prefix: "ppk1.", what: "public key share")
+        guard bytes.count == 65, let key = try? P256.KeyAgreement.PublicKey(x963Representation: bytes) else {
+            throw OpeningError(.malformed, "not a public key share: the point is not a P-256 point")
+        }
+        return (kid, key)
+    }
+
+    /// The public line for a private key the device keeps: what it shows the sender.
+    public static func publicLine(kid: String, for key: P256.KeyAgreement.PrivateKey) -> String {
+        "ppk1.\(kid).\(Base64URL.encode(key.publicKey.x963Representation))"
+    }
+
+    private static func split(_ line: String, prefix: String, what: String) throws(OpeningError) -> (String, Data) {
+        let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard trimmed.hasPrefix(prefix) else { throw OpeningError(.malformed, "not a \(what): expected \(prefix)<kid>.<base64url>") }
+        let rest = trimmed.dropFirst(prefix.count)
+        guard let dot = rest.lastIndex(of: "."), SealedEnvelope.isKeyID(rest[..<dot]) else {
+            throw OpeningError(.malformed, "not a \(what): the key id must be 1 to 64 of A-Z a-z 0-9 _ -")
+        }
+        guard let bytes = Base64URL.decode(rest[rest.index(after: dot)...]) else {
+            throw OpeningError(.malformed, "not a \(what): the key is not base64url")
+        }
+        return (String(rest[..<dot]), bytes)
+    }
+}
+
+/// Where the extension finds its keys by id: the Keychain on a device, memory in tests.
+public protocol KeyStore: Sendable {
+    func key(id: String) -> OpeningKey?
+}
+
+/// Keys held in memory.
+public final class InMemoryKeyStore: KeyStore, @unchecked Sendable {
+    // Unchecked: `keys` is read and written under `lock` only.
+    private var keys: [String: OpeningKey] = [:]
+    private let lock = NSLock()
+
+    public init(_ keys: [String: OpeningKey] = [:]) {
+        self.keys = keys
+    }
+
+    public func key(id: String) -> OpeningKey? {
+        lock.withLock { keys[id] }
+    }
+
+    public func store(_ key: OpeningKey, id: String) {
+        lock.withLock { keys[id] = key }
+    }
+}
