@@ -138,4 +138,37 @@ struct CrossImplementationTests {
         #expect(throws: OpeningError(.authFailed, "")) { try SealedEnvelope(parsing: swapped).open(with: .secret(share.key)) }
         #expect(throws: OpeningError(.keyMissing, "")) { try envelope.open(with: .recipient(P256.KeyAgreement.PrivateKey())) }
     }
+
+    @Test func failuresGetTheReceiversStatusAndPlaceholder() throws {
+        let tool = try Tool()
+        _ = try tool.run(["keys", "init", "--keys", "Sender"])
+        let share = try KeyShare.secret(parsing: try tool.run(["keys", "export", "--keys", "Sender"]))
+        let opener = NotificationOpener(keys: InMemoryKeyStore([share.kid: .secret(share.key)]))
+        let good = try tool.run(["encrypt", "--keys", "Sender", "-t", "Deploy", "-s", "api", "-b", "api-7 is live"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let expiring = try tool.run(["encrypt", "--keys", "Sender", "--ttl", "1s", "-t", "soon", "-b", "gone"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        // A key the device does not have: another keyring's.
+        _ = try tool.run(["keys", "init", "--keys", "Other"])
+        let foreign = try tool.run(["encrypt", "--keys", "Other", "-t", "x", "-b", "y"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        var object = try JSONSerialization.jsonObject(with: Data(good.utf8)) as! [String: Any]
+        let field = object["enc"] as! String
+        let tampered = field.dropLast(4) + (field.hasSuffix("AAAA") ? "BBBB" : "AAAA")
+        object["enc"] = String(tampered)
+        let tamperedPayload = String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+        object["enc"] = "ps1.\(share.kid).not-base64!"
+        let garbage = String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+        object.removeValue(forKey: "enc")
+        let unsealed = String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+        Thread.sleep(forTimeInterval: 2.1)
+        let payloads = [good, expiring, foreign, tamperedPayload, garbage, unsealed]
+        let records = try tool.run(["receive", "--json", "--keys", "Sender", "-"], stdin: payloads.joined(separator: "\n") + "\n")
+            .split(separator: "\n").map { try! JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
+        #expect(records.map { $0["status"] as? String } == ["decrypted", "expired", "key-missing", "auth-failed", "malformed", "passthrough"])
+        for (payload, record) in zip(payloads, records) {
+            let opened = opener.open(json: Data(payload.utf8))
+            #expect(opened.status.rawValue == record["status"] as? String, "\(payload.prefix(60))")
+            for (name, value) in [("title", opened.title), ("subtitle", opened.subtitle), ("body", opened.body)] {
+                #expect(value == (record[name] as? String ?? ""), "\(opened.status) \(name)")
+            }
+        }
+    }
 }
