@@ -5,8 +5,10 @@ import Foundation
 /// deadline (`serviceExtensionTimeWillExpire`, which delivers the placeholder or the best
 /// attempt). Every later call is ignored, and counted. The Apple adapter only forwards to
 /// this; the rule itself is tested here, with a clock the tests move.
-public final class PendingDelivery<Content: Sendable>: @unchecked Sendable {
-    // Unchecked: `handler`, `completedBy` and `ignored` are touched under `lock` only.
+public final class PendingDelivery<Content>: @unchecked Sendable {
+    // Unchecked: `handler`, `completedBy` and `ignored` are touched under `lock` only, and
+    // the content is handed from the thread that completes to the handler, as the system
+    // hands UNNotificationContent between its extension calls.
     public enum Ending: String, Sendable {
         /// The work finished in time: its content was delivered.
         case opened
