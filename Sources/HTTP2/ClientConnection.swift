@@ -17,7 +17,6 @@ final class ClientConnection {
     }
 
     private unowned let loop: ClientLoop
-    let number: Int
     private var stage = Stage.connecting
     private var descriptor: Int32 = -1
     private var addresses: [SocketAddress] = []
@@ -41,9 +40,8 @@ final class ClientConnection {
 
     private static let outputBatch = 64 * 1_024
 
-    init(loop: ClientLoop, number: Int) {
+    init(loop: ClientLoop) {
         self.loop = loop
-        self.number = number
         let endpoint = loop.settings.endpoint
         let (host, port) = loop.settings.proxy.map { ($0.host, $0.port) } ?? (endpoint.host, endpoint.port)
         switch SocketAddress.resolve(host: host, port: port) {
@@ -498,7 +496,7 @@ final class ClientConnection {
     fileprivate func settingsReceived() {
         guard stage == .awaitingSettings else { return }
         stage = .ready
-        loop.connectionReady(self)
+        loop.connectionReady()
     }
 
     fileprivate func goAwayReceived() {

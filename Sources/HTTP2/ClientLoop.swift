@@ -196,7 +196,7 @@ final class ClientLoop: @unchecked Sendable {
         guard live.allSatisfy(\.isReady), live.count < connectionCap else { return }
         if let nextAttempt, now < nextAttempt { return }
         nextAttempt = nil
-        connections.append(ClientConnection(loop: self, number: connections.count))
+        connections.append(ClientConnection(loop: self))
     }
 
     /// Hands waiting requests to the ready connections, as many as each has streams for.
@@ -258,7 +258,7 @@ final class ClientLoop: @unchecked Sendable {
         waiting.prepend(item)
     }
 
-    func connectionReady(_ connection: ClientConnection) {
+    func connectionReady() {
         failedAttempts = 0
     }
 

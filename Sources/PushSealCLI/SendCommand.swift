@@ -34,7 +34,7 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     let sealer: SealerSet?
     let payload: [UInt8]
     if let alert = request.alert {
-        let made = try SealerSet(alert, byteLimit: APNsRules.payloadByteLimit(pushType: request.pushType))
+        let made = try SealerSet(alert, byteLimit: request.pushType.payloadByteLimit)
         (sealer, payload) = alert.batch ? (made, []) : (made, try sealedPayload(alert, sealer: made.sealer(to: nil)))
     } else {
         (sealer, payload) = (nil, try readyPayload(pushType: request.pushType))
@@ -322,7 +322,7 @@ struct FingerprintSet {
 
 /// A payload from stdin, as `pushseal encrypt` printed it.
 private func readyPayload(pushType: APNs.PushType) throws -> [UInt8] {
-    let limit = APNsRules.payloadByteLimit(pushType: pushType)
+    let limit = pushType.payloadByteLimit
     var bytes = try InputFiles.read("-", atMost: limit + 2)
     while let last = bytes.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { bytes.removeLast() }
     guard bytes.count <= limit else {

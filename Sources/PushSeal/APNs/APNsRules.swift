@@ -20,9 +20,10 @@ public struct APNsRules: Sendable {
         self.unregisteredSince = unregisteredSince
     }
 
-    /// The most bytes APNs takes in a payload of `pushType` (an alert's when none is given).
-    public static func payloadByteLimit(pushType: APNs.PushType?) -> Int {
-        (pushType ?? .alert).payloadByteLimit
+    /// The most bytes APNs takes in a payload whose `apns-push-type` header is `header`:
+    /// an alert's when there is none, or one APNs does not know.
+    public static func payloadByteLimit(pushTypeHeader header: String?) -> Int {
+        (header.flatMap(APNs.PushType.init(rawValue:)) ?? .alert).payloadByteLimit
     }
     /// Device tokens are hex: 32 bytes today, up to 100 allowed for.
     public static let deviceTokenLengths = 64...200
@@ -97,7 +98,7 @@ public struct APNsRules: Sendable {
         if !devices.isEmpty, !devices.contains(token) { return reject(.badDeviceToken) }
         if let problem = tokens.check(authorization: authorization) { return reject(problem) }
         guard bodyLength > 0 else { return reject(.payloadEmpty) }
-        guard bodyLength <= Self.payloadByteLimit(pushType: arrival.pushType.flatMap(APNs.PushType.init(rawValue:))) else { return reject(.payloadTooLarge) }
+        guard bodyLength <= Self.payloadByteLimit(pushTypeHeader: arrival.pushType) else { return reject(.payloadTooLarge) }
         if let expiration = arrival.expiration, Int64(expiration).map({ $0 < 0 }) ?? true {
             return reject(.badExpirationDate)
         }

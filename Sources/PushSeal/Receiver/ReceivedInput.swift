@@ -41,7 +41,7 @@ public enum ReceivedInput: Sendable {
             return
         }
         // APNs refuses what is over its limit, so no device would ever run an extension on it.
-        let limit = APNsRules.payloadByteLimit(pushType: headers[APNs.Header.pushType.rawValue].flatMap(APNs.PushType.init(rawValue:)))
+        let limit = APNsRules.payloadByteLimit(pushTypeHeader: headers[APNs.Header.pushType.rawValue])
         let size = wrapped ? JSONWriter.bytes(.object(object)).count : Self.trimmedCount(bytes)
         guard size <= limit else {
             self = .unreadable(reason: "the payload is \(size) bytes, over APNs' \(limit)-byte limit\(limit == Self.voipByteLimit ? " for voip" : "")")

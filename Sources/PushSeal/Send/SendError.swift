@@ -1,8 +1,6 @@
 /// Why `send` could not run at all (as opposed to a device APNs refused).
 public struct SendError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Code: Sendable {
-        /// The `.p8` file is not an ES256 private key.
-        case authKey
         /// The provider token could not be made or kept.
         case token
         /// The endpoint cannot be reached (after the connection attempts).
