@@ -14,6 +14,14 @@ import Locking
 /// A first SIGINT or SIGTERM, or stdout failing, stops taking devices; the answers in
 /// flight are still awaited and printed. A second signal exits at once.
 func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
+    // A handful of descriptors (the stop pipe, the keyring's files, Dispatch's and the HTTP/2
+    // loop's epoll and eventfd, one socket a connection) or nothing works: said now, in one
+    // line, rather than as libdispatch's trap when its timers find none left.
+    DescriptorLimit.raiseToHard()
+    let needed = 10 + request.connections
+    if case let free = DescriptorLimit.free, free < needed {
+        throw CLIFailure(.temporaryFailure, "send needs \(needed) free file descriptors and \(free) are left (the limit is \(DescriptorLimit.current)); raise it with ulimit -n")
+    }
     // Set before any thread starts, so every later thread inherits the blocked signals.
     let stop = try StopRequest()
     let stoppedBy = Locked<(signal: Int32?, sending: Bool)>((nil, false))

@@ -293,6 +293,24 @@ struct SendRulesTests {
         #expect(listener.finish().stdout.split(separator: "\n").count == 2, "one notification each")
     }
 
+    @Test func tooFewDescriptorsIsOneLineNotACrash() throws {
+        let sending = try SendTests.Sending()
+        let listener = try sending.listener()
+        func send(limit: Int) throws -> Run {
+            try shell("""
+                ulimit -n \(limit) && exec "$PUSHSEAL" send --keys "$KEYS" --endpoint "$URL" --cacert "$CERT" --topic "$TOPIC" \\
+                  --auth-key "$P8" --key-id KEY1234567 --team-id TEAM123456 --device "$DEVICE" -b low
+                """, environment: ["KEYS": sending.keyring.keys, "URL": listener.url, "CERT": sending.keyring.keys + "/tls-cert.pem",
+                                   "TOPIC": topic, "P8": sending.p8, "DEVICE": deviceToken])
+        }
+        // Was SIGILL: libdispatch traps when its timers find no descriptor left.
+        let starved = try send(limit: 8)
+        #expect(starved.status == 75, "\(starved.stderr)")
+        #expect(starved.stderr.hasPrefix("error: send needs 11 free file descriptors") && starved.stderr.hasSuffix("raise it with ulimit -n\n"), "\(starved.stderr)")
+        #expect(try send(limit: 64).status == 0)
+        #expect(listener.finish().stdout.split(separator: "\n").count == 1)
+    }
+
     @Test func theFingerprintSetFindsEveryRepeatAndNothingElse() {
         var generator = SystemRandomNumberGenerator()
         let values = Set((0..<50_000).map { _ in UInt64.random(in: 2...UInt64.max, using: &generator) })
