@@ -30,7 +30,7 @@ set -e
 summary=$(grep -E '^[✔✘] Test run with' "$log" | tail -1)
 total=$(sed -E 's/.*with ([0-9]+) tests?.*/\1/' <<< "$summary")
 failed=$(grep -oE 'with [0-9]+ issues?' <<< "$summary" | grep -oE '[0-9]+' || echo 0)
-failing_tests=$(grep -cE '^✘ Test [^r].* failed' "$log" || true)
+failing_tests=$(grep -cE '^✘ Test [^r].* failed after' "$log" || true)
 [ -n "$total" ] || { echo "device: no test summary"; exit 1; }
 echo "device: $((total - failing_tests)) passed, $failing_tests failed"
 [ "$failing_tests" -eq 0 ] && [ "${failed:-0}" -eq 0 ]

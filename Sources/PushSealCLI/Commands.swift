@@ -1,5 +1,6 @@
 import PushSeal
 import HTTP2
+import PushSealJSON
 
 /// What the user asked pushseal to do, fully parsed and checked.
 enum Command: Equatable {

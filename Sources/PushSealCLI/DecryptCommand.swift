@@ -1,4 +1,5 @@
 import PushSeal
+import PushSealJSON
 
 /// Runs `pushseal decrypt`: prints the opened alert as one JSON line. Nothing reaches
 /// stdout unless authentication succeeded.

@@ -2,6 +2,7 @@ import PushSeal
 import SealCrypto
 import Synchronization
 import Locking
+import PushSealJSON
 
 /// Runs `pushseal encrypt`: one alert from options, or JSON lines with `--batch`.
 /// Returns the exit status (batch mode finishes the stream before reporting bad lines).

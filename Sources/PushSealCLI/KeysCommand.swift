@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import PushSeal
+import PushSealJSON
 
 /// Runs `pushseal keys …`. Results (kids, the table, a share) go to stdout; notes for
 /// people go to stderr only when it is a terminal.

@@ -6,6 +6,7 @@ import HTTP2
 import PushSeal
 import SealCrypto
 import Locking
+import PushSealJSON
 
 /// Runs `pushseal send`: seals the alert once (or takes the ready payload on stdin, or seals
 /// each `--batch` line), sends it to every device over one HTTP/2 connection and prints one

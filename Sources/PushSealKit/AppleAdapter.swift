@@ -20,31 +20,59 @@ open class PushSealNotificationService: UNNotificationServiceExtension {
     private var pending: PendingDelivery<UNNotificationContent>?
     private var original: UNNotificationContent?
 
+    private var opener: NotificationOpener {
+        NotificationOpener(keys: keyStore, field: field, placeholder: placeholder)
+    }
+
     open override func didReceive(_ request: UNNotificationRequest,
                                   withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
         // The system calls time up after about 30 s; the deadline here only orders the two.
         let pending = PendingDelivery<UNNotificationContent>(deadline: Date().addingTimeInterval(30), handler: contentHandler)
         self.pending = pending
         original = request.content
-        let opened = NotificationOpener(keys: keyStore, field: field, placeholder: placeholder).open(userInfo: request.content.userInfo)
-        pending.complete(with: Self.content(showing: opened, over: request.content))
+        let opened = opener.open(userInfo: request.content.userInfo)
+        guard opened.status != .passthrough else {
+            pending.complete(with: request.content)
+            return
+        }
+        pending.complete(with: Self.content(request.content, changedBy: opened.changes, userInfo: opened.userInfo(over: request.content.userInfo)))
     }
 
     open override func serviceExtensionTimeWillExpire() {
-        guard let pending, let original, let content = original.mutableCopy() as? UNMutableNotificationContent else { return }
-        content.title = placeholder.title
-        content.subtitle = ""
-        content.body = placeholder.body
-        pending.expire(with: content)
+        guard let pending, let original else { return }
+        pending.expire(with: Self.content(original, changedBy: opener.placeholderChanges, userInfo: original.userInfo))
     }
 
-    /// The original content with the opener's text and userInfo in place; unchanged for a passthrough.
-    static func content(showing opened: OpenedNotification, over original: UNNotificationContent) -> UNNotificationContent {
-        guard opened.status != .passthrough, let content = original.mutableCopy() as? UNMutableNotificationContent else { return original }
-        content.title = opened.title
-        content.subtitle = opened.subtitle
-        content.body = opened.body
-        content.userInfo = opened.userInfo
+    /// A copy of `original` with every field `changes` sets written over it.
+    static func content(_ original: UNNotificationContent, changedBy changes: AlertContent,
+                        userInfo: [AnyHashable: Any]) -> UNNotificationContent {
+        guard let content = original.mutableCopy() as? UNMutableNotificationContent else { return original }
+        if let title = changes.title { content.title = title }
+        if let subtitle = changes.subtitle { content.subtitle = subtitle }
+        if let body = changes.body { content.body = body }
+        if let badge = changes.badge { content.badge = NSNumber(value: badge) }
+        if let threadIdentifier = changes.threadIdentifier { content.threadIdentifier = threadIdentifier }
+        if let categoryIdentifier = changes.categoryIdentifier { content.categoryIdentifier = categoryIdentifier }
+        if let targetContentIdentifier = changes.targetContentIdentifier { content.targetContentIdentifier = targetContentIdentifier }
+        if let score = changes.relevanceScore { content.relevanceScore = score }
+        if let level = changes.interruptionLevel {
+            content.interruptionLevel = switch level {
+            case .passive: .passive
+            case .active: .active
+            case .timeSensitive: .timeSensitive
+            case .critical: .critical
+            }
+        }
+        if let sound = changes.sound {
+            let critical = content.interruptionLevel == .critical
+            content.sound = switch (sound, critical) {
+            case ("default", false): .default
+            case ("default", true): .defaultCritical
+            case (_, false): UNNotificationSound(named: UNNotificationSoundName(sound))
+            case (_, true): .criticalSoundNamed(UNNotificationSoundName(sound))
+            }
+        }
+        content.userInfo = userInfo
         return content
     }
 }

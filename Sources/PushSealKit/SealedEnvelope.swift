@@ -28,6 +28,11 @@ public struct SealedEnvelope: Sendable, Equatable {
         }
         guard Self.isKeyID(parts[1]) else { throw OpeningError(.malformed, "the key id is not 1 to 64 of A-Z a-z 0-9 _ -") }
         guard let sealed = Base64URL.decode(parts[2]) else { throw OpeningError(.malformed, "the sealed part is not base64url") }
+        // ps1: 12-byte nonce and 16-byte tag; ps2: 65-byte key and 16-byte tag.
+        let minimum = format == .ps1 ? 28 : 81
+        guard sealed.count >= minimum else {
+            throw OpeningError(.malformed, "the sealed part is \(sealed.count) bytes, at least \(minimum) expected")
+        }
         self.format = format
         kid = String(parts[1])
         header = "\(parts[0]).\(parts[1])"

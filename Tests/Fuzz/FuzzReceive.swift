@@ -2,6 +2,7 @@ import Dispatch
 import PushSeal
 import SealCrypto
 import Synchronization
+import PushSealJSON
 
 let fuzzKeys: Keyring = {
     var keyring = Keyring()

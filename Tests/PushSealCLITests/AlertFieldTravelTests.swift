@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import PushSealJSON
 
 /// Every alert field, with the value a test gives it: each must arrive unchanged everywhere.
 /// (Read-only after start-up, hence safe to share; `Any` is what JSONSerialization gives.)

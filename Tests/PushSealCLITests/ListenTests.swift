@@ -3,6 +3,7 @@ import PushSeal
 import SealCrypto
 import Testing
 import Locking
+import PushSealJSON
 
 /// A `pushseal receive --listen 0 …` for one test: started, its address read from stderr,
 /// stopped with SIGTERM by `finish`.

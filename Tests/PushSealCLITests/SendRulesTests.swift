@@ -1,6 +1,7 @@
 import Foundation
 @testable import PushSealCLI
 import Testing
+import PushSealJSON
 
 /// `send` and `run` as a user meets them: where the provider token is kept, which server a
 /// flag or the environment names, APNs' rules for voip and background pushes, an empty

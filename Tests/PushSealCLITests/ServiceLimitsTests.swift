@@ -1,6 +1,7 @@
 import Foundation
 import PushSeal
 import Testing
+import PushSealJSON
 
 /// The peers in Reference/hostile_peers.py: each plays one hostile or careless client and
 /// prints what it saw as one JSON line.

@@ -6,6 +6,7 @@ import CryptoKit
 import Crypto
 #endif
 @testable import PushSealKit
+import PushSealJSON
 
 /// Alerts sealed by the `pushseal` binary (ps1 with a shared secret, ps2 to a device's key),
 /// opened by the kit and by `pushseal receive --json`: the same title, subtitle and body.
@@ -53,47 +54,117 @@ struct CrossImplementationTests {
         var description: String { what }
     }
 
-    /// Alerts with the awkward cases: every script, quotes and escapes, empty subtitles,
-    /// lengths up to near the payload limit.
-    static func alerts(_ count: Int) -> [[String: String]] {
+    /// Random alerts as `encrypt --batch` lines, with the awkward cases: every script, quotes,
+    /// escapes and control characters, empty and absent fields, every alert field and level
+    /// (and the option-style names), data of every JSON kind, ttl set and not, ids.
+    static func alerts(_ count: Int) -> [[String: Any]] {
         let pieces = ["Deploy", "finished", "✅", "Grüße", "日本語", "עברית", "\"quoted\"", "back\\slash", "tab\there", "emoji 🚀🔥",
-                      "line\nbreak", "  spaced  ", "ümlaut", "ß", "Ω", "𝄞", "<tag>", "&amp;", "100%", "{json}"]
-        var generator = SystemRandomNumberGenerator()
+                      "line\nbreak", "  spaced  ", "e\u{301}", "ß", "Ω", "𝄞", "<tag>", "&amp;", "100%", "{json}", "👩‍👩‍👧", "\u{2028}",
+                      "\u{7}bell", "/slash/", "\\u0041"]
+        var random = SystemRandomNumberGenerator()
+        func text(_ words: ClosedRange<Int>) -> String {
+            (0..<Int.random(in: words, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined(separator: " ")
+        }
+        func maybe(_ chance: Double = 0.5) -> Bool { Double.random(in: 0..<1, using: &random) < chance }
+        func dataValue(depth: Int) -> Any {
+            switch Int.random(in: 0...(depth > 2 ? 5 : 7), using: &random) {
+            case 0: return text(0...3)
+            case 1: return Int.random(in: -1_000_000...1_000_000, using: &random)
+            case 2: return [0.5, 1.25, -3.75, 1e-3, 12_345.678].randomElement(using: &random)!
+            case 3: return Bool.random(using: &random)
+            case 4: return NSNull()
+            case 5: return Int64.max
+            case 6: return (0..<Int.random(in: 0...3, using: &random)).map { _ in dataValue(depth: depth + 1) }
+            default:
+                var object: [String: Any] = [:]
+                for _ in 0..<Int.random(in: 0...3, using: &random) { object[text(1...2)] = dataValue(depth: depth + 1) }
+                return object
+            }
+        }
         return (0..<count).map { index in
-            func text(_ words: Int) -> String { (0..<words).map { _ in pieces.randomElement(using: &generator)! }.joined(separator: " ") }
-            var alert = ["title": text(Int.random(in: 1...6, using: &generator)), "body": text(Int.random(in: 1...(index % 10 == 0 ? 150 : 20), using: &generator))]
-            if Bool.random(using: &generator) { alert["subtitle"] = text(Int.random(in: 1...4, using: &generator)) }
+            var alert: [String: Any] = [:]
+            // Title or body is required; either may be empty when the other is not.
+            switch index % 4 {
+            case 0: alert["title"] = text(1...6)
+            case 1: alert["body"] = text(1...(index % 20 == 1 ? 150 : 20))
+            case 2: alert["title"] = text(1...6); alert[maybe() ? "body" : "message"] = text(0...20)
+            default: alert["title"] = ""; alert["body"] = text(1...20)
+            }
+            if maybe(0.4) { alert["subtitle"] = maybe(0.2) ? "" : text(1...4) }
+            if maybe(0.3) { alert["badge"] = Int.random(in: 0...99_999, using: &random) }
+            if maybe(0.3) { alert["sound"] = ["default", "chime.caf", "Glass", "ping 🔔"].randomElement(using: &random)! }
+            if maybe(0.3) { alert[maybe() ? "thread-id" : "group"] = text(1...2) }
+            if maybe(0.3) { alert["category"] = ["REPLY", "ACK", ""].randomElement(using: &random)! }
+            if maybe(0.2) { alert["target-content-id"] = text(1...2) }
+            if maybe(0.5) {
+                alert[maybe() ? "interruption-level" : "level"] = ["passive", "active", "time-sensitive", "timeSensitive", "critical"]
+                    .randomElement(using: &random)!
+            }
+            if maybe(0.3) { alert["relevance-score"] = [0, 1, 0.5, 0.125, 0.999].randomElement(using: &random)! }
+            if maybe(0.2) { alert["url"] = "https://example.com/run/\(index)?q=ü" }
+            if maybe(0.4) {
+                var data: [String: Any] = [:]
+                for _ in 0..<Int.random(in: 1...4, using: &random) { data[text(1...2)] = dataValue(depth: 0) }
+                alert["data"] = data
+            }
+            if maybe(0.3) { alert["ttl"] = ["1h", "30d", "90s", "365d"].randomElement(using: &random)! }
+            if maybe(0.2) { alert["id"] = "msg-\(index)" }
             return alert
         }
     }
 
-    static func jsonLines(_ objects: [[String: String]]) throws -> String {
+    static func jsonLines(_ objects: [[String: Any]]) throws -> String {
         try objects.map { String(decoding: try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]), as: UTF8.self) }
             .joined(separator: "\n") + "\n"
     }
 
-    static func opened(_ payload: String, with store: KeyStore) throws -> [String: Any] {
-        let object = try JSONSerialization.jsonObject(with: Data(payload.utf8)) as! [String: Any]
-        let envelope = try SealedEnvelope(parsing: object["enc"] as! String)
-        let key = try #require(store.key(id: envelope.kid))
-        return try JSONSerialization.jsonObject(with: try envelope.open(with: key)) as! [String: Any]
+    /// `receive --json`'s records, read as pushseal reads JSON.
+    static func records(_ output: String) throws -> [JSONObject] {
+        try output.split(separator: "\n").map { line in
+            guard case .object(let record) = try JSONParser.parse(String(line)) else { throw Missing(what: "a record that is not an object") }
+            return record
+        }
     }
 
-    @Test(arguments: ["ps1", "ps2"])
-    func aThousandAlertsOpenToWhatPushsealsReceiverShows(format: String) throws {
-        let tool = try Tool()
+    /// The kit's outcome against the receiver's record: status, every alert field shown and
+    /// the data that joined userInfo.
+    static func expectSame(_ opened: OpenedNotification, as record: JSONObject, _ label: String) {
+        #expect(opened.status.rawValue == record["status"]?.stringValue, "\(label): status")
+        let shown = opened.content
+        #expect(opened.title == record["title"]?.stringValue, "\(label): title")
+        #expect(opened.subtitle == record["subtitle"]?.stringValue, "\(label): subtitle")
+        #expect(opened.body == record["body"]?.stringValue, "\(label): body")
+        #expect(opened.kid == record["kid"]?.stringValue, "\(label): kid")
+        #expect(shown.badge.map(Int64.init) == record["badge"]?.integerValue, "\(label): badge")
+        #expect(shown.sound == record["sound"]?.stringValue, "\(label): sound")
+        #expect(shown.threadIdentifier == record["thread-id"]?.stringValue, "\(label): thread-id")
+        #expect(shown.categoryIdentifier == record["category"]?.stringValue, "\(label): category")
+        #expect(shown.targetContentIdentifier == record["target-content-id"]?.stringValue, "\(label): target-content-id")
+        #expect(shown.interruptionLevel?.rawValue == record["interruption-level"]?.stringValue, "\(label): interruption-level")
+        #expect(shown.relevanceScore == record["relevance-score"]?.doubleValue, "\(label): relevance-score")
+        #expect(opened.data == record["userInfo"]?.objectValue ?? JSONObject(), "\(label): userInfo")
+    }
+
+    /// A device with a shared secret (ps1, from `keys export`) and a key pair of its own (ps2,
+    /// its public half imported by the sender), in the kit's store and in a receiver keyring.
+    struct Pairing {
+        let tool: Tool
         let store = InMemoryKeyStore()
-        var sealing = ["encrypt", "--batch", "--keys", "Sender"]
-        var receiving = ["receive", "--json", "--keys"]
-        _ = try tool.run(["keys", "init", "--keys", "Sender"])
-        if format == "ps1" {
-            let share = try KeyShare.secret(parsing: try tool.run(["keys", "export", "--keys", "Sender"]))
-            store.store(.secret(share.key), id: share.kid)
-            receiving.append("Sender")
-        } else {
+        let secretKid: String
+        let secret: SymmetricKey
+        let recipientKid: String
+
+        init() throws {
+            tool = try Tool()
+            _ = try tool.run(["keys", "init", "--keys", "Sender"])
+            let share = try tool.run(["keys", "export", "--keys", "Sender"])
+            (secretKid, secret) = try KeyShare.secret(parsing: share)
+            store.store(.secret(secret), id: secretKid)
             _ = try tool.run(["keys", "init", "--recipient", "--keys", "Device"])
+            _ = try tool.run(["keys", "import", "--keys", "Device", "-"], stdin: share)
             let line = try tool.run(["keys", "export", "--public", "--keys", "Device"])
             let (kid, publicKey) = try KeyShare.publicKey(parsing: line)
+            recipientKid = kid
             // The private half the device keeps (its keyring's scalar), checked against its share.
             let keyring = try JSONSerialization.jsonObject(with: Data(contentsOf: tool.folder.appendingPathComponent("Device/keyring.json"))) as! [String: Any]
             let entry = (keyring["keys"] as! [[String: Any]]).first { $0["id"] as? String == kid }!
@@ -101,23 +172,61 @@ struct CrossImplementationTests {
             #expect(privateKey.publicKey.x963Representation == publicKey.x963Representation)
             store.store(.recipient(privateKey), id: kid)
             _ = try tool.run(["keys", "import", "--keys", "Sender", "-"], stdin: line)
-            sealing += ["--to", kid]
-            receiving.append("Device")
         }
+
+        /// What the device's receiver records for each payload, in order.
+        func received(_ payloads: [String]) throws -> [JSONObject] {
+            let records = try CrossImplementationTests.records(
+                try tool.run(["receive", "--json", "--keys", "Device", "-"], stdin: payloads.joined(separator: "\n") + "\n"))
+            #expect(records.count == payloads.count)
+            return records
+        }
+    }
+
+    @Test(arguments: ["ps1", "ps2"])
+    func aThousandAlertsOpenToWhatPushsealsReceiverShows(format: String) throws {
+        let pairing = try Pairing()
+        let opener = NotificationOpener(keys: pairing.store)
         let alerts = Self.alerts(1_000)
-        let payloads = try tool.run(sealing, stdin: try Self.jsonLines(alerts)).split(separator: "\n").map(String.init)
+        var payloads: [String] = []
+        // Four padding sizes, a quarter of the alerts each.
+        for (part, pad) in [1, 16, 32, 256].enumerated() {
+            var sealing = ["encrypt", "--batch", "--keys", "Sender", "--pad", String(pad)]
+            if format == "ps2" { sealing += ["--to", pairing.recipientKid] }
+            let lines = try pairing.tool.run(sealing, stdin: try Self.jsonLines(Array(alerts[(part * 250)..<((part + 1) * 250)])))
+            payloads += lines.split(separator: "\n").map(String.init)
+        }
         #expect(payloads.count == alerts.count)
-        let records = try tool.run(receiving + ["-"], stdin: payloads.joined(separator: "\n") + "\n")
-            .split(separator: "\n").map { try! JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
-        #expect(records.count == alerts.count)
-        for (index, payload) in payloads.enumerated() {
-            let content = try Self.opened(payload, with: store)
-            let record = records[index]
-            #expect(record["status"] as? String == "decrypted")
-            for field in ["title", "subtitle", "body"] {
-                #expect((content[field] as? String ?? "") == (record[field] as? String ?? ""), "\(format) #\(index) \(field)")
-                #expect((content[field] as? String ?? "") == (alerts[index][field] ?? ""), "\(format) #\(index) \(field) as sealed")
-            }
+        #expect(payloads.allSatisfy { $0.contains("\"\(format).") })
+        let records = try pairing.received(payloads)
+        for (index, (payload, record)) in zip(payloads, records).enumerated() {
+            let opened = opener.open(json: Data(payload.utf8))
+            #expect(opened.status == .decrypted, "\(format) #\(index): \(opened.reason ?? "")")
+            Self.expectSame(opened, as: record, "\(format) #\(index)")
+            let alert = alerts[index]
+            #expect(opened.title == alert["title"] as? String ?? "", "\(format) #\(index) title as sealed")
+            #expect(opened.body == (alert["body"] ?? alert["message"]) as? String ?? "", "\(format) #\(index) body as sealed")
+        }
+    }
+
+    @Test(arguments: ["ps1", "ps2"])
+    func alertsNearTheFourKilobyteLimitOpenAlike(format: String) throws {
+        let pairing = try Pairing()
+        let opener = NotificationOpener(keys: pairing.store)
+        var sealing = ["encrypt", "--keys", "Sender", "--pad", "1", "-t", "near the limit"]
+        if format == "ps2" { sealing += ["--to", pairing.recipientKid] }
+        // Each 3 bytes more of alert are 4 more of base64: from a probe's size, the largest bodies that fit.
+        let probe = try pairing.tool.run(sealing + ["-b", String(repeating: "x", count: 300)]).utf8.count - 1
+        let largest = 300 + (4096 - probe) * 3 / 4
+        var payloads: [String] = []
+        for length in (largest - 8)...largest {
+            payloads.append(try pairing.tool.run(sealing + ["-b", String(repeating: "é", count: length / 2) + String(repeating: "x", count: length % 2)])
+                .trimmingCharacters(in: .newlines))
+        }
+        #expect(payloads.map(\.utf8.count).max()! > 4090)
+        #expect(payloads.map(\.utf8.count).max()! <= 4096)
+        for (payload, record) in zip(payloads, try pairing.received(payloads)) {
+            Self.expectSame(opener.open(json: Data(payload.utf8)), as: record, "\(format) \(payload.utf8.count) bytes")
         }
     }
 
@@ -139,36 +248,123 @@ struct CrossImplementationTests {
         #expect(throws: OpeningError(.keyMissing, "")) { try envelope.open(with: .recipient(P256.KeyAgreement.PrivateKey())) }
     }
 
+    /// Payloads no honest sender makes, for both formats: the receiver's status and placeholder.
     @Test func failuresGetTheReceiversStatusAndPlaceholder() throws {
-        let tool = try Tool()
-        _ = try tool.run(["keys", "init", "--keys", "Sender"])
-        let share = try KeyShare.secret(parsing: try tool.run(["keys", "export", "--keys", "Sender"]))
-        let opener = NotificationOpener(keys: InMemoryKeyStore([share.kid: .secret(share.key)]))
-        let good = try tool.run(["encrypt", "--keys", "Sender", "-t", "Deploy", "-s", "api", "-b", "api-7 is live"]).trimmingCharacters(in: .whitespacesAndNewlines)
-        let expiring = try tool.run(["encrypt", "--keys", "Sender", "--ttl", "1s", "-t", "soon", "-b", "gone"]).trimmingCharacters(in: .whitespacesAndNewlines)
-        // A key the device does not have: another keyring's.
+        let pairing = try Pairing()
+        let tool = pairing.tool
+        let opener = NotificationOpener(keys: pairing.store)
         _ = try tool.run(["keys", "init", "--keys", "Other"])
-        let foreign = try tool.run(["encrypt", "--keys", "Other", "-t", "x", "-b", "y"]).trimmingCharacters(in: .whitespacesAndNewlines)
-        var object = try JSONSerialization.jsonObject(with: Data(good.utf8)) as! [String: Any]
-        let field = object["enc"] as! String
-        let tampered = field.dropLast(4) + (field.hasSuffix("AAAA") ? "BBBB" : "AAAA")
-        object["enc"] = String(tampered)
-        let tamperedPayload = String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
-        object["enc"] = "ps1.\(share.kid).not-base64!"
-        let garbage = String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
-        object.removeValue(forKey: "enc")
-        let unsealed = String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+        _ = try tool.run(["keys", "init", "--recipient", "--keys", "OtherDevice"])
+        _ = try tool.run(["keys", "import", "--keys", "Other", "-"], stdin: try tool.run(["keys", "export", "--public", "--keys", "OtherDevice"]))
+        let otherRecipient = try tool.run(["keys", "list", "--keys", "OtherDevice"]).split(separator: "\n")[1].split(separator: " ")[0]
+        var cases: [(String, String)] = []
+        func payload(_ object: [String: Any]) throws -> String {
+            String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+        }
+        for (format, to) in [("ps1", [String]()), ("ps2", ["--to", pairing.recipientKid])] {
+            func seal(_ keys: String, _ extra: [String]) throws -> String {
+                try tool.run(["encrypt", "--keys", keys] + to + extra).trimmingCharacters(in: .newlines)
+            }
+            let good = try seal("Sender", ["-t", "Deploy", "-s", "chime", "--badge", "2", "-l", "active", "--data", "run=7", "-b", "api-7 is live"])
+            cases.append(("\(format) good", good))
+            cases.append(("\(format) expiring", try seal("Sender", ["--ttl", "1s", "-t", "soon", "-b", "gone"])))
+            let foreignTo = format == "ps2" ? ["--to", String(otherRecipient)] : []
+            cases.append(("\(format) foreign key", try tool.run(["encrypt", "--keys", "Other"] + foreignTo + ["-t", "x", "-b", "y"])
+                .trimmingCharacters(in: .newlines)))
+            var object = try JSONSerialization.jsonObject(with: Data(good.utf8)) as! [String: Any]
+            let field = object["enc"] as! String
+            let dot = field.lastIndex(of: ".")!
+            let header = String(field[..<dot]), sealed = String(field[field.index(after: dot)...])
+            func variant(_ name: String, _ value: Any?) throws {
+                var changed = object
+                changed["enc"] = value
+                cases.append(("\(format) \(name)", try payload(changed)))
+            }
+            func flip(_ text: String, at offset: Int) -> String {
+                var bytes = Array(text.utf8)
+                let index = offset >= 0 ? offset : bytes.count + offset
+                bytes[index] = bytes[index] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+                return String(decoding: bytes, as: UTF8.self)
+            }
+            try variant("tag flipped", header + "." + flip(sealed, at: -3))
+            try variant("first byte flipped", header + "." + flip(sealed, at: 0))
+            try variant("truncated", header + "." + sealed.dropLast(12))
+            try variant("shorter than a tag", header + "." + sealed.prefix(8))
+            try variant("empty seal", header + ".")
+            let otherKid = format == "ps1" ? pairing.recipientKid : pairing.secretKid
+            try variant("another held kid", "\(format).\(otherKid)." + sealed)
+            try variant("unknown kid", "\(format).nosuchkey." + sealed)
+            try variant("format swapped", (format == "ps1" ? "ps2" : "ps1") + field.dropFirst(3))
+            try variant("not base64url", header + ".not+base64/")
+            try variant("four parts", field + ".extra")
+            try variant("bad kid", "\(format).bad kid!." + sealed)
+            try variant("a number", 42)
+            try variant("an object", ["ps1": sealed])
+            try variant("empty", "")
+            try variant("absent", nil)
+            object["aps"] = ["alert": ["title": "t"]]
+            cases.append(("\(format) not mutable", try payload(object)))
+            object["aps"] = ["alert": ["title": ""], "mutable-content": 1]
+            cases.append(("\(format) no alert text", try payload(object)))
+            object["aps"] = ["alert": "a string alert", "mutable-content": 1, "badge": 9, "sound": ["critical": 1, "name": "siren"]]
+            cases.append(("\(format) string alert, critical sound", try payload(object)))
+        }
         Thread.sleep(forTimeInterval: 2.1)
-        let payloads = [good, expiring, foreign, tamperedPayload, garbage, unsealed]
-        let records = try tool.run(["receive", "--json", "--keys", "Sender", "-"], stdin: payloads.joined(separator: "\n") + "\n")
-            .split(separator: "\n").map { try! JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
-        #expect(records.map { $0["status"] as? String } == ["decrypted", "expired", "key-missing", "auth-failed", "malformed", "passthrough"])
-        for (payload, record) in zip(payloads, records) {
-            let opened = opener.open(json: Data(payload.utf8))
-            #expect(opened.status.rawValue == record["status"] as? String, "\(payload.prefix(60))")
-            for (name, value) in [("title", opened.title), ("subtitle", opened.subtitle), ("body", opened.body)] {
-                #expect(value == (record[name] as? String ?? ""), "\(opened.status) \(name)")
+        let records = try pairing.received(cases.map(\.1))
+        let expected: [String: String] = ["good": "decrypted", "expiring": "expired", "foreign key": "key-missing", "tag flipped": "auth-failed",
+                                          "first byte flipped": "auth-failed", "absent": "passthrough", "not mutable": "passthrough",
+                                          "no alert text": "passthrough", "a number": "malformed", "unknown kid": "key-missing"]
+        for ((label, payload), record) in zip(cases, records) {
+            Self.expectSame(opener.open(json: Data(payload.utf8)), as: record, label)
+            if let status = expected[String(label.dropFirst(4))] { #expect(record["status"]?.stringValue == status, "\(label)") }
+            if record["status"]?.stringValue != "passthrough" {
+                #expect(record["title"]?.stringValue != "New notification", "\(label): never the fallback's text")
             }
         }
+    }
+
+    /// Alerts sealed here by hand with the device's secret, as no pushseal sender writes them:
+    /// every field of the wrong kind or out of range, option-style names, duplicate members,
+    /// padding, trailing bytes, nesting. The kit reads each as the receiver does.
+    @Test func handSealedAlertsAreReadByTheSendersRulesOnBothSides() throws {
+        let pairing = try Pairing()
+        let opener = NotificationOpener(keys: pairing.store)
+        let plaintexts = [
+            #"{"title":"t","badge":3}"#, #"{"title":"t","badge":-1}"#, #"{"title":"t","badge":3.0}"#, #"{"title":"t","badge":1e2}"#,
+            #"{"title":"t","badge":true}"#, #"{"title":"t","badge":"3"}"#, #"{"title":"t","badge":99999999999999999999}"#,
+            #"{"title":"t","badge":null}"#, #"{"title":"t","relevance-score":1}"#, #"{"title":"t","relevance-score":1e-1}"#,
+            #"{"title":"t","relevance-score":1.5}"#, #"{"title":"t","relevance-score":-0.0}"#, #"{"title":"t","relevance-score":"0.5"}"#,
+            #"{"title":"t","interruption-level":"timeSensitive"}"#, #"{"title":"t","interruption-level":"loud"}"#,
+            #"{"title":"t","interruption-level":5}"#, #"{"title":null,"body":"b"}"#, #"{"title":5}"#, #"{"title":"t","sound":{"name":"x"}}"#,
+            #"{"title":"t","category":""}"#, #"{"message":"alias","group":"g","level":"critical","title":"t"}"#,
+            #"{"title":"first","title":"second"}"#, #"{"title":"t","data":{"k":1},"data":null}"#, #"{"title":"t","data":[1]}"#,
+            #"{"title":"t","data":"x"}"#, #"{"title":"t","data":{"aps":"x","enc":"y","ok":[1,{"deep":null}]}}"#,
+            #"{"title":"t","exp":"soon"}"#, #"{"title":"t","exp":1.5}"#, #"{"title":"t","exp":null}"#, #"{"title":"t","exp":4102444800}"#,
+            #"{"title":"t","exp":1000}"#, #"{"title":"t","sent":"x"}"#, #"{"title":"t","sent":-5}"#, #"{"title":"t","unknown":{"x":1}}"#,
+            #"{"title":"t"}      "#, "{\"title\":\"t\"}\n\t \r", #"{"title":"t"} x"#, #"{"title":"t"}{}"#, "", "null", "[1]", #""text""#,
+            "\u{FEFF}{\"title\":\"t\"}", #"{"title":"\ud800"}"#, #"{"title":"\u00e9\n"}"#, "{\"title\":\"t\",\"data\":"
+                + String(repeating: "[", count: 70) + String(repeating: "]", count: 70) + "}", "{}", #"{"body":""}"#,
+        ]
+        var payloads: [String] = []
+        for plaintext in plaintexts {
+            let header = "ps1.\(pairing.secretKid)"
+            let box = try AES.GCM.seal(Data(plaintext.utf8), using: pairing.secret, authenticating: Data(header.utf8))
+            let object: [String: Any] = ["aps": ["alert": ["title": "New notification", "body": "Open the app to read it"], "mutable-content": 1],
+                                         "enc": header + "." + Base64URL.encode(box.combined!)]
+            payloads.append(String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self))
+        }
+        // Non-UTF-8 bytes sealed as the alert.
+        let header = "ps1.\(pairing.secretKid)"
+        let box = try AES.GCM.seal(Data([0x7B, 0x22, 0x74, 0x22, 0x3A, 0x22, 0xFF, 0x22, 0x7D]), using: pairing.secret, authenticating: Data(header.utf8))
+        payloads.append(#"{"aps":{"alert":"x","mutable-content":1},"enc":""# + header + "." + Base64URL.encode(box.combined!) + #""}"#)
+        let records = try pairing.received(payloads)
+        var statuses: [String: Int] = [:]
+        for (index, record) in records.enumerated() {
+            Self.expectSame(opener.open(json: Data(payloads[index].utf8)), as: record, index < plaintexts.count ? plaintexts[index] : "non-UTF-8")
+            statuses[record["status"]?.stringValue ?? "", default: 0] += 1
+        }
+        // Both outcomes occur, so the comparison means something.
+        #expect(statuses["decrypted", default: 0] >= 10 && statuses["malformed", default: 0] >= 10 && statuses["expired"] == 1
+                && statuses["original"] == 2)
     }
 }

@@ -22,9 +22,50 @@ struct NotificationOpenerTests {
         let userInfo: [AnyHashable: Any] = ["aps": ["alert": ["title": "fallback", "body": "fallback"], "mutable-content": 1], "enc": enc, 7: "not a string key"]
         let opened = NotificationOpener(keys: InMemoryKeyStore(["k1": .secret(key)])).open(userInfo: userInfo)
         #expect(opened.status == .decrypted && opened.title == "T" && opened.subtitle == "" && opened.body == "B")
-        #expect(opened.userInfo["order"] as? Int == 42)
-        #expect((opened.userInfo["aps"] as? [String: Any])?["mutable-content"] as? Int == 1)
-        #expect(opened.userInfo["enc"] as? String == enc)
+        let merged = opened.userInfo(over: userInfo)
+        #expect(merged["order"] as? Int == 42)
+        #expect((merged["aps"] as? [String: Any])?["mutable-content"] as? Int == 1)
+        #expect(merged["enc"] as? String == enc)
+        #expect(merged[7] as? String == "not a string key")
+        #expect(opened.data.keys == ["order"])
+    }
+
+    @Test func everyAlertFieldTheSealedAlertSetsReplacesTheDeliveredOneAndNoOther() throws {
+        let key = SymmetricKey(size: .bits256)
+        let enc = try Self.sealed(["title": "T", "badge": 4, "sound": "chime", "thread-id": "ops", "interruption-level": "timeSensitive",
+                                   "relevance-score": 0.25, "target-content-id": "w1"], kid: "k1", key: key)
+        let aps: [String: Any] = ["alert": ["title": "fallback", "subtitle": "fallback", "body": "fallback"], "mutable-content": 1,
+                                  "badge": 1, "category": "ACTIONS", "sound": ["critical": 1, "name": "siren", "volume": 1.0]]
+        let opened = NotificationOpener(keys: InMemoryKeyStore(["k1": .secret(key)])).open(userInfo: ["aps": aps, "enc": enc])
+        var changes = AlertContent(title: "T", subtitle: "", body: "")
+        changes.badge = 4
+        changes.sound = "chime"
+        changes.threadIdentifier = "ops"
+        changes.interruptionLevel = .timeSensitive
+        changes.relevanceScore = 0.25
+        changes.targetContentIdentifier = "w1"
+        #expect(opened.changes == changes)
+        var shown = changes
+        shown.categoryIdentifier = "ACTIONS"
+        #expect(opened.content == shown)
+        // A placeholder changes the text only: the delivered badge, category and critical sound stay.
+        let refused = NotificationOpener(keys: InMemoryKeyStore()).open(userInfo: ["aps": aps, "enc": enc])
+        #expect(refused.status == .keyMissing && refused.changes == AlertContent(title: Placeholder.standard.title, subtitle: "", body: Placeholder.standard.body))
+        #expect(refused.content.badge == 1 && refused.content.categoryIdentifier == "ACTIONS" && refused.content.sound == "siren")
+    }
+
+    @Test func aFieldOfTheWrongKindOrOutOfRangeIsMalformedAsTheSenderWouldRefuseIt() throws {
+        let key = SymmetricKey(size: .bits256)
+        let opener = NotificationOpener(keys: InMemoryKeyStore(["k1": .secret(key)]))
+        let bad: [[String: Any]] = [["title": 1], ["title": "t", "badge": -1], ["title": "t", "badge": true], ["title": "t", "badge": 1.5],
+                                    ["title": "t", "relevance-score": 2], ["title": "t", "interruption-level": "loud"],
+                                    ["title": "t", "data": [1]], ["title": "t", "exp": "soon"], ["title": "t", "sent": 1.5],
+                                    ["title": "t", "sound": ["name": "x"]]]
+        for alert in bad {
+            let enc = try Self.sealed(alert, kid: "k1", key: key)
+            let opened = opener.open(userInfo: ["aps": ["alert": "fallback", "mutable-content": 1], "enc": enc])
+            #expect(opened.status == .malformed && opened.title == Placeholder.standard.title, "\(alert)")
+        }
     }
 
     @Test func theClockPassedInDecidesExpiryAndThePlaceholderIsTheAppsOwn() throws {

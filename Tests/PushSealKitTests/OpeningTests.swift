@@ -64,10 +64,13 @@ struct OpeningTests {
     }
 
     @Test func envelopesThatAreNotOnesAreMalformed() {
-        for text in ["", "ps1", "ps3.abc.AAAA", "ps1.bad kid.AAAA", "ps1.abc.A", "ps1.abc.AA==", "ps1.abc.!!!!", "ps1.a.b.c"] {
+        // Shorter than a nonce and a tag (ps1: 28 bytes) or a key and a tag (ps2: 81) is malformed, as the receiver says.
+        for text in ["", "ps1", "ps3.abc.AAAA", "ps1.bad kid.AAAA", "ps1.abc.A", "ps1.abc.AA==", "ps1.abc.!!!!", "ps1.a.b.c", "ps1.abc.AAAA",
+                     "ps1.abc." + Base64URL.encode(Data(count: 27)), "ps2.abc." + Base64URL.encode(Data(count: 80))] {
             #expect(throws: OpeningError.self) { try SealedEnvelope(parsing: text) }
         }
-        #expect((try? SealedEnvelope(parsing: "ps2.3f9a0c1e.AAAA"))?.header == "ps2.3f9a0c1e")
+        #expect((try? SealedEnvelope(parsing: "ps1.3f9a0c1e." + Base64URL.encode(Data(count: 28))))?.header == "ps1.3f9a0c1e")
+        #expect((try? SealedEnvelope(parsing: "ps2.3f9a0c1e." + Base64URL.encode(Data(count: 81))))?.header == "ps2.3f9a0c1e")
     }
 
     @Test func sharesParseAndACorruptedOneIsRefused() throws {

@@ -1,6 +1,7 @@
 import PushSeal
 import SealCrypto
 import Testing
+import PushSealJSON
 
 @Suite("ps1 envelope")
 struct EnvelopeTests {

@@ -4,6 +4,7 @@ import PushSeal
 import SealCrypto
 import Synchronization
 import Testing
+import PushSealJSON
 
 /// An extension whose behaviour each test scripts.
 final class ScriptedExtension: NotificationServiceExtension {

@@ -1,5 +1,6 @@
 import PushSeal
 import Testing
+import PushSealJSON
 
 @Suite("JSON reader and writer")
 struct JSONTests {

@@ -1,5 +1,6 @@
 import PushSeal
 import Testing
+import PushSealJSON
 
 @Suite("APNs payloads")
 struct PayloadTests {

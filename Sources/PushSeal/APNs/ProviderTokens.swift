@@ -3,6 +3,7 @@ import Glibc
 #endif
 import SealCrypto
 import Locking
+import PushSealJSON
 
 /// Checks APNs provider tokens (`authorization: bearer <JWT>`): ES256, a `kid` header,
 /// `iss` and `iat` claims, issued no more than an hour ago.

@@ -1,4 +1,5 @@
 import SealCrypto
+import PushSealJSON
 
 /// How insistently iOS presents a notification (`interruption-level`).
 public struct InterruptionLevel: Hashable, Sendable {

@@ -125,12 +125,14 @@ public final class DecryptingExtension: NotificationServiceExtension {
         if let expires = alert.expires, expires <= now {
             return .failure(DeliveryNote(status: .expired, kid: kid, reason: "the message expired at \(Timestamp.format(expires))"))
         }
-        return .success(content(showing: alert, over: request.content))
+        return .success(content(showing: alert, over: request.content, field: settings.field))
     }
 
     /// The original content with the sealed fields put in place, as an NSE does with
-    /// `mutableCopy()`.
-    static func content(showing alert: SealedAlert, over original: NotificationContent) -> NotificationContent {
+    /// `mutableCopy()`. Sealed data joins userInfo but never replaces `aps` or the envelope's
+    /// field: the app reads those as APNs delivered them (pushseal's sender refuses such keys;
+    /// this holds for any other sender too).
+    static func content(showing alert: SealedAlert, over original: NotificationContent, field: String) -> NotificationContent {
         var content = original
         // The fallback's text gives way to the sealed text, even where the sealed alert has
         // none; every other field the sealed alert sets replaces the payload's.
@@ -138,7 +140,7 @@ public final class DecryptingExtension: NotificationServiceExtension {
         content.fields.subtitle = nil
         content.fields.body = nil
         content.fields.take(alert.fields)
-        for (key, value) in alert.data { content.userInfo[key] = value }
+        for (key, value) in alert.data where key != "aps" && key != field { content.userInfo[key] = value }
         return content
     }
 }

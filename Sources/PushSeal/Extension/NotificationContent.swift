@@ -1,3 +1,5 @@
+import PushSealJSON
+
 /// What a notification shows: the emulation of `UNNotificationContent`, with Apple's
 /// property names over the one table of alert fields (`fields`).
 public struct NotificationContent: Sendable, Equatable {

@@ -1,3 +1,5 @@
+import PushSealJSON
+
 /// A notification as it reaches the device: the emulation of `UNNotificationRequest`.
 public struct NotificationRequest: Sendable, Equatable {
     /// The `apns-id`: the sender's, or a fresh UUID as APNs assigns one when none is given.

@@ -7,6 +7,7 @@ import CSystem
 import Dispatch
 import SealCrypto
 import Locking
+import PushSealJSON
 
 /// Runs a user's own extension program for each notification.
 ///

@@ -1,4 +1,5 @@
 import SealCrypto
+import PushSealJSON
 
 /// The on-disk text of a keyring, `keyring.json`: one key per line so a person can read it,
 /// and strict on reading because a damaged keyring must never be half-used.

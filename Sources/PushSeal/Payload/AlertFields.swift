@@ -1,3 +1,5 @@
+import PushSealJSON
+
 /// The one table of an alert's fields. Each has one name, used alike in the sealed alert,
 /// in APNs' `aps` dictionary (title, subtitle and body under `alert`), in the request and
 /// answer of an `--extension` program and in delivery records; every path iterates this

@@ -1,3 +1,5 @@
+import PushSealJSON
+
 /// What a sender asks for, before it is stamped: filled from command-line options or from
 /// one line of `encrypt --batch` input (both through `AlertFields`, so they follow the same
 /// rules), then turned into a `SealedAlert`.

@@ -1,4 +1,5 @@
 import SealCrypto
+import PushSealJSON
 
 /// Reads a payload (or a bare envelope) and opens the sealed alert with a keyring.
 public struct PayloadOpener: Sendable {

@@ -1,4 +1,5 @@
 import SealCrypto
+import PushSealJSON
 
 /// Turns alerts into APNs payloads: the fallback alert in the clear, the real alert sealed
 /// under the keyring's primary key in one custom field.
@@ -64,6 +65,10 @@ public struct PayloadSealer: Sendable {
 
     /// The payload for `alert`, or `tooLarge` saying by how many bytes it is over.
     public func payload(for alert: SealedAlert) throws -> [UInt8] {
+        // Receivers keep the payload's own `aps` and envelope, so such a key would be lost.
+        for key in ["aps", field] where alert.data[key] != nil {
+            throw PayloadError(.invalidAlert, "data may not set '\(key)': the receiver keeps the payload's own")
+        }
         var plaintext = alert.plaintext(paddedTo: pad)
         defer { SecureMemory.wipe(&plaintext) }
         let envelope = switch key {

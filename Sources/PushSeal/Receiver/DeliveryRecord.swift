@@ -1,3 +1,5 @@
+import PushSealJSON
+
 /// One line of `pushseal receive` output: what happened to one input.
 public struct DeliveryRecord: Sendable {
     /// 1-based position of the input in arrival order.

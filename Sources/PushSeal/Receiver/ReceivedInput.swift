@@ -1,4 +1,5 @@
 import SealCrypto
+import PushSealJSON
 
 /// One input to the receiver, read into a request, or the reason it could not be.
 public enum ReceivedInput: Sendable {

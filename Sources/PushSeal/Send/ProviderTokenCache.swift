@@ -3,6 +3,7 @@ import Glibc
 #endif
 import SealCrypto
 import Locking
+import PushSealJSON
 
 /// APNs provider tokens for one team and key, minted with ES256 and shared on disk by every
 /// process: a shell loop of a thousand `pushseal send` calls mints one token, not a thousand

@@ -6,6 +6,7 @@ import HTTP2
 import SealCrypto
 import MonotonicTime
 import Locking
+import PushSealJSON
 
 /// Delivers payloads to APNs (or any server that speaks its provider API), one result per
 /// device in the order they were added.

@@ -47,7 +47,7 @@ public enum JSONValue: Sendable, Equatable {
         }
     }
 
-    public static func integer<T: BinaryInteger>(_ value: T) -> JSONValue { .number(String(value)) }
+    @inlinable public static func integer<T: BinaryInteger>(_ value: T) -> JSONValue { .number(String(value)) }
 }
 
 /// A JSON object whose members keep the order they were added or read in.

@@ -43,7 +43,7 @@ public enum JSONWriter {
 
     /// Appends `text` as a JSON string. Runs of bytes that need no escape are copied whole,
     /// which is nearly every byte of a real alert.
-    static func writeString(_ text: String, to output: inout [UInt8]) {
+    public static func writeString(_ text: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { utf8 in
