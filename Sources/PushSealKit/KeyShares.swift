@@ -25,9 +25,32 @@ public enum KeyShare {
         return (kid, key)
     }
 
-    /// The public line for a private key the device keeps: what it shows the sender.
+    /// The public line for a private key the device keeps: what it shows the sender, who
+    /// runs `pushseal keys import` with it and seals with `--to <kid>`.
     public static func publicLine(kid: String, for key: P256.KeyAgreement.PrivateKey) -> String {
         "ppk1.\(kid).\(Base64URL.encode(key.publicKey.x963Representation))"
+    }
+
+    /// A new key pair for this device, under a random 8-hex-digit id as `pushseal keys init
+    /// --recipient` makes them: keep the private key, show `publicLine(kid:for:)`.
+    public static func newRecipient() -> (kid: String, key: P256.KeyAgreement.PrivateKey) {
+        var random = SystemRandomNumberGenerator()
+        return (String(format: "%08x", UInt32.random(in: .min ... .max, using: &random)), P256.KeyAgreement.PrivateKey())
+    }
+
+    /// The private half a recipient keeps, as one line: `prk1.<kid>.<base64url scalar>`.
+    /// Secret: for the device's own store (or moving it between devices), never for a sender.
+    public static func privateLine(kid: String, for key: P256.KeyAgreement.PrivateKey) -> String {
+        "prk1.\(kid).\(Base64URL.encode(key.rawRepresentation))"
+    }
+
+    /// A `prk1` line: the key id and the P-256 private key (its 32-byte scalar).
+    public static func privateKey(parsing line: String) throws(OpeningError) -> (kid: String, key: P256.KeyAgreement.PrivateKey) {
+        let (kid, bytes) = try split(line, prefix: "prk1.", what: "private key")
+        guard bytes.count == 32, let key = try? P256.KeyAgreement.PrivateKey(rawRepresentation: bytes) else {
+            throw OpeningError(.malformed, "not a private key: the scalar is not a P-256 private key")
+        }
+        return (kid, key)
     }
 
     private static func split(_ line: String, prefix: String, what: String) throws(OpeningError) -> (String, Data) {

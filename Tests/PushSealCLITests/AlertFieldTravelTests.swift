@@ -92,4 +92,19 @@ struct AlertFieldTravelTests {
         #expect(run.status == 64)
         #expect(run.stderr.hasPrefix("error: \(option[0]): "))
     }
+
+    /// Receivers keep the payload's own aps and envelope field, so data naming either would be lost.
+    @Test(arguments: [[String](), ["--field", "sealed"]])
+    func dataMayNotSetApsOrTheEnvelopeField(_ field: [String]) throws {
+        let keyring = try KeyringFixture()
+        let name = field.last ?? "enc"
+        for key in ["aps", name] {
+            let run = try keyring.encrypt(["-t", "T", "--data", "\(key)=x"] + field)
+            #expect(run.status == 65 && run.stdout.isEmpty)
+            #expect(run.stderr == "error: data may not set '\(key)': the receiver keeps the payload's own\n")
+        }
+        let batch = try keyring.encrypt(["--batch"] + field, stdin: #"{"title":"a","data":{"aps":1}}"# + "\n" + #"{"title":"b","data":{"ok":1}}"# + "\n")
+        #expect(batch.status == 65 && batch.stdout.split(separator: "\n").count == 1)
+        #expect(batch.stderr.hasPrefix("error: line 1: data may not set 'aps'"))
+    }
 }

@@ -183,6 +183,39 @@ struct CrossImplementationTests {
         }
     }
 
+    /// The lines `keys export` and `keys export --public` print parse into keys that open what
+    /// pushseal seals (the thousand-alert test opens with them); a corrupted line is refused by
+    /// the kit exactly when `keys import` refuses it.
+    @Test func aCorruptedShareIsRefusedAsKeysImportRefusesIt() throws {
+        let pairing = try Pairing()
+        let secretLine = try pairing.tool.run(["keys", "export", "--keys", "Sender"]).trimmingCharacters(in: .newlines)
+        let publicLine = try pairing.tool.run(["keys", "export", "--public", "--keys", "Device"]).trimmingCharacters(in: .newlines)
+        func corruptions(of line: String) -> [String] {
+            let last = line.last!
+            return [line, "  \(line)\n", String(line.dropLast()), line + "A", String(line.dropLast()) + (last == "A" ? "B" : "A"),
+                    String(line.dropLast()) + (last == "B" ? "C" : "B"), String(line.dropLast(2)) + "+/", line.replacingOccurrences(of: ".", with: ":"),
+                    String(line.prefix(5)) + "bad kid" + line.dropFirst(13), line.uppercased(), String(line.prefix(20)),
+                    String(line.prefix(14)) + String(repeating: "A", count: line.count - 14)]
+        }
+        var refused = 0
+        let secrets = corruptions(of: secretLine)
+        for (index, line) in (secrets + corruptions(of: publicLine)).enumerated() {
+            let imported = (try? pairing.tool.run(["keys", "import", "--keys", "Scratch\(index)", "-"], stdin: line)) != nil
+            let parsed = index < secrets.count ? (try? KeyShare.secret(parsing: line)) != nil : (try? KeyShare.publicKey(parsing: line)) != nil
+            #expect(parsed == imported, "\(index) \(line.debugDescription)")
+            if !parsed { refused += 1 }
+        }
+        #expect(refused >= 16)
+        // The private half a recipient keeps, as a line, comes back as the same key.
+        let (kid, key) = KeyShare.newRecipient()
+        #expect(kid.count == 8 && kid.allSatisfy(\.isHexDigit))
+        let kept = try KeyShare.privateKey(parsing: KeyShare.privateLine(kid: kid, for: key))
+        #expect(kept.kid == kid && kept.key.rawRepresentation == key.rawRepresentation)
+        #expect(throws: OpeningError.self) { try KeyShare.privateKey(parsing: "prk1.\(kid)." + Base64URL.encode(Data(repeating: 0xFF, count: 32))) }
+        #expect(throws: OpeningError.self) { try KeyShare.privateKey(parsing: "prk1.\(kid)." + Base64URL.encode(Data(count: 32))) }
+        #expect(throws: OpeningError.self) { try KeyShare.privateKey(parsing: KeyShare.publicLine(kid: kid, for: key)) }
+    }
+
     @Test(arguments: ["ps1", "ps2"])
     func aThousandAlertsOpenToWhatPushsealsReceiverShows(format: String) throws {
         let pairing = try Pairing()

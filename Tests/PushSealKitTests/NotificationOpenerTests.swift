@@ -6,6 +6,7 @@ import CryptoKit
 import Crypto
 #endif
 @testable import PushSealKit
+import PushSealJSON
 
 /// The opener's rules on payloads made here with the library itself.
 @Suite("PushSealKit: the opener's rules")
@@ -85,5 +86,29 @@ struct NotificationOpenerTests {
         let notMutable = opener.open(userInfo: ["aps": ["alert": ["title": "t"]], "enc": "ps1.k1.AAAA"])
         #expect(notMutable.status == .passthrough && notMutable.title == "t")
         #expect(opener.open(json: Data("[1]".utf8)).status == .malformed)
+    }
+
+    /// userInfo as Foundation holds it (what iOS hands the extension): booleans stay booleans,
+    /// 1.0 is 1, and sealed data comes back as Int, Double, Bool, NSNull, arrays and dictionaries.
+    @Test func userInfoIsReadAndWrittenAsFoundationHoldsIt() throws {
+        let key = SymmetricKey(size: .bits256)
+        let header = "ps1.k1"
+        let alert = #"{"title":"T","data":{"n":7,"x":0.5,"big":12345678901234,"yes":true,"none":null,"list":[1,"a"],"obj":{"k":"v"}}}"#
+        let box = try AES.GCM.seal(Data(alert.utf8), using: key, authenticating: Data(header.utf8))
+        let enc = header + "." + Base64URL.encode(box.combined!)
+        let opener = NotificationOpener(keys: InMemoryKeyStore(["k1": .secret(key)]))
+        let parsed = try JSONSerialization.jsonObject(with: Data((#"{"aps":{"alert":"f","mutable-content":1.0},"enc":""# + enc + #""}"#).utf8))
+        let opened = opener.open(userInfo: parsed as! [AnyHashable: Any])
+        #expect(opened.status == .decrypted)
+        let merged = opened.userInfo(over: parsed as! [AnyHashable: Any])
+        #expect(merged["n"] as? Int == 7 && merged["x"] as? Double == 0.5 && merged["big"] as? Int == 12_345_678_901_234)
+        #expect(merged["yes"] as? Bool == true && merged["none"] is NSNull)
+        #expect((merged["list"] as? [Any])?.count == 2 && (merged["obj"] as? [String: Any])?["k"] as? String == "v")
+        // A boolean is not the number 1: mutable-content true does not make a notification eligible.
+        let boolean = try JSONSerialization.jsonObject(with: Data((#"{"aps":{"alert":"f","mutable-content":true},"enc":""# + enc + #""}"#).utf8))
+        #expect(opener.open(userInfo: boolean as! [AnyHashable: Any]).status == .passthrough)
+        #expect(UserInfo.json(["b": true, "one": 1, "onePointZero": 1.0, "half": 0.5, "s": "x", "n": NSNull()])
+                == JSONObject([("b", .bool(true)), ("half", .number("0.5")), ("n", .null), ("one", .integer(1)),
+                               ("onePointZero", .integer(1)), ("s", .string("x"))]))
     }
 }

@@ -302,6 +302,24 @@ struct DecryptingExtensionTests {
         #expect(content.userInfo["aps"] != nil)
     }
 
+    @Test func sealedDataNeverReplacesApsOrTheEnvelopeField() async throws {
+        var request = AlertRequest()
+        request.title = "Secret title"
+        request.data["aps"] = .string("replaced")
+        request.data["enc"] = .string("replaced")
+        request.data["kept"] = .integer(1)
+        // pushseal's sender refuses such data; another sender may write it.
+        #expect(throws: PayloadError.self) { try PayloadSealer(keyring: keyring).payload(for: try request.alert(now: now)) }
+        let (kid, key) = try keyring.encryptionKey()
+        let envelope = try SealedEnvelope.seal(try request.alert(now: now).plaintext(paddedTo: 1), kid: kid, key: key)
+        let payload = #"{"aps":{"alert":{"title":"fallback"},"mutable-content":1},"enc":""# + envelope.text + #""}"#
+        let delivery = await deliver(payload, keys: FixedKeySource(keyring))
+        #expect(delivery.status == .decrypted && delivery.content.title == "Secret title")
+        #expect(delivery.content.userInfo["aps"]?.objectValue?["mutable-content"] == .integer(1))
+        #expect(delivery.content.userInfo["enc"] == .string(envelope.text))
+        #expect(delivery.content.userInfo["kept"] == .integer(1))
+    }
+
     @Test func eachFailureShowsThePlaceholderWithItsStatus() async throws {
         var rotated = keyring
         let old = rotated.primary!.id
