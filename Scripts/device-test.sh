@@ -1,14 +1,32 @@
 #!/usr/bin/env bash
 # Builds PushSealKit (the device side) on swift-crypto and runs its tests; ends with one line
-# "device: N passed, M failed". swift-crypto comes from ../shared/vendor/ when its archives
-# are there (built offline, SWIFTCI_USE_LOCAL_DEPS), else from its repository URL.
+# "device: N passed, M failed". swift-crypto comes from its vendored archives when they are
+# at hand (built offline, SWIFTCI_USE_LOCAL_DEPS), else from its repository URL.
 #   Scripts/device-test.sh
+#   Scripts/device-test.sh --vendor   # print the archives' folder, or fail when there is none
 # The kit's build lives in .build/device, apart from the CLI's, whose manifest stays without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-vendor=../shared/vendor
-if ls "$vendor"/swift-crypto-*.tar.xz >/dev/null 2>&1; then
+# The archives' folder: $PUSHSEAL_VENDOR, else ../shared/vendor beside the project, else beside
+# the repository this one was cloned from (a fresh clone in a temporary folder).
+find_vendor() {
+  local origin dir
+  origin=$(git remote get-url origin 2>/dev/null || true)
+  for dir in "${PUSHSEAL_VENDOR:-}" ../shared/vendor ${origin:+"$origin/../shared/vendor"}; do
+    if [ -n "$dir" ] && ls "$dir"/swift-crypto-*.tar.xz >/dev/null 2>&1; then
+      echo "$dir"
+      return 0
+    fi
+  done
+  return 1
+}
+if [ "${1:-}" = --vendor ]; then
+  find_vendor
+  exit
+fi
+
+if vendor=$(find_vendor); then
   mkdir -p .build/vendor
   for archive in "$vendor"/swift-crypto-*.tar.xz "$vendor"/swift-asn1-*.tar.xz; do
     name=$(basename "$archive" | sed -E 's/-[0-9].*//')

@@ -56,15 +56,15 @@ set -e
 
 # One plain closing line, whichever test library ran what.
 passed=$(grep -E '^✔ Test .* passed' "$log" | grep -v -c '^✔ Test run with' || true)
-failed=$(grep -E '^✘ Test .* failed' "$log" | grep -v -c '^✘ Test run with' || true)
+failed=$(grep -E '^✘ Test .* failed after' "$log" | grep -v -c '^✘ Test run with' || true)
 # The device side (PushSealKit on swift-crypto), whenever swift-crypto is at hand: the vendored
-# archives beside the project, or PUSHSEAL_SWIFT_CRYPTO=url with network access. Its own line
-# comes first, so the suite's count stays the closing one.
+# archives (see Scripts/device-test.sh for where it looks), or PUSHSEAL_SWIFT_CRYPTO=url with
+# network access. Its own line comes first, so the suite's count stays the closing one.
 device=0
-if ls ../shared/vendor/swift-crypto-*.tar.xz >/dev/null 2>&1 || [ "${PUSHSEAL_SWIFT_CRYPTO:-}" = url ]; then
+if Scripts/device-test.sh --vendor >/dev/null || [ "${PUSHSEAL_SWIFT_CRYPTO:-}" = url ]; then
   Scripts/device-test.sh 2>/dev/null | tail -1 || device=$?
 else
-  echo "device: not run (no swift-crypto: ../shared/vendor/ is absent; PUSHSEAL_SWIFT_CRYPTO=url fetches it)"
+  echo "device: not run (no swift-crypto: no vendored archives in \$PUSHSEAL_VENDOR or ../shared/vendor/; PUSHSEAL_SWIFT_CRYPTO=url fetches it)"
 fi
 echo "test: ${passed} passed, ${failed} failed"
 [ "$status" -eq 0 ] || exit "$status"
