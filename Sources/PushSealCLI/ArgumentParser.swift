@@ -80,6 +80,14 @@ struct CommandSpec: Sendable {
     }
 
     var displayName: String { (["pushseal"] + name).joined(separator: " ") }
+
+    /// The usage line's command and arguments without its options: `promote KID`,
+    /// `import SHARE|FILE|-`, for the group help's list.
+    var synopsis: String {
+        // "pushseal keys promote KID [--grace 30d]": after "pushseal" and the group's words.
+        let words = usage.split(separator: " ").dropFirst(name.count)
+        return words.prefix { !$0.hasPrefix("-") && !$0.hasPrefix("[-") }.joined(separator: " ")
+    }
 }
 
 /// Arguments sorted into options and positionals, before they mean anything.

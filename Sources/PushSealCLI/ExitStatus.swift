@@ -21,6 +21,24 @@ enum ExitStatus: Int32, CaseIterable {
 }
 
 extension ExitStatus {
+    /// A few words for the root help's list.
+    var label: String {
+        switch self {
+        case .ok: "ok"
+        case .usage: "usage"
+        case .dataError: "bad input or failed authentication"
+        case .noInput: "missing input or key"
+        case .unavailable: "refused for good or address taken"
+        case .cannotCreate: "cannot create"
+        case .ioError: "I/O"
+        case .temporaryFailure: "try again later"
+        case .noPermission: "permission"
+        case .configuration: "configuration"
+        case .interrupted: "SIGINT"
+        case .terminated: "SIGTERM"
+        }
+    }
+
     /// What the code tells a script, as the manual says it.
     var meaning: String {
         switch self {

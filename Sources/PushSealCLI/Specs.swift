@@ -36,9 +36,9 @@ enum Specs {
           help         Show help for a command ('pushseal help keys rotate').
 
         The real alert travels sealed with AES-256-GCM in one custom payload field; Apple,
-        proxies and logs see only the fallback alert. Exit codes: 0 ok, 64 usage, 65 bad
-        input or failed authentication, 66 missing input or key, 73 cannot create, 74 I/O,
-        77 permission, 78 configuration.
+        proxies and logs see only the fallback alert.
+
+        \(exitCodeSummary)
 
         Example:
           pushseal keys init
@@ -50,20 +50,22 @@ enum Specs {
         usage: "pushseal keys <subcommand> [options]", options: [],
         discussion: """
         SUBCOMMANDS:
-          init            Create a keyring with one primary key.
-          add             Add a key that decrypts but does not encrypt yet.
-          promote KID     Make KID the primary key.
-          rotate          Make a new primary; the old one decrypts for --grace.
-          list            Show the keys and their states.
-          export [KID]    Print a key as a share line for a receiver.
-          import SHARE    Add a shared key ('-' reads it from stdin).
-          disable KID     Stop KID from decrypting (reversible with enable).
-          enable KID      Let a disabled key decrypt again.
-          destroy KID     Wipe KID's secret for good; its id stays.
-          prune           Destroy keys whose grace period has passed.
+        \(keys.map { "  " + $0.synopsis + String(repeating: " ", count: max(2, 22 - $0.synopsis.count)) + $0.overview }.joined(separator: "\n"))
 
         Every subcommand takes --keys DIR (or PUSHSEAL_KEYS; default ./Keys).
         """)
+
+    /// The root help's exit codes, from the one table of them, wrapped.
+    static var exitCodeSummary: String {
+        var lines = [""]
+        for (index, status) in ExitStatus.allCases.enumerated() {
+            let last = index == ExitStatus.allCases.count - 1
+            let item = (index == 0 ? "Exit codes: " : "") + "\(status.rawValue) \(status.label)" + (last ? "." : ",")
+            if lines[lines.count - 1].count + item.count + 1 > 88 { lines.append("") }
+            lines[lines.count - 1] += (lines[lines.count - 1].isEmpty ? "" : " ") + item
+        }
+        return lines.joined(separator: "\n")
+    }
 
     static let keys: [CommandSpec] = [
         CommandSpec(
@@ -72,16 +74,16 @@ enum Specs {
             discussion: "Creates DIR (mode 0700) and DIR/keyring.json (mode 0600); prints the new key id.\nRefuses to overwrite an existing keyring. With --recipient (on the device's side) the key\nis a P-256 key pair: 'keys export --public' prints the share senders import."),
         CommandSpec(
             name: ["keys", "add"], overview: "Add a key that decrypts but does not encrypt yet.",
-            usage: "pushseal keys add [--recipient] [--keys DIR]", options: [keysOption, lockTimeoutOption, recipientOption],
-            discussion: "Step one of a two-step roll-out: export the new key to receivers, then 'keys promote' it.\nPrints the new key id."),
+            usage: "pushseal keys add [--recipient] [--keys DIR]", options: [keysOption, lockTimeoutOption, addRecipientOption],
+            discussion: "Step one of a two-step roll-out: export the new key to receivers, then 'keys promote' it.\nPrints the new key id. The key is of the primary's kind (a key pair in a recipient\nkeyring, a shared secret otherwise) unless --recipient asks for a key pair."),
         CommandSpec(
             name: ["keys", "promote"], overview: "Make a key the primary.",
             usage: "pushseal keys promote KID [--grace 30d] [--keys DIR]", options: [keysOption, graceOption, lockTimeoutOption],
             discussion: "The previous primary keeps decrypting until the grace period passes."),
         CommandSpec(
-            name: ["keys", "rotate"], overview: "Make a new primary key.",
+            name: ["keys", "rotate"], overview: "Make a new primary of its kind; the old one decrypts for --grace.",
             usage: "pushseal keys rotate [--grace 30d] [--keys DIR]", options: [keysOption, graceOption, lockTimeoutOption],
-            discussion: "Prints the new key id. Payloads sealed under the old primary still open until the grace\nperiod passes; then 'keys prune' destroys it."),
+            discussion: "Prints the new key id. Payloads sealed under the old primary still open until the grace\nperiod passes; then 'keys prune' destroys it. The new key is of the old one's kind: a shared\nsecret, or a key pair on a device. A device's public key is rotated on the device\n('keys rotate' there, then 'keys export --public' there and 'keys import' here)."),
         CommandSpec(
             name: ["keys", "list"], overview: "Show the keys, never their secrets.",
             usage: "pushseal keys list [--json] [--keys DIR]",
@@ -98,7 +100,7 @@ enum Specs {
         CommandSpec(
             name: ["keys", "import"], overview: "Add a shared key, or a recipient's public key, to this keyring.",
             usage: "pushseal keys import SHARE|FILE|- [--keys DIR]", options: [keysOption, lockTimeoutOption],
-            discussion: "Reads the share from stdin ('-') or a FILE; creates the keyring if there is none. A psk1\nkey decrypts but does not encrypt; a ppk1 public key encrypts only ('encrypt --to KID').\nA psk1 share typed as an argument works but shows in 'ps' and shell history, so it earns a\nwarning; a ppk1 share holds no secret and may be given as it is.",
+            discussion: "Reads the share from stdin ('-') or a FILE; creates the keyring if there is none. A psk1\nkey is added enabled: it decrypts, and 'keys promote KID' makes it the key that encrypts.\nA ppk1 public key only encrypts ('encrypt --to KID', or promote it to seal to it by default).\nA psk1 share typed as an argument works but shows in 'ps' and shell history, so it earns a\nwarning; a ppk1 share holds no secret and may be given as it is.",
             arguments: .files),
         CommandSpec(
             name: ["keys", "disable"], overview: "Stop a key from decrypting.",
@@ -150,6 +152,7 @@ enum Specs {
     }
 
     static let recipientOption = OptionSpec("recipient", help: "Make a recipient key pair (P-256, for ps2) instead of a shared secret.")
+    static let addRecipientOption = OptionSpec("recipient", help: "Make a recipient key pair (P-256, for ps2) whatever the primary's kind.")
 
     static let toOption = OptionSpec("to", value: "kid", environment: "PUSHSEAL_TO",
                                      help: "Seal to this recipient's public key (ps2) instead of the primary key.")
@@ -189,7 +192,7 @@ enum Specs {
         usage: "pushseal decrypt FILE|- [--field enc] [--keys DIR]",
         options: [fieldOption, keysOption],
         discussion: """
-        Reads a payload (or a bare ps1 envelope) from FILE or stdin ('-') and prints the sealed
+        Reads a payload (or a bare ps1 or ps2 envelope) from FILE or stdin ('-') and prints the sealed
         alert as one line of JSON. An altered envelope exits 65 and prints nothing on stdout.
         """, arguments: .files)
 

@@ -66,6 +66,14 @@ struct SendTests {
         #expect(lines[0].hasPrefix("ok \(deviceToken) "))
         #expect(lines[1].hasPrefix("fail \(gone) 410 Unregistered 20"), "\(lines[1])")
         #expect(lines[2] == "fail \(unknown) 400 BadDeviceToken")
+        // The README's sample result lines have the shape of these: full tokens, APNs' ids in capitals.
+        let shape = /(ok [0-9a-f]{64} [0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}|fail [0-9a-f]{64} [0-9]{3} [A-Za-z]+( .*)?)/
+        #expect(lines.allSatisfy { $0.wholeMatch(of: shape) != nil }, "\(lines)")
+        let readme = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
+        let samples = readme.split(separator: "\n").map { $0.hasPrefix("# ok ") ? $0.dropFirst(2) : $0 }
+            .filter { $0.hasPrefix("ok ") || $0.hasPrefix("fail ") }
+        #expect(samples.count >= 4 && samples.allSatisfy { $0.wholeMatch(of: shape) != nil }, "\(samples)")
         let records = listener.finish().stdout.split(separator: "\n").map { jsonObject(String($0)) }
         let delivered = try #require(records.first { $0["status"] as? String == "decrypted" })
         #expect(delivered["title"] as? String == "Deploy finished")

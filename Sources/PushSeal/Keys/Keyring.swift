@@ -131,9 +131,14 @@ public struct Keyring: Sendable {
         keys[index].expires = nil
     }
 
-    /// Makes a new primary key; the old one keeps decrypting for `grace`. Returns the new kid.
+    /// Makes a new primary key of the primary's kind; the old one keeps decrypting for
+    /// `grace`. Returns the new kid. A device's public key has no successor here: only the
+    /// device can make one.
     @discardableResult
     public mutating func rotate(grace: Duration, now: Int64) throws -> String {
+        if let primary, primary.kind == .public {
+            throw KeyringError(.notAllowed, "the primary key \(primary.id) is a device's public key, and only the device can make its successor: run 'pushseal keys rotate' there, then 'keys export --public' there and 'keys import' the line here")
+        }
         let entry = try newKey(state: .primary, now: now, kind: newKind)
         retirePrimary(grace: grace, now: now)
         keys.append(entry)

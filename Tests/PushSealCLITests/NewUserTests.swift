@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+@testable import PushSealCLI
+
+/// What a new user trips on: help that matches the binary, and keys that keep their kind.
+@Suite("what a new user meets")
+struct NewUserTests {
+    @Test func theRootHelpListsEveryExitCode() throws {
+        let help = try pushseal(["--help"]).stdout
+        for status in ExitStatus.allCases {
+            #expect(help.contains("\(status.rawValue) \(status.label)"), "\(status)")
+        }
+        #expect(help.contains("69 ") && help.contains("75 "))
+    }
+
+    @Test func theKeysHelpListsEachSubcommandAsItsOwnUsageSays() throws {
+        let help = try pushseal(["keys", "--help"]).stdout
+        #expect(help.contains("  import SHARE|FILE|-  "))
+        for spec in Specs.keys {
+            #expect(help.contains("  \(spec.synopsis)  ") && help.contains(spec.overview), "\(spec.name)")
+            let own = try pushseal(spec.name + ["--help"]).stdout
+            #expect(own.contains("USAGE: pushseal keys \(spec.synopsis)"), "\(spec.name)")
+        }
+    }
+
+    @Test func helpTellsWhatTheBinaryDoes() throws {
+        #expect(try pushseal(["decrypt", "--help"]).stdout.contains("a bare ps1 or ps2 envelope"))
+        #expect(try pushseal(["keys", "import", "--help"]).stdout.contains("'keys promote KID' makes it the key that encrypts"))
+        #expect(try pushseal(["keys", "add", "--help"]).stdout.contains("The key is of the primary's kind"))
+    }
+
+    /// Every kind through add, promote and rotate: a key keeps its kind, and a device's public
+    /// key, which only the device can replace, is not rotated here.
+    @Test func rotationKeepsTheKindAndRefusesToReplaceADevicesPublicKey() throws {
+        func kinds(_ keyring: KeyringFixture) throws -> [String: String] {
+            let list = try keyring.keysCommand(["list", "--json"]).stdout
+            let keys = try JSONSerialization.jsonObject(with: Data(list.utf8)) as! [[String: Any]]
+            return Dictionary(uniqueKeysWithValues: keys.map { ($0["id"] as! String, $0["kind"] as! String) })
+        }
+        let sender = try KeyringFixture()
+        let rotated = try sender.keysCommand(["rotate"]).stdout.trimmingCharacters(in: .newlines)
+        #expect(try kinds(sender)[rotated] == "secret")
+
+        let device = TemporaryFolder()
+        let deviceKeys = device.file("Keys")
+        #expect(try pushseal(["keys", "init", "--recipient", "--keys", deviceKeys]).status == 0)
+        let next = try pushseal(["keys", "rotate", "--keys", deviceKeys]).stdout.trimmingCharacters(in: .newlines)
+        let added = try pushseal(["keys", "add", "--keys", deviceKeys]).stdout.trimmingCharacters(in: .newlines)
+        let deviceList = try JSONSerialization.jsonObject(with: Data(try pushseal(["keys", "list", "--json", "--keys", deviceKeys]).stdout.utf8)) as! [[String: Any]]
+        #expect(deviceList.filter { [next, added].contains($0["id"] as! String) }.allSatisfy { $0["kind"] as? String == "private" })
+        let pair = try sender.keysCommand(["add", "--recipient"]).stdout.trimmingCharacters(in: .newlines)
+        #expect(try kinds(sender)[pair] == "private")
+
+        // A sender whose primary is the device's public key: promote works, rotate is refused.
+        let line = try pushseal(["keys", "export", "--public", "--keys", deviceKeys]).stdout
+        let imported = try sender.keysCommand(["import", "-"], stdin: line).stdout.trimmingCharacters(in: .newlines)
+        #expect(try sender.keysCommand(["promote", imported]).status == 0)
+        let before = try String(contentsOfFile: sender.keys + "/keyring.json", encoding: .utf8)
+        let refused = try sender.keysCommand(["rotate"])
+        #expect(refused.status == 65 && refused.stdout.isEmpty)
+        #expect(refused.stderr == "error: the primary key \(imported) is a device's public key, and only the device can make its successor: run 'pushseal keys rotate' there, then 'keys export --public' there and 'keys import' the line here\n")
+        #expect(try String(contentsOfFile: sender.keys + "/keyring.json", encoding: .utf8) == before, "the keyring is unchanged")
+        #expect(try sender.encrypt(["-t", "still sealed to the device"]).stdout.contains("\"ps2.\(imported)."))
+    }
+}
