@@ -6,6 +6,20 @@ import Darwin
 import PushSeal
 import SealCrypto
 import Locking
+import Synchronization
+
+/// Whether a reader of stdout went away (EPIPE: `| head` has what it wanted). That is no
+/// failure worth a line: pushseal then exits 141 without one, as `cat` does by SIGPIPE.
+enum StdoutReader {
+    static let closed = Atomic<Bool>(false)
+
+    /// The message for a failed write, noting a closed reader.
+    static func failure(_ error: FileIOFailure) -> String {
+        guard error.code == EPIPE else { return error.message }
+        closed.store(true, ordering: .relaxed)
+        return "the reader closed the pipe"
+    }
+}
 
 /// The process's standard streams, with stdout buffered so that `--batch` makes one write
 /// per 64 KiB instead of one per payload. Safe to use from the receiver's threads.
@@ -107,7 +121,7 @@ final class Console: Sendable {
         do {
             try FileIO.writeAll(descriptor, state.pending)
         } catch {
-            state.failure = error.code == EPIPE ? "the reader closed the pipe" : error.message
+            state.failure = descriptor == 1 ? StdoutReader.failure(error) : error.message
         }
     }
 
@@ -136,6 +150,12 @@ enum InputFiles {
         let descriptor = try open(source)
         defer { close(descriptor) }
         return try readAll(descriptor, name: source)
+    }
+
+    /// Fails as `read` would if the file cannot be opened: for commands that check every
+    /// input before they start.
+    static func checkReadable(_ source: String) throws {
+        close(try open(source))
     }
 
     /// Opens a file for reading (the caller closes it), or gives stdin for `-`.

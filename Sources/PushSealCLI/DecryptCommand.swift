@@ -2,27 +2,59 @@ import PushSeal
 import PushSealJSON
 
 /// Runs `pushseal decrypt`: prints the opened alert as one JSON line. Nothing reaches
-/// stdout unless authentication succeeded.
-func runDecrypt(_ request: DecryptRequest, console: Console) throws {
+/// stdout unless authentication succeeded. Input that is not one payload but several, one
+/// per line, is opened line by line: one alert per line, each failure reported with its line.
+func runDecrypt(_ request: DecryptRequest, console: Console) throws -> ExitStatus {
     let input = try InputFiles.read(request.source)
     let keyring = try KeyringStore(folder: request.keysFolder).load()
     let opener = PayloadOpener(keyring: keyring, field: request.field)
-    let text = String(decoding: input, as: UTF8.self).trimmingASCIIWhitespace()
+    let now = Timestamp.now()
+    let whole: SealedAlert
+    do {
+        whole = try open(input[...], with: opener, now: now)
+    } catch {
+        let lines = input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated()
+            .filter { $0.element.contains { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") && $0 != UInt8(ascii: "\r") } }
+        guard lines.count > 1 else { throw error }
+        var failed = 0
+        for (index, line) in lines {
+            do {
+                let alert = try open(line, with: opener, now: now)
+                if let expires = alert.expires, expires <= now {
+                    console.warning("line \(index + 1): this message expired at \(Timestamp.format(expires)); receivers show a placeholder instead")
+                }
+                console.output(JSONWriter.string(.object(alert.json)))
+            } catch {
+                failed += 1
+                console.error("line \(index + 1): \(message(for: error))")
+            }
+        }
+        guard failed == 0 else {
+            console.error("\(failed) of \(lines.count) payloads were not opened")
+            return .dataError
+        }
+        return .ok
+    }
+    if let expires = whole.expires, expires <= now {
+        console.warning("this message expired at \(Timestamp.format(expires)); receivers show a placeholder instead")
+    }
+    console.output(JSONWriter.string(.object(whole.json)))
+    return .ok
+}
+
+/// One payload, or one bare envelope, opened.
+private func open(_ input: ArraySlice<UInt8>, with opener: PayloadOpener, now: Int64) throws -> SealedAlert {
+    let bytes = Array(input)
+    let text = String(decoding: bytes, as: UTF8.self).trimmingASCIIWhitespace()
     let envelope = text.hasPrefix("ps1.") || text.hasPrefix("ps2.")
         ? try SealedEnvelope(parsing: text)
-        : try opener.envelope(inPayload: input)
-    let now = Timestamp.now()
-    let alert: SealedAlert
+        : try opener.envelope(inPayload: bytes)
     do {
-        alert = try opener.open(envelope, now: now)
+        return try opener.open(envelope, now: now)
     } catch let error as KeyringError where error.code != .corrupt && error.code != .io {
         // The kid came from the input, not from the user: a kid this keyring cannot use is
         // bad input (65), like any other altered character of the envelope. A key the user
         // names on the command line (keys export KID) stays "missing" (66).
         throw CLIFailure(.dataError, error.reason)
     }
-    if let expires = alert.expires, expires <= now {
-        console.warning("this message expired at \(Timestamp.format(expires)); receivers show a placeholder instead")
-    }
-    console.output(JSONWriter.string(.object(alert.json)))
 }

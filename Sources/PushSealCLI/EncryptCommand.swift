@@ -95,10 +95,15 @@ private func runBatch(sealers: SealerSet, jobs: Int, console: Console) throws ->
         var sealed = SealedLines()
         sealed.payloads.reserveCapacity(batch.count * 400)
         batch.forEach { line, number, _ in
-            guard !line.isBlankLine else { return }
             do {
-                guard case .object(let object) = try JSONParser.parse(line) else {
-                    throw PayloadError(.invalidAlert, "the line is not a JSON object")
+                let object: JSONObject
+                do {
+                    guard case .object(let members) = try JSONParser.parse(line) else {
+                        throw PayloadError(.invalidAlert, "the line is not a JSON object")
+                    }
+                    object = members
+                } catch let error as JSONParseError {
+                    throw PayloadError(.invalidAlert, "not JSON (\(error)); each line is one alert, such as {\"title\":\"Deploy\",\"body\":\"done\"}")
                 }
                 let alert = try AlertRequest(json: object)
                 sealed.payloads.append(contentsOf: try sealers.sealer(to: alert.recipient).payload(for: try alert.alert(now: now)))
@@ -117,15 +122,19 @@ private func runBatch(sealers: SealerSet, jobs: Int, console: Console) throws ->
     })
     var reader = LineReader(descriptor: 0)
     var lineNumber = 0
+    var alerts = 0
     try reader.forEachLine { line in
         lineNumber += 1
+        // Blank lines are skipped, and not counted as alerts.
+        guard !line.isBlankLine else { return }
+        alerts += 1
         lines.add(line, number: lineNumber)
     }
     lines.finish()
     console.flush()
     let failed = failures.load(ordering: .relaxed)
     if failed > 0 {
-        console.error("\(failed) of \(lineNumber) lines were not encrypted")
+        console.error("\(failed) of \(alerts) alerts were not encrypted")
         return .dataError
     }
     return .ok

@@ -16,6 +16,8 @@ enum ExitStatus: Int32, CaseIterable {
     case configuration = 78
     /// Stopped by SIGINT (128 + 2), after finishing what was under way.
     case interrupted = 130
+    /// The reader of stdout went away (128 + SIGPIPE, as `cat` ends): no message.
+    case readerClosed = 141
     /// Stopped by SIGTERM (128 + 15), after finishing what was under way.
     case terminated = 143
 }
@@ -35,6 +37,7 @@ extension ExitStatus {
         case .noPermission: "permission"
         case .configuration: "configuration"
         case .interrupted: "SIGINT"
+        case .readerClosed: "the reader went away"
         case .terminated: "SIGTERM"
         }
     }
@@ -48,11 +51,12 @@ extension ExitStatus {
         case .noInput: "A missing input file or key."
         case .unavailable: "send: some devices were refused for good; receive --listen: the address cannot be listened on."
         case .cannotCreate: "A file cannot be created."
-        case .ioError: "Input or output failed (a full disk, a closed pipe)."
+        case .ioError: "Input or output failed (a full disk, an unreadable file)."
         case .temporaryFailure: "A temporary failure (the keyring lock, APNs busy): try again later."
         case .noPermission: "Permission denied."
         case .configuration: "The keyring is damaged."
         case .interrupted: "Stopped by SIGINT after finishing what was under way."
+        case .readerClosed: "The reader of stdout went away (a closed pipe, as with '| head'); nothing is printed, as cat ends by SIGPIPE."
         case .terminated: "Stopped by SIGTERM after finishing what was under way."
         }
     }

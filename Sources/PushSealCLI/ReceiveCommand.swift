@@ -45,6 +45,11 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
         let settings = DecryptingExtension.Settings(field: request.field, placeholder: request.placeholder)
         makeExtension = { DecryptingExtension(keys: keys, settings: settings) }
     }
+    // Every FILE is opened once before anything is delivered: a typo is a setup error, not a
+    // record among the others. (One that goes away after this still gets its record.)
+    if request.listen == nil, request.watch == nil {
+        for input in request.inputs where input != "-" { try InputFiles.checkReadable(input) }
+    }
     let notifier = try request.notify ? desktopNotifier(console: console) : nil
     let runner = ExtensionRunner(timing: request.timing, makeExtension: makeExtension)
     let stop = try StopRequest()

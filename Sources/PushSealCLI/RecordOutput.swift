@@ -113,7 +113,7 @@ final class RecordOutput: RecordSink {
                 }
                 batch.removeAll(keepingCapacity: true)
             } catch {
-                state.withLock { $0.failure = error.code == EPIPE ? "the reader closed the pipe" : error.message }
+                state.withLock { $0.failure = StdoutReader.failure(error) }
                 failed()
                 return
             }

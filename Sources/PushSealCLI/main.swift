@@ -46,7 +46,7 @@ do {
     case .encrypt(let request):
         status = try runEncrypt(request, console: console)
     case .decrypt(let request):
-        try runDecrypt(request, console: console)
+        status = try runDecrypt(request, console: console)
     case .receive(let request):
         // A server's connections each take a descriptor; only the listener needs more.
         if request.listen != nil { DescriptorLimit.raiseToHard() }
@@ -70,6 +70,9 @@ do {
     console.diagnostic("Usage: \(spec.usage)")
     console.diagnostic("See '\(spec.displayName) --help'.")
     status = .usage
+} catch where exitStatus(for: error) == .ioError && StdoutReader.closed.load(ordering: .relaxed) {
+    // The reader has what it wanted; nothing went wrong worth a line.
+    status = .readerClosed
 } catch {
     console.error(message(for: error))
     status = exitStatus(for: error)

@@ -62,4 +62,41 @@ struct NewUserTests {
         #expect(try String(contentsOfFile: sender.keys + "/keyring.json", encoding: .utf8) == before, "the keyring is unchanged")
         #expect(try sender.encrypt(["-t", "still sealed to the device"]).stdout.contains("\"ps2.\(imported)."))
     }
+
+    /// `| head -c0` is a reader that has what it wanted: 141 and no line, as cat; a full disk
+    /// stays a failure (74, one line).
+    @Test func aClosedReaderEndsQuietlyAndAFullDiskDoesNot() throws {
+        let keyring = try KeyringFixture()
+        let alerts = String(repeating: #"{"title":"x"}"# + "\n", count: 3_000)
+        let closed = try shell(#""$PUSHSEAL" encrypt --batch --keys "$K" | head -c0; echo "${PIPESTATUS[0]}""#, stdin: alerts, environment: ["K": keyring.keys])
+        #expect(closed.stdout == "141\n" && closed.stderr.isEmpty, "\(closed.stderr)")
+        let full = try shell(#""$PUSHSEAL" encrypt --batch --keys "$K" > /dev/full"#, stdin: alerts, environment: ["K": keyring.keys])
+        #expect(full.status == 74 && full.stderr == "error: cannot write to stdout: No space left on device\n")
+    }
+
+    @Test func blankLinesAreNotCountedAsAlertsAndABadLineSaysWhatALineShouldBe() throws {
+        let keyring = try KeyringFixture()
+        let run = try keyring.encrypt(["--batch"], stdin: "{\"title\":\"a\"}\n\n   \n{title:1}\n")
+        #expect(run.status == 65 && run.stdout.split(separator: "\n").count == 1)
+        #expect(run.stderr == """
+            error: line 4: not JSON (expected a member name in quotes at byte 1); each line is one alert, such as {"title":"Deploy","body":"done"}
+            error: 1 of 2 alerts were not encrypted
+
+            """)
+    }
+
+    /// `decrypt` on a file of payloads, one per line: one alert per line, each failure with its line.
+    @Test func decryptOpensJSONLinesOnePayloadEach() throws {
+        let keyring = try KeyringFixture()
+        let payloads = try (1...3).map { try keyring.encrypt(["-t", "n\($0)"]).stdout }.joined()
+        let opened = try pushseal(["decrypt", "--keys", keyring.keys, "-"], stdin: payloads + "\n")
+        #expect(opened.status == 0 && opened.stderr.isEmpty)
+        #expect(opened.stdout.split(separator: "\n").map { jsonObject(String($0))["title"] as? String } == ["n1", "n2", "n3"])
+        let bad = try pushseal(["decrypt", "--keys", keyring.keys, "-"], stdin: payloads + "not a payload\n")
+        #expect(bad.status == 65 && bad.stdout.split(separator: "\n").count == 3)
+        #expect(bad.stderr.hasPrefix("error: line 4: ") && bad.stderr.hasSuffix("error: 1 of 4 payloads were not opened\n"))
+        // One payload printed over several lines is still one payload.
+        let pretty = try keyring.encrypt(["-t", "pretty"]).stdout.replacingOccurrences(of: ",\"", with: ",\n  \"")
+        #expect(jsonObject(try pushseal(["decrypt", "--keys", keyring.keys, "-"], stdin: pretty).stdout)["title"] as? String == "pretty")
+    }
 }

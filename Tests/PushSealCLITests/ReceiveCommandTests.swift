@@ -213,8 +213,11 @@ struct ReceiveCommandTests {
         let badBudget = try pushseal(["receive", "--budget", "soon", "-"])
         #expect(badBudget.status == 64)
         let sender = try KeyringFixture()
-        let missing = try pushseal(["receive", "--json", "--keys", sender.keys, folder.file("missing.json")])
-        #expect(missing.status == 66)
-        #expect(records(missing.stdout).first?["status"] as? String == "malformed")
+        // Every FILE is checked before anything is delivered: the good one before the typo gets no record.
+        let good = folder.file("good.json")
+        try sender.encrypt(["-t", "T"]).stdout.write(toFile: good, atomically: true, encoding: .utf8)
+        let missing = try pushseal(["receive", "--json", "--keys", sender.keys, good, folder.file("missing.json")])
+        #expect(missing.status == 66 && missing.stdout.isEmpty)
+        #expect(missing.stderr == "error: cannot read \(folder.file("missing.json")): No such file or directory\n")
     }
 }
