@@ -111,6 +111,8 @@ final class Console: Sendable {
     /// happened all the same (a changed keyring, say), for the error line.
     func finish(done: String? = nil) throws(CLIFailure) {
         guard flush() == false, let failure else { return }
+        // What changed must be told even to a reader that went away: not a quiet exit then.
+        if done != nil { StdoutReader.closed.store(false, ordering: .relaxed) }
         throw CLIFailure(.ioError, "cannot write to \(streamName): \(failure)" + (done.map { "; \($0)" } ?? ""))
     }
 

@@ -1,15 +1,16 @@
 /// pushseal(1), written from `Specs` like the help pages and the completion scripts, so the
 /// manual documents exactly the options this binary parses.
 enum Manual {
-    static func page(version: String) -> String {
+    static func page(version: String, date: String) -> String {
         var out = [
-            ".TH PUSHSEAL 1 \"\" \"pushseal \(escape(version))\" \"User Commands\"",
+            ".TH PUSHSEAL 1 \"\(date)\" \"pushseal \(escape(version))\" \"User Commands\"",
             ".SH NAME",
             "pushseal \\- end-to-end encrypted push notifications for shell scripts and CI",
             ".SH SYNOPSIS",
         ]
         for spec in Specs.all where Specs.subcommands(of: spec.name).isEmpty {
-            out += [".PP", ".nf"] + spec.usage.split(separator: "\n").map { escapeLine(String($0)) } + [".fi"]
+            // Each usage form on a line of its own, flush left: help indents its continuations.
+            out += [".PP", ".nf"] + spec.usage.split(separator: "\n").map { escapeLine(String($0.drop { $0 == " " })) } + [".fi"]
         }
         out += [
             ".SH DESCRIPTION",

@@ -30,6 +30,8 @@ if let pointers = environ as UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 }
 
 let version = "0.1.0"
+/// When this version was made: the manual's date.
+let releaseDate = "2026-12-04"
 var status = ExitStatus.ok
 do {
     let arguments = try commandLineArguments()
@@ -61,7 +63,7 @@ do {
     case .completions(let shell):
         console.output(CompletionScript.text(for: shell).dropLast().description)
     case .manual:
-        console.output(Manual.page(version: version).dropLast().description)
+        console.output(Manual.page(version: version, date: releaseDate).dropLast().description)
     }
     try console.finish()
 } catch let error as UsageError {

@@ -201,6 +201,11 @@ struct ShellToolTests {
             }
         }
         #expect(text.contains("PUSHSEAL_KEYS") && text.contains("EXIT STATUS") && text.contains("143"))
+        // A dated title, and every usage form of a command at the same indentation.
+        #expect(page.stdout.split(separator: "\n").first?.wholeMatch(of: /\.TH PUSHSEAL 1 "[0-9]{4}-[0-9]{2}-[0-9]{2}" "pushseal [0-9.]+" "User Commands"/) != nil)
+        let synopsis = text.components(separatedBy: "SYNOPSIS\n")[1].components(separatedBy: "\nDESCRIPTION")[0]
+        let indents = Set(synopsis.split(separator: "\n").map { (line: Substring) in line.prefix { $0 == " " }.count })
+        #expect(indents == [7], "\(synopsis)")
     }
 }
 
