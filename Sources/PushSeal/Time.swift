@@ -5,21 +5,36 @@ import Darwin
 #endif
 import MonotonicTime
 
-/// Durations as people type them: `250ms`, `45s`, `90m`, `12h`, `30d`, `2w`.
+/// Durations as people type them: `250ms`, `45s`, `90m`, `12h`, `30d`, `2w`, and several
+/// of those from the largest unit down, as `1h30m` or `2d12h`.
 public enum DurationText {
     private static let units: [(suffix: String, milliseconds: Int64)] = [
         ("w", 604_800_000), ("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1),
     ]
 
-    /// Parses a duration of whole units (`0s` included), or returns nil; never traps,
-    /// however many digits come.
+    /// Parses a duration of whole units (`0s` included), or of several parts with each unit
+    /// smaller than the one before (`1h30m`), or returns nil; never traps, however many
+    /// digits come.
     public static func parse(_ text: String) -> Duration? {
-        let digits = text.prefix { $0.isASCII && $0.isNumber }
-        guard !digits.isEmpty, digits.count <= 15, let amount = Int64(digits) else { return nil }
-        let unit = text.dropFirst(digits.count)
-        guard let scale = units.first(where: { $0.suffix == unit })?.milliseconds else { return nil }
-        let (milliseconds, overflow) = amount.multipliedReportingOverflow(by: scale)
-        return overflow ? nil : .milliseconds(milliseconds)
+        var rest = Substring(text)
+        var total: Int64 = 0
+        var previous = Int64.max
+        repeat {
+            let digits = rest.prefix { $0.isASCII && $0.isNumber }
+            guard !digits.isEmpty, digits.count <= 15, let amount = Int64(digits) else { return nil }
+            rest = rest.dropFirst(digits.count)
+            // "ms" before "m": the longest suffix that the text starts with.
+            guard let unit = units.filter({ rest.hasPrefix($0.suffix) }).max(by: { $0.suffix.count < $1.suffix.count }),
+                  unit.milliseconds < previous else { return nil }
+            rest = rest.dropFirst(unit.suffix.count)
+            previous = unit.milliseconds
+            let (milliseconds, overflow) = amount.multipliedReportingOverflow(by: unit.milliseconds)
+            guard !overflow else { return nil }
+            let (sum, sumOverflow) = total.addingReportingOverflow(milliseconds)
+            guard !sumOverflow else { return nil }
+            total = sum
+        } while !rest.isEmpty
+        return .milliseconds(total)
     }
 
     /// Parses a duration and accepts it only within `range`.

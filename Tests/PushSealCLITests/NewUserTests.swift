@@ -99,4 +99,17 @@ struct NewUserTests {
         let pretty = try keyring.encrypt(["-t", "pretty"]).stdout.replacingOccurrences(of: ",\"", with: ",\n  \"")
         #expect(jsonObject(try pushseal(["decrypt", "--keys", keyring.keys, "-"], stdin: pretty).stdout)["title"] as? String == "pretty")
     }
+
+    /// `1h30m` wherever a duration is taken, with the same bounds.
+    @Test func durationsOfSeveralPartsWorkWhereverADurationIsTaken() throws {
+        let keyring = try KeyringFixture()
+        let sealed = try keyring.encrypt(["-t", "T", "--ttl", "1h30m"])
+        let alert = jsonObject(try keyring.decrypt(payload: sealed.stdout).stdout)
+        #expect((alert["exp"] as! Int) - (alert["sent"] as! Int) == 5_400)
+        let tooLong = try keyring.encrypt(["-t", "T", "--ttl", "365d1s"])
+        #expect(tooLong.status == 64 && tooLong.stderr.hasPrefix("error: --ttl"))
+        #expect(try keyring.keysCommand(["rotate", "--grace", "1d12h"]).status == 0)
+        let list = try JSONSerialization.jsonObject(with: Data(try keyring.keysCommand(["list", "--json"]).stdout.utf8)) as! [[String: Any]]
+        #expect(list.contains { $0["state"] as? String == "enabled" && $0["expires"] != nil })
+    }
 }

@@ -70,7 +70,20 @@ struct TerminalTextTests {
         #expect(TerminalText.escapingBytes(Array("é\u{1B}".utf8)) == #"é\x1b"#)
     }
 
-    @Test(arguments: ["999999999999999w", "9223372036854775807s", "99999999999999999999d", "12", "1x", "-1s", ""])
+    @Test func durationsMayHaveSeveralPartsFromTheLargestUnitDown() {
+        #expect(DurationText.parse("1h30m") == .seconds(5_400))
+        #expect(DurationText.parse("90m") == .seconds(5_400))
+        #expect(DurationText.parse("2d12h") == .seconds(216_000))
+        #expect(DurationText.parse("1m30s500ms") == .milliseconds(90_500))
+        #expect(DurationText.parse("1w0d") == .seconds(604_800))
+        for text in ["30m1h", "1h1h", "1h30", "h", "1hm", "1h 30m", "1ms5s"] {
+            #expect(DurationText.parse(text) == nil, "\(text)")
+        }
+        #expect(DurationText.parse("364d23h59m", in: .seconds(1) ... .seconds(365 * 86_400)) != nil)
+        #expect(DurationText.parse("365d1s", in: .seconds(1) ... .seconds(365 * 86_400)) == nil)
+    }
+
+    @Test(arguments: ["999999999999999w", "9223372036854775807s", "99999999999999999999d", "12", "1x", "-1s", "", "99999999999999w99999999999999d"])
     func absurdDurationsAreRefusedWithoutTrapping(_ text: String) {
         #expect(DurationText.parse(text) == nil)
     }
