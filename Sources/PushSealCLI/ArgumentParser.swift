@@ -147,7 +147,8 @@ func parseArguments(
             let body = argument.dropFirst(2)
             let name = body.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
             guard let option = spec.options.first(where: { $0.long == name }) else {
-                throw fail("unknown option '--\(name)'")
+                let guess = Suggestion.closest(to: name, among: spec.options.map(\.long) + ["help"])
+                throw fail("unknown option '--\(name)'" + (guess.map { " (did you mean '--\($0)'?)" } ?? ""))
             }
             if let equals = body.firstIndex(of: "=") {
                 guard option.takesValue else { throw fail("--\(name) takes no value") }
@@ -188,4 +189,40 @@ func parseArguments(
         }
     }
     return parsed
+}
+
+/// "Did you mean": the one known word a mistyped one is closest to, as git and cargo offer.
+enum Suggestion {
+    /// The closest of `words` by edit distance (a swap of neighbours counts once), if it is
+    /// close enough to be the word meant: within a third of its length, at least one edit.
+    static func closest(to typed: String, among words: [String]) -> String? {
+        let typed = Array(typed.lowercased())
+        guard !typed.isEmpty else { return nil }
+        var best: (word: String, distance: Int)?
+        for word in words {
+            let distance = self.distance(typed, Array(word.lowercased()))
+            if distance < (best?.distance ?? .max) { best = (word, distance) }
+        }
+        guard let best, best.distance > 0, best.distance <= max(1, best.word.count / 3) else { return nil }
+        return best.word
+    }
+
+    /// Optimal string alignment distance.
+    static func distance(_ a: [Character], _ b: [Character]) -> Int {
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { table[i][0] = i }
+        for j in 0...b.count { table[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    table[i][j] = min(table[i][j], table[i - 2][j - 2] + 1)
+                }
+            }
+        }
+        return table[a.count][b.count]
+    }
 }

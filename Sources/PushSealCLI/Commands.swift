@@ -182,8 +182,23 @@ struct DecryptRequest: Equatable {
 /// Turns the arguments after the program name into a command. A pure function: the
 /// environment comes in as a value and nothing is read or written.
 func parseCommand(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
-    guard let first = arguments.first else { return .help([]) }
-    let rest = Array(arguments.dropFirst())
+    let commandNames = Specs.subcommands(of: []).map { $0.name[0] }
+    guard var first = arguments.first else {
+        throw UsageError("missing a command (\(commandNames.joined(separator: ", ")))", command: [])
+    }
+    var rest = Array(arguments.dropFirst())
+    // Options given before the command ('pushseal --keys K keys list') belong to it: they
+    // move after the command (and the keys subcommand), where its parser checks them.
+    if first.hasPrefix("-"), !["--help", "-h", "--version"].contains(first) {
+        guard let at = arguments.firstIndex(where: { commandNames.contains($0) }) else {
+            throw UsageError("options go after the command, as in 'pushseal keys list --keys DIR'", command: [])
+        }
+        var path = [arguments[at]]
+        if arguments[at] == "keys", at + 1 < arguments.count, !arguments[at + 1].hasPrefix("-") { path.append(arguments[at + 1]) }
+        let reordered = path + Array(arguments[..<at]) + Array(arguments[(at + path.count)...])
+        first = reordered[0]
+        rest = Array(reordered.dropFirst())
+    }
     switch first {
     case "--help", "-h": return .help([])
     case "help": return .help(rest.filter { !$0.hasPrefix("-") })
@@ -201,7 +216,10 @@ func parseCommand(_ arguments: [String], environment: [String: String]) throws(U
         guard parsed.positionals.isEmpty else { throw UsageError("manual takes no arguments", command: Specs.manual.name) }
         return .manual
     default:
-        throw UsageError("unknown command '\(first)' (commands: \(Specs.subcommands(of: []).map { $0.name[0] }.joined(separator: ", ")))", command: [])
+        if let guess = Suggestion.closest(to: first, among: commandNames + ["help", "version"]) {
+            throw UsageError("unknown command '\(first)' (did you mean '\(guess)'?)", command: [])
+        }
+        throw UsageError("unknown command '\(first)' (commands: \(commandNames.joined(separator: ", ")))", command: [])
     }
 }
 
@@ -248,12 +266,14 @@ private func jobs(_ parsed: ParsedArguments, command: CommandSpec.Name) throws(U
 }
 
 private func parseKeys(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+    let names = Specs.keys.compactMap(\.name.last)
     guard let name = arguments.first, !name.hasPrefix("-") else {
-        if arguments.isEmpty || arguments.contains("--help") || arguments.contains("-h") { return .help(["keys"]) }
-        throw UsageError("missing a keys subcommand", command: ["keys"])
+        if arguments.contains("--help") || arguments.contains("-h") { return .help(["keys"]) }
+        throw UsageError("missing a keys subcommand (\(names.joined(separator: ", ")))", command: ["keys"])
     }
     guard let spec = Specs.keys.first(where: { $0.name.last == name }) else {
-        throw UsageError("unknown keys subcommand '\(name)'", command: ["keys"])
+        let guess = Suggestion.closest(to: name, among: names)
+        throw UsageError("unknown keys subcommand '\(name)'" + (guess.map { " (did you mean '\($0)'?)" } ?? ""), command: ["keys"])
     }
     let parsed = try parseArguments(Array(arguments.dropFirst()), spec: spec, environment: environment)
     if parsed.helpRequested { return .help(spec.name) }

@@ -160,7 +160,7 @@ enum Specs {
     static let encrypt = CommandSpec(
         name: ["encrypt"], overview: "Seal an alert into an APNs payload.",
         usage: "pushseal encrypt [options] [BODY...|-]",
-        options: sealingOptions(ttl: "Receivers show a placeholder after this long (e.g. 1h; 1s to 365d).") + [
+        options: sealingOptions(ttl: "Receivers show a placeholder after this long (e.g. 1h or 1h30m; 1s to 365d).") + [
             OptionSpec("batch", help: "Read alerts as JSON lines on stdin; write one payload per line."),
             toOption,
             jobsOption,
@@ -263,7 +263,7 @@ enum Specs {
     static let send = CommandSpec(
         name: ["send"], overview: "Seal an alert and deliver it to APNs over HTTP/2, one result line per device.",
         usage: "pushseal send --device TOKEN...|--devices FILE|- --topic BUNDLE --auth-key F.p8 --key-id K --team-id T [alert options] [BODY...]\n       pushseal encrypt ... | pushseal send --device TOKEN... [options] -\n       pushseal send --batch [options] < alerts.jsonl",
-        options: sealingOptions(ttl: "Sealed exp and apns-expiration this far ahead (e.g. 1h; 1s to 365d).") + [
+        options: sealingOptions(ttl: "Sealed exp and apns-expiration this far ahead (e.g. 1h or 1h30m; 1s to 365d).") + [
             OptionSpec("device", value: "token", repeatable: true, help: "A device token (hex) to send to."),
             OptionSpec("devices", value: "file", help: "Device tokens, one per line ('-': stdin; blank lines and # comments skipped)."),
             OptionSpec("batch", help: "Read JSON lines on stdin, each a device and its own alert: {\"device\": TOKEN, \"title\": …}."),

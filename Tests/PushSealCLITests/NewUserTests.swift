@@ -112,4 +112,30 @@ struct NewUserTests {
         let list = try JSONSerialization.jsonObject(with: Data(try keyring.keysCommand(["list", "--json"]).stdout.utf8)) as! [[String: Any]]
         #expect(list.contains { $0["state"] as? String == "enabled" && $0["expires"] != nil })
     }
+
+    /// A missing command or subcommand is a usage error (64) everywhere, a mistyped one gets
+    /// the word meant, and an option before the command belongs to that command.
+    @Test(arguments: [
+        ([String](), "error: missing a command (keys, encrypt, decrypt, receive, send, run, completions, manual)"),
+        (["keys"], "error: missing a keys subcommand (init, add, promote, rotate, list, export, import, disable, enable, destroy, prune)"),
+        (["completions"], "error: which shell? (bash, zsh, fish)"),
+        (["keys", "rotat"], "error: unknown keys subcommand 'rotat' (did you mean 'rotate'?)"),
+        (["keys", "rotate", "--grce", "1d"], "error: unknown option '--grce' (did you mean '--grace'?)"),
+        (["encrpyt", "-t", "x"], "error: unknown command 'encrpyt' (did you mean 'encrypt'?)"),
+        (["frobnicate"], "error: unknown command 'frobnicate' (commands: keys, encrypt, decrypt, receive, send, run, completions, manual)"),
+        (["--keys", "K"], "error: options go after the command, as in 'pushseal keys list --keys DIR'"),
+    ])
+    func usageMistakesExit64WithTheWordMeant(_ arguments: [String], line: String) throws {
+        let run = try pushseal(arguments)
+        #expect(run.status == 64 && run.stdout.isEmpty)
+        #expect(run.stderr.split(separator: "\n").first.map(String.init) == line)
+    }
+
+    @Test func anOptionBeforeTheCommandBelongsToIt() throws {
+        let keyring = try KeyringFixture()
+        let list = try pushseal(["--keys", keyring.keys, "keys", "list"])
+        #expect(list.status == 0 && list.stdout.hasPrefix("KID"), "\(list.stderr)")
+        let sealed = try pushseal(["--keys", keyring.keys, "-t", "early", "encrypt"])
+        #expect(jsonObject(try keyring.decrypt(payload: sealed.stdout).stdout)["title"] as? String == "early")
+    }
 }
