@@ -6,6 +6,24 @@ import CSystem
 /// The programs shipped beside `pushseal` for jobs that need a shared library the static
 /// binary cannot carry: `pushseal-qr` (QR codes; Debian ships libqrencode shared only).
 public enum CompanionProgram {
+    /// A companion that is not where it was looked for: the service is unavailable (69).
+    public struct Missing: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The program's path, checked: `$VARIABLE` when set, else beside the running pushseal
+    /// binary. The error says where it looked and how to point elsewhere.
+    public static func locate(_ name: String, override variable: String) throws(Missing) -> String {
+        let program = path(name, override: variable)
+        guard access(program, X_OK) == 0 else {
+            if getenv(variable) != nil {
+                throw Missing(description: "\(name) is not at \(program), where \(variable) points; set \(variable) to the program's path, or unset it to use the one beside pushseal")
+            }
+            throw Missing(description: "\(name) is not beside pushseal (looked for \(program)); install it there (Scripts/install.sh does), or set \(variable) to its path")
+        }
+        return program
+    }
+
     /// The program's path: `$VARIABLE` when set, else beside the running pushseal binary.
     public static func path(_ name: String, override variable: String) -> String {
         if let path = getenv(variable) { return String(cString: path) }

@@ -49,7 +49,7 @@ extension ExitStatus {
         case .usage: "Usage error."
         case .dataError: "Bad input, or failed authentication."
         case .noInput: "A missing input file or key."
-        case .unavailable: "send: some devices were refused for good; receive --listen: the address cannot be listened on."
+        case .unavailable: "send: some devices were refused for good; receive --listen: the address cannot be listened on; keys export --qr: pushseal-qr is missing."
         case .cannotCreate: "A file cannot be created."
         case .ioError: "Input or output failed (a full disk, an unreadable file)."
         case .temporaryFailure: "A temporary failure (the keyring lock, APNs busy): try again later."
@@ -92,6 +92,8 @@ func exitStatus(for error: any Error) -> ExitStatus {
         }
     case is EnvelopeError, is PayloadError:
         return .dataError
+    case is CompanionProgram.Missing:
+        return .unavailable
     default:
         return .ioError
     }

@@ -154,13 +154,15 @@ private func table(_ rows: [[String]]) -> [String] {
 /// never goes where it could be kept by accident: only to a terminal, or to the file named.
 private func show(_ share: String, of kid: String, secret: Bool, as picture: SharePicture?, console: Console) throws {
     guard let picture else { return console.output(share) }
-    let program = CompanionProgram.path("pushseal-qr", override: "PUSHSEAL_QR")
+    let program = try CompanionProgram.locate("pushseal-qr", override: "PUSHSEAL_QR")
     switch picture {
     case .terminal:
-        if secret, isatty(1) == 0 {
+        let terminal = isatty(1) == 1
+        if secret, !terminal {
             throw CLIFailure(.usage, "a psk1 share is a secret, so its QR code is drawn only on a terminal, not into a pipe or file; run it in a terminal, or write an image with --qr-png FILE")
         }
-        let drawing = try CompanionProgram.output(of: program, ["text"], input: Array(share.utf8))
+        // Colour codes only for a terminal, as ls and git do: a file or pipe gets the blocks alone.
+        let drawing = try CompanionProgram.output(of: program, [terminal ? "text" : "plain"], input: Array(share.utf8))
         console.output(bytes: drawing.last == UInt8(ascii: "\n") ? Array(drawing.dropLast()) : drawing)
         console.diagnostic(secret ? "the psk1 share of key \(kid): a secret; scan it on the receiving device only"
                                   : "the ppk1 public share of key \(kid)")

@@ -6,7 +6,9 @@ import CQRencode
 
 // pushseal-qr: the QR code of one key share, for `pushseal keys export --qr` and `--qr-png`.
 //
-//   pushseal-qr text   the share (stdin) as terminal lines of Unicode half blocks
+//   pushseal-qr text   the share (stdin) as terminal lines of Unicode half blocks, coloured
+//                      dark on light whatever the terminal's colours
+//   pushseal-qr plain  the same lines without colour codes, for a file or a pipe
 //   pushseal-qr png    the share (stdin) as a PNG image, on stdout
 //
 // The share comes on stdin, never as an argument, since a psk1 share is a secret and
@@ -64,11 +66,11 @@ struct Matrix {
 
 /// Two rows of modules per line of text: ▀ top dark, ▄ bottom dark, █ both, space neither,
 /// inside the standard quiet zone of 4 modules a camera needs to find the code.
-func terminalText(_ matrix: Matrix, margin: Int = 4) -> String {
+func terminalText(_ matrix: Matrix, coloured: Bool, margin: Int = 4) -> String {
     var out = ""
     var y = -margin
     while y < matrix.width + margin {
-        out += darkOnLight
+        if coloured { out += darkOnLight }
         for x in -margin..<(matrix.width + margin) {
             switch (matrix.isDark(x, y), matrix.isDark(x, y + 1)) {
             case (true, true): out += "█"
@@ -77,7 +79,7 @@ func terminalText(_ matrix: Matrix, margin: Int = 4) -> String {
             case (false, false): out += " "
             }
         }
-        out += resetColours + "\n"
+        out += (coloured ? resetColours : "") + "\n"
         y += 2
     }
     return out
@@ -124,10 +126,10 @@ func writeAll(_ bytes: [UInt8]) {
 }
 
 let arguments = CommandLine.arguments.dropFirst()
-guard arguments.count == 1, let mode = arguments.first, mode == "text" || mode == "png" else {
-    fail("usage: pushseal-qr text|png < share")
+guard arguments.count == 1, let mode = arguments.first, ["text", "plain", "png"].contains(mode) else {
+    fail("usage: pushseal-qr text|plain|png < share")
 }
 let share = readShare()
 guard !share.isEmpty else { fail("no share on stdin") }
 let matrix = Matrix(encoding: share)
-writeAll(mode == "text" ? Array(terminalText(matrix).utf8) : pngImage(matrix))
+writeAll(mode == "png" ? pngImage(matrix) : Array(terminalText(matrix, coloured: mode == "text").utf8))
