@@ -32,6 +32,8 @@ func serveListener(_ listen: ListenRequest, keysFolder: String, runner: Extensio
         tokens: tokens, unregisteredSince: Int64(time(nil)) * 1_000)
 
     var identity: TLSIdentity?
+    // Said once the address is bound: a listener that cannot start has only its failure to report.
+    var certificateNote: String?
     if let certificate = listen.certificateFile, let key = listen.keyFile {
         identity = TLSIdentity(certificateFile: certificate, keyFile: key)
     } else if !listen.plaintext {
@@ -45,7 +47,7 @@ func serveListener(_ listen: ListenRequest, keysFolder: String, runner: Extensio
             throw CLIFailure(.cannotCreate, error.message)
         }
         identity = made.identity
-        console.diagnostic("\(made.created ? "made a self-signed certificate" : "using the self-signed certificate") \(made.identity.certificateFile) (trust it with: curl --cacert \(made.identity.certificateFile))")
+        certificateNote = "\(made.created ? "made a self-signed certificate" : "using the self-signed certificate") \(made.identity.certificateFile) (trust it with: curl --cacert \(made.identity.certificateFile))"
     }
     var limits = HTTP2Server.Limits()
     limits.idleTimeout = listen.idleTimeout
@@ -63,6 +65,7 @@ func serveListener(_ listen: ListenRequest, keysFolder: String, runner: Extensio
         }
         throw CLIFailure(status, error.message)
     }
+    if let certificateNote { console.diagnostic(certificateNote) }
     if !tokens.verifiesSignatures {
         console.diagnostic("note: provider tokens are checked for shape and age only; give --provider-key KEYID=FILE (and --team) to verify their signatures")
     }

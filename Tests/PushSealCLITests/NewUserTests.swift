@@ -138,4 +138,22 @@ struct NewUserTests {
         let sealed = try pushseal(["--keys", keyring.keys, "-t", "early", "encrypt"])
         #expect(jsonObject(try keyring.decrypt(payload: sealed.stdout).stdout)["title"] as? String == "early")
     }
+
+    /// A listener that cannot bind reports that alone: no word of a certificate it will not use.
+    @Test func aListenerThatCannotBindSaysOnlyWhy() throws {
+        let keyring = try KeyringFixture()
+        let taken = try shell("""
+            coproc HOLD { python3 -c 'import socket, time; s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(20)'; }
+            read -r port <&"${HOLD[0]}"
+            "$PUSHSEAL" receive --listen "127.0.0.1:$port" --keys "$K"
+            status=$?
+            kill "$HOLD_PID"
+            exit $status
+            """, environment: ["K": keyring.keys])
+        #expect(taken.status == 69)
+        #expect(taken.stderr.split(separator: "\n").count == 1 && taken.stderr.hasPrefix("error: "), "\(taken.stderr)")
+        let foreign = try pushseal(["receive", "--listen", "192.0.2.1:0", "--keys", keyring.keys])
+        #expect(foreign.status == 69)
+        #expect(foreign.stderr.split(separator: "\n").count == 1 && foreign.stderr.hasPrefix("error: "), "\(foreign.stderr)")
+    }
 }
