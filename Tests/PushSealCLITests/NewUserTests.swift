@@ -143,7 +143,7 @@ struct NewUserTests {
     @Test func aListenerThatCannotBindSaysOnlyWhy() throws {
         let keyring = try KeyringFixture()
         let taken = try shell("""
-            coproc HOLD { python3 -c 'import socket, time; s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(20)'; }
+            coproc HOLD { exec python3 -c 'import socket, sys; s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()[1], flush=True); sys.stdin.read()'; }
             read -r port <&"${HOLD[0]}"
             "$PUSHSEAL" receive --listen "127.0.0.1:$port" --keys "$K"
             status=$?
