@@ -55,17 +55,17 @@ func runKeys(folder: String, lockTimeout: Duration, action: KeysAction, console:
                 var object = JSONObject()
                 object["id"] = .string(entry.id)
                 object["kind"] = .string(entry.kind.rawValue)
-                object["state"] = .string(entry.state.rawValue)
+                object["state"] = .string(entry.shownState(at: now))
                 object["created"] = .string(Timestamp.format(entry.created))
                 object["expires"] = entry.expires.map { .string(Timestamp.format($0)) } ?? .null
-                object["expired"] = .bool(entry.isExpired(at: now))
+                object["expired"] = .bool(entry.hasPassedExpiry(at: now))
                 return .object(object)
             }
             console.output(JSONWriter.string(.array(entries)))
         } else {
             let rows = [["KID", "KIND", "STATE", "CREATED", "EXPIRES"]] + keyring.keys.map { entry in
                 [entry.id, entry.kind.rawValue,
-                 entry.isExpired(at: now) ? "expired" : entry.state.rawValue,
+                 entry.shownState(at: now),
                  Timestamp.format(entry.created),
                  entry.expires.map(Timestamp.format) ?? "-"]
             }

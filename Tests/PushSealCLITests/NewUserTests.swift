@@ -156,4 +156,26 @@ struct NewUserTests {
         #expect(foreign.status == 69)
         #expect(foreign.stderr.split(separator: "\n").count == 1 && foreign.stderr.hasPrefix("error: "), "\(foreign.stderr)")
     }
+
+    /// `keys list` and `keys list --json`: one model, two renderings.
+    @Test func keysListShowsTheSameStatesAsTextAndAsJSON() throws {
+        let keyring = try KeyringFixture()
+        let first = try keyring.keysCommand(["list", "--json"]).stdout.split(separator: "\"")[3]
+        _ = try keyring.keysCommand(["rotate", "--grace", "0s"])
+        let second = try keyring.keysCommand(["rotate", "--grace", "30d"]).stdout.trimmingCharacters(in: .newlines)
+        _ = try keyring.keysCommand(["rotate", "--grace", "0s"])
+        _ = try keyring.keysCommand(["destroy", String(first)])
+        func both() throws -> (text: [String: String], json: [String: (state: String, expired: Bool)]) {
+            let rows = try keyring.keysCommand(["list"]).stdout.split(separator: "\n").dropFirst()
+                .map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+            let list = try JSONSerialization.jsonObject(with: Data(try keyring.keysCommand(["list", "--json"]).stdout.utf8)) as! [[String: Any]]
+            return (Dictionary(uniqueKeysWithValues: rows.map { ($0[0], $0[2]) }),
+                    Dictionary(uniqueKeysWithValues: list.map { ($0["id"] as! String, ($0["state"] as! String, $0["expired"] as! Bool)) }))
+        }
+        let (text, json) = try both()
+        #expect(text.mapValues { $0 } == json.mapValues(\.state))
+        #expect(json[String(first)]! == ("destroyed", true), "destroyed after its grace: still expired")
+        #expect(json[second]! == ("expired", true))
+        #expect(Set(json.values.map(\.state)) == ["destroyed", "enabled", "expired", "primary"])
+    }
 }

@@ -52,7 +52,18 @@ public struct KeyEntry: Sendable {
 
     /// True when the key is enabled but its grace period has passed at `now`.
     public func isExpired(at now: Int64) -> Bool {
-        state == .enabled && (expires.map { $0 <= now } ?? false)
+        state == .enabled && hasPassedExpiry(at: now)
+    }
+
+    /// Whether its grace period has ended, whatever became of it since (disabled, destroyed).
+    public func hasPassedExpiry(at now: Int64) -> Bool {
+        expires.map { $0 <= now } ?? false
+    }
+
+    /// The state as `keys list` shows it in every rendering: `expired` for an enabled key whose
+    /// grace has passed (it decrypts nothing, and `keys prune` destroys it), else the state.
+    public func shownState(at now: Int64) -> String {
+        isExpired(at: now) ? "expired" : state.rawValue
     }
 
     /// Wipes whatever the key is made of; its id and kind stay.
