@@ -496,13 +496,21 @@ private func parseReceive(_ arguments: [String], environment: [String: String]) 
     } catch {
         throw fail("\(parsed.origin("field")) must be a name of 1 to 64 bytes other than 'aps'")
     }
+    // The standard words, or one body for every reason, then a body per reason on top.
+    var placeholder = Placeholder.standard
+    if let title = parsed.value("placeholder-title") { placeholder.title = title }
+    if let body = parsed.value("placeholder-body") { placeholder = Placeholder(title: placeholder.title, body: body) }
+    for item in parsed.all("placeholder-for") {
+        guard let equals = item.firstIndex(of: "="),
+              placeholder.setBody(String(item[item.index(after: equals)...]), forReason: String(item[..<equals])) else {
+            throw fail("--placeholder-for takes REASON=BODY, with REASON one of \(Placeholder.reasons.joined(separator: ", "))")
+        }
+    }
     return .receive(ReceiveRequest(
         keysFolder: keysFolder(parsed), field: field, inputs: parsed.positionals, watch: watch,
         once: parsed.has("once"), json: parsed.has("json"), timing: timing,
         extensionCommand: parsed.value("extension"), memoryLimit: memoryLimit,
-        placeholder: Placeholder(
-            title: parsed.value("placeholder-title") ?? Placeholder.standard.title,
-            body: parsed.value("placeholder-body") ?? Placeholder.standard.body),
+        placeholder: placeholder,
         jobs: try jobs(parsed, command: spec.name), maximumExtensions: maximumExtensions, listen: listen,
         notify: parsed.has("notify")))
 }

@@ -40,7 +40,7 @@ open class PushSealNotificationService: UNNotificationServiceExtension {
 
     open override func serviceExtensionTimeWillExpire() {
         guard let pending, let original else { return }
-        pending.expire(with: Self.content(original, changedBy: opener.placeholderChanges, userInfo: original.userInfo))
+        pending.expire(with: Self.content(original, changedBy: opener.placeholderChanges(for: nil), userInfo: original.userInfo))
     }
 
     /// A copy of `original` with every field `changes` sets written over it.

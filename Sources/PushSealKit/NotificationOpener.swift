@@ -1,17 +1,36 @@
 import Foundation
 import PushSealJSON
 
-/// The text shown when a sealed alert cannot be shown: the app's words, never secret.
+/// The text shown when a sealed alert cannot be shown: the app's words, never secret. One
+/// title, and a body for each reason, as the Linux runner has them.
 public struct Placeholder: Sendable, Equatable {
     public var title: String
-    public var body: String
+    /// No key on this device for the message's kid.
+    public var keyMissing: String
+    /// The message was altered or damaged (auth-failed, malformed).
+    public var unreadable: String
+    /// The sealed `exp` has passed.
+    public var expired: String
+    /// Time ran out before it was opened (`serviceExtensionTimeWillExpire`).
+    public var deadline: String
 
     /// The Linux runner's default, word for word.
-    public static let standard = Placeholder(title: "Encrypted notification", body: "This message could not be decrypted on this device.")
+    public static let standard = Placeholder(
+        title: "Encrypted notification", keyMissing: "This device does not have the key to open this message.",
+        unreadable: "This message could not be decrypted on this device.", expired: "This message has expired.",
+        deadline: "This message could not be opened in time.")
 
-    public init(title: String, body: String) {
+    public init(title: String, keyMissing: String, unreadable: String, expired: String, deadline: String) {
         self.title = title
-        self.body = body
+        self.keyMissing = keyMissing
+        self.unreadable = unreadable
+        self.expired = expired
+        self.deadline = deadline
+    }
+
+    /// One body for every reason.
+    public init(title: String, body: String) {
+        self.init(title: title, keyMissing: body, unreadable: body, expired: body, deadline: body)
     }
 }
 
@@ -72,9 +91,16 @@ public struct NotificationOpener: Sendable {
     }
 
     /// The placeholder's text in place of the delivered text (the subtitle emptied, so no
-    /// fallback text is left): what is shown when nothing can be opened, or time is up.
-    public var placeholderChanges: AlertContent {
-        AlertContent(title: placeholder.title, subtitle: "", body: placeholder.body)
+    /// fallback text is left), with the body for why: what is shown when nothing can be
+    /// opened. `nil` is time-up (`serviceExtensionTimeWillExpire`).
+    public func placeholderChanges(for status: OpenedNotification.Status?) -> AlertContent {
+        let body = switch status {
+        case .keyMissing?: placeholder.keyMissing
+        case .expired?: placeholder.expired
+        case nil: placeholder.deadline
+        default: placeholder.unreadable
+        }
+        return AlertContent(title: placeholder.title, subtitle: "", body: body)
     }
 
     /// `userInfo` as `UNNotificationContent` gives it.
@@ -85,7 +111,7 @@ public struct NotificationOpener: Sendable {
     /// The payload's JSON bytes; anything but a JSON object is malformed.
     public func open(json: Data, now: Date = Date()) -> OpenedNotification {
         guard case .object(let payload)? = try? JSONParser.parse(Array(json)) else {
-            let changes = placeholderChanges
+            let changes = placeholderChanges(for: .malformed)
             return OpenedNotification(status: .malformed, changes: changes, content: changes, kid: nil,
                                       reason: "the payload is not a JSON object", data: JSONObject())
         }
@@ -107,7 +133,7 @@ public struct NotificationOpener: Sendable {
             OpenedNotification(status: .passthrough, changes: AlertContent(), content: delivered, kid: nil, reason: reason, data: JSONObject())
         }
         func refused(_ status: OpenedNotification.Status, _ kid: String?, _ reason: String) -> OpenedNotification {
-            let changes = placeholderChanges
+            let changes = placeholderChanges(for: status)
             return OpenedNotification(status: status, changes: changes, content: delivered.changed(by: changes), kid: kid,
                                       reason: reason, data: JSONObject())
         }

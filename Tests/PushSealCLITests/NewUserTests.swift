@@ -178,4 +178,27 @@ struct NewUserTests {
         #expect(json[second]! == ("expired", true))
         #expect(Set(json.values.map(\.state)) == ["destroyed", "enabled", "expired", "primary"])
     }
+
+    /// One placeholder body per reason, each configurable; --placeholder-body sets them all.
+    @Test func thePlaceholderSaysWhyAndEachReasonIsConfigurable() throws {
+        let sender = try KeyringFixture()
+        let other = try KeyringFixture()
+        let expiring = try sender.encrypt(["-t", "soon", "--ttl", "1s"]).stdout
+        let foreign = try other.encrypt(["-t", "x"]).stdout
+        let object = jsonObject(try sender.encrypt(["-t", "y"]).stdout)
+        let tampered = String(decoding: try JSONSerialization.data(withJSONObject: object.merging(["enc": (object["enc"] as! String).dropLast(3) + "AAA"]) { $1 }), as: UTF8.self)
+        Thread.sleep(forTimeInterval: 2.1)
+        let input = [expiring, foreign, tampered].map { $0.trimmingCharacters(in: .newlines) }.joined(separator: "\n") + "\n"
+        func bodies(_ options: [String]) throws -> [String] {
+            let run = try pushseal(["receive", "--json", "--keys", sender.keys] + options + ["-"], stdin: input)
+            return run.stdout.split(separator: "\n").map { jsonObject(String($0))["body"] as? String ?? "?" }
+        }
+        #expect(try bodies([]) == ["This message has expired.", "This device does not have the key to open this message.",
+                                   "This message could not be decrypted on this device."])
+        #expect(try bodies(["--placeholder-for", "expired=Too late", "--placeholder-for", "key-missing=Pair again"])
+                == ["Too late", "Pair again", "This message could not be decrypted on this device."])
+        #expect(try bodies(["--placeholder-body", "Open the app"]) == ["Open the app", "Open the app", "Open the app"])
+        let bad = try pushseal(["receive", "--placeholder-for", "late=x", "--keys", sender.keys, "-"], stdin: "")
+        #expect(bad.status == 64 && bad.stderr.hasPrefix("error: --placeholder-for takes REASON=BODY, with REASON one of key-missing, auth-failed, expired, deadline"))
+    }
 }

@@ -51,7 +51,7 @@ struct NotificationOpenerTests {
         #expect(opened.content == shown)
         // A placeholder changes the text only: the delivered badge, category and critical sound stay.
         let refused = NotificationOpener(keys: InMemoryKeyStore()).open(userInfo: ["aps": aps, "enc": enc])
-        #expect(refused.status == .keyMissing && refused.changes == AlertContent(title: Placeholder.standard.title, subtitle: "", body: Placeholder.standard.body))
+        #expect(refused.status == .keyMissing && refused.changes == AlertContent(title: Placeholder.standard.title, subtitle: "", body: Placeholder.standard.keyMissing))
         #expect(refused.content.badge == 1 && refused.content.categoryIdentifier == "ACTIONS" && refused.content.sound == "siren")
     }
 
@@ -110,5 +110,18 @@ struct NotificationOpenerTests {
         #expect(UserInfo.json(["b": true, "one": 1, "onePointZero": 1.0, "half": 0.5, "s": "x", "n": NSNull()])
                 == JSONObject([("b", .bool(true)), ("half", .number("0.5")), ("n", .null), ("one", .integer(1)),
                                ("onePointZero", .integer(1)), ("s", .string("x"))]))
+    }
+
+    @Test func eachReasonHasItsOwnPlaceholderBody() throws {
+        let key = SymmetricKey(size: .bits256)
+        let enc = try Self.sealed(["title": "T", "exp": 1_000], kid: "k1", key: key)
+        let payload: [AnyHashable: Any] = ["aps": ["alert": "fallback", "mutable-content": 1], "enc": enc]
+        let words = Placeholder(title: "Locked", keyMissing: "no key", unreadable: "altered", expired: "too late", deadline: "slow")
+        let opener = NotificationOpener(keys: InMemoryKeyStore(["k1": .secret(key)]), placeholder: words)
+        #expect(opener.open(userInfo: payload).body == "too late")
+        #expect(NotificationOpener(keys: InMemoryKeyStore(), placeholder: words).open(userInfo: payload).body == "no key")
+        #expect(opener.open(userInfo: ["aps": ["alert": "f", "mutable-content": 1], "enc": "ps1.k1.!"]).body == "altered")
+        #expect(opener.placeholderChanges(for: nil) == AlertContent(title: "Locked", subtitle: "", body: "slow"))
+        #expect(Placeholder(title: "t", body: "b") == Placeholder(title: "t", keyMissing: "b", unreadable: "b", expired: "b", deadline: "b"))
     }
 }
