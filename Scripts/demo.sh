@@ -126,7 +126,7 @@ show "cat records.jsonl"
 cat "$work/records.jsonl"
 grep -q '"status":"decrypted"' "$work/records.jsonl" || { echo "demo: the listener did not decrypt" >&2; exit 1; }
 
-step "12. pushseal send: seal once, sign the provider token, fan out over one HTTP/2 connection"
+step "12. pushseal send: seal once, sign the provider token, fan out over one HTTP/2 connection; pushseal token for curl"
 command -v openssl >/dev/null 2>&1 || install_missing demo openssl
 # A signing key of the kind Apple hands out (.p8: a P-256 key in PKCS#8), made here.
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$work/AuthKey.p8" 2>/dev/null
@@ -149,6 +149,11 @@ set -e
 echo "exit status $status (69: some devices refused for good)"
 show "ls Keys   # the provider token is kept for the next 50 minutes, mode 0600"
 ls "$PUSHSEAL_KEYS"
+show 'curl … -H "authorization: bearer $(pushseal token --auth-key AuthKey.p8 --key-id ABC123DEFG --team-id DEF123GHIJ)" …   # the same token, for any tool'
+token=$("$pushseal" token --auth-key "$work/AuthKey.p8" --key-id ABC123DEFG --team-id DEF123GHIJ)
+curl -s --http2 --cacert "$PUSHSEAL_KEYS/tls-cert.pem" -o /dev/null -w 'HTTP/%{http_version} %{http_code}\n' \
+  -H "authorization: bearer $token" -H 'apns-topic: com.example.app' -H 'apns-push-type: alert' \
+  --data-binary @inbox/1-good.json "$url/3/device/$device"
 kill -TERM "$listener"
 wait "$listener"
 show "grep decrypted sent.jsonl"

@@ -12,8 +12,17 @@ enum Command: Equatable {
     case receive(ReceiveRequest)
     case send(SendRequest)
     case run(RunRequest)
+    case token(TokenRequest)
     case completions(Shell)
     case manual
+}
+
+/// `pushseal token`: whose provider token, and where its cache is looked for.
+struct TokenRequest: Equatable {
+    var authKey: String
+    var keyID: String
+    var teamID: String
+    var keysFolder: String
 }
 
 /// `pushseal run`: the command, and the alert its outcome becomes.
@@ -209,6 +218,7 @@ func parseCommand(_ arguments: [String], environment: [String: String]) throws(U
     case "receive": return try parseReceive(rest, environment: environment)
     case "send": return try parseSend(rest, environment: environment)
     case "run": return try parseRun(rest, environment: environment)
+    case "token": return try parseToken(rest, environment: environment)
     case "completions": return try parseCompletions(rest, environment: environment)
     case "manual":
         let parsed = try parseArguments(rest, spec: Specs.manual, environment: environment)
@@ -695,14 +705,7 @@ private func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: Encry
         connections = value
     }
     let topic = try required("topic", "the app's bundle id")
-    let authKey = try required("auth-key", "the .p8 file from Apple")
-    // Apple's key and team ids are 10 capital letters and digits; anything else is a typo
-    // that APNs would answer only with InvalidProviderToken.
-    let keyID = try required("key-id", "the .p8 key's id")
-    let teamID = try required("team-id", "your Apple team id")
-    for (option, value) in [("key-id", keyID), ("team-id", teamID)] where !isAppleID(value) {
-        throw fail("\(parsed.origin(option)) is 10 capital letters and digits, as Apple's developer account shows it (got '\(value.prefix(40))')")
-    }
+    let (authKey, keyID, teamID) = try providerCredentials(parsed, spec: spec)
     return SendRequest(
         alert: alert, devices: devices, devicesFile: devicesFile,
         topic: topic, authKey: authKey, keyID: keyID, teamID: teamID,
@@ -713,6 +716,35 @@ private func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: Encry
         concurrency: concurrency, connections: connections, proxy: parsed.value("proxy"),
         timeout: try duration(parsed, "timeout", in: DurationRange.requestTimeout, example: "30s", command: spec.name) ?? .seconds(30),
         json: parsed.has("json"), keysFolder: keysFolder(parsed))
+}
+
+private func parseToken(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+    let spec = Specs.token
+    let parsed = try parseArguments(arguments, spec: spec, environment: environment)
+    if parsed.helpRequested { return .help(spec.name) }
+    guard parsed.positionals.isEmpty else { throw UsageError("token takes no arguments", command: spec.name) }
+    let (authKey, keyID, teamID) = try providerCredentials(parsed, spec: spec)
+    return .token(TokenRequest(authKey: authKey, keyID: keyID, teamID: teamID, keysFolder: keysFolder(parsed)))
+}
+
+/// The .p8 file, key id and team id a provider token is made from, each required and the
+/// ids checked for Apple's shape.
+private func providerCredentials(_ parsed: ParsedArguments, spec: CommandSpec) throws(UsageError) -> (authKey: String, keyID: String, teamID: String) {
+    func required(_ option: String, _ what: String) throws(UsageError) -> String {
+        guard let value = parsed.value(option), !value.isEmpty else {
+            throw UsageError("--\(option) is required: \(what) (or set PUSHSEAL_\(String(option.uppercased().map { $0 == "-" ? "_" : $0 })))", command: spec.name)
+        }
+        return value
+    }
+    let authKey = try required("auth-key", "the .p8 file from Apple")
+    // Apple's key and team ids are 10 capital letters and digits; anything else is a typo
+    // that APNs would answer only with InvalidProviderToken.
+    let keyID = try required("key-id", "the .p8 key's id")
+    let teamID = try required("team-id", "your Apple team id")
+    for (option, value) in [("key-id", keyID), ("team-id", teamID)] where !isAppleID(value) {
+        throw UsageError("\(parsed.origin(option)) is 10 capital letters and digits, as Apple's developer account shows it (got '\(value.prefix(40))')", command: spec.name)
+    }
+    return (authKey, keyID, teamID)
 }
 
 /// A key id or team id as Apple issues them: `ABC123DEFG`.

@@ -170,35 +170,47 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
 
 /// The provider token cache for the request's .p8, team and key id.
 private func providerTokens(_ request: SendRequest, console: Console) throws -> ProviderTokenCache {
-    let keyBytes = try InputFiles.read(request.authKey)
+    try providerTokens(authKey: request.authKey, keyID: request.keyID, teamID: request.teamID, keysFolder: request.keysFolder, console: console)
+}
+
+/// The provider token cache for a .p8, team and key id: `send`'s and `token`'s alike.
+func providerTokens(authKey: String, keyID: String, teamID: String, keysFolder: String, console: Console) throws -> ProviderTokenCache {
+    let keyBytes = try InputFiles.read(authKey)
     // As ssh does for a private key: a signing key others can read is said out loud.
     var info = stat()
-    if request.authKey != "-", stat(request.authKey, &info) == 0, info.st_mode & 0o077 != 0 {
-        console.warning("\(request.authKey) can be read by group or others (mode \(FileIO.modeText(info.st_mode & 0o777))); make it private: chmod 600 \(request.authKey)")
+    if authKey != "-", stat(authKey, &info) == 0, info.st_mode & 0o077 != 0 {
+        console.warning("\(authKey) can be read by group or others (mode \(FileIO.modeText(info.st_mode & 0o777))); make it private: chmod 600 \(authKey)")
     }
     let key: ES256Key
     do {
         key = try ES256Key(pem: keyBytes)
         guard key.canSign else { throw SealCryptoError(.invalidKey, "a public key cannot sign") }
     } catch let error as SealCryptoError {
-        throw CLIFailure(.dataError, "\(request.authKey) is not an APNs signing key (\(error.reason)); give the .p8 file Apple made")
+        throw CLIFailure(.dataError, "\(authKey) is not an APNs signing key (\(error.reason)); give the .p8 file Apple made")
     }
-    return ProviderTokenCache(folder: try tokenFolder(request), key: key, keyID: request.keyID, teamID: request.teamID)
+    return ProviderTokenCache(folder: try tokenFolder(keysFolder: keysFolder), key: key, keyID: keyID, teamID: teamID)
+}
+
+/// `pushseal token`: the cached provider token, or a fresh one, on stdout.
+func runToken(_ request: TokenRequest, console: Console) throws {
+    let tokens = try providerTokens(authKey: request.authKey, keyID: request.keyID, teamID: request.teamID,
+                                    keysFolder: request.keysFolder, console: console)
+    console.output(try tokens.token())
 }
 
 /// Where the provider token is kept: beside the keys when there is a keyring folder;
 /// otherwise in the user's cache folder (`$XDG_CACHE_HOME/pushseal`, or
 /// `~/.cache/pushseal`), so that sending a ready payload leaves no `./Keys` behind.
-private func tokenFolder(_ request: SendRequest) throws -> String {
+private func tokenFolder(keysFolder: String) throws -> String {
     var info = stat()
-    if stat(request.keysFolder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { return request.keysFolder }
+    if stat(keysFolder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { return keysFolder }
     let cacheHome: String
     if let cache = getenv("XDG_CACHE_HOME").map({ String(cString: $0) }), cache.hasPrefix("/") {
         cacheHome = cache
     } else if let home = getenv("HOME").map({ String(cString: $0) }), home.hasPrefix("/") {
         cacheHome = home + "/.cache"
     } else {
-        throw CLIFailure(.cannotCreate, "no keyring folder (\(request.keysFolder)) and no HOME or XDG_CACHE_HOME for the provider token; give --keys DIR")
+        throw CLIFailure(.cannotCreate, "no keyring folder (\(keysFolder)) and no HOME or XDG_CACHE_HOME for the provider token; give --keys DIR")
     }
     let folder = cacheHome + "/pushseal"
     for path in [cacheHome, folder] where mkdir(path, 0o700) != 0 && errno != EEXIST {

@@ -31,6 +31,7 @@ enum Specs {
           receive      Deliver payloads through a Notification Service Extension emulator.
           send         Seal an alert and deliver it to APNs over HTTP/2.
           run          Run a command, then send its outcome as a sealed alert.
+          token        Print an APNs provider token for curl and other tools.
           completions  Print a completion script for bash, zsh or fish.
           manual       Print pushseal's man page (roff).
           help         Show help for a command ('pushseal help keys rotate').
@@ -271,9 +272,9 @@ enum Specs {
             OptionSpec("batch", help: "Read JSON lines on stdin, each a device and its own alert: {\"device\": TOKEN, \"title\": …}."),
             toOption,
             OptionSpec("topic", value: "bundle", environment: "PUSHSEAL_TOPIC", help: "apns-topic: the app's bundle id (required)."),
-            OptionSpec("auth-key", value: "file", environment: "PUSHSEAL_AUTH_KEY", help: "The .p8 signing key from Apple (read from the file; never give it as an argument)."),
-            OptionSpec("key-id", value: "keyid", environment: "PUSHSEAL_KEY_ID", help: "The .p8 key's id (kid)."),
-            OptionSpec("team-id", value: "teamid", environment: "PUSHSEAL_TEAM_ID", help: "Your Apple team id (iss)."),
+            authKeyOption,
+            keyIDOption,
+            teamIDOption,
             OptionSpec("sandbox", help: "Send to APNs' sandbox (development builds)."),
             OptionSpec("production", help: "Send to APNs' production servers (the default)."),
             OptionSpec("endpoint", value: "url", environment: "PUSHSEAL_ENDPOINT", help: "Another APNs-compatible server, such as pushseal receive --listen."),
@@ -374,6 +375,27 @@ enum Specs {
           pushseal run --print --tail 10 -- ./backup.sh | pushseal send --device "$TOKEN" -
         """, arguments: .commands)
 
+    static let authKeyOption = OptionSpec("auth-key", value: "file", environment: "PUSHSEAL_AUTH_KEY", help: "The .p8 signing key from Apple (read from the file; never give it as an argument).")
+    static let keyIDOption = OptionSpec("key-id", value: "keyid", environment: "PUSHSEAL_KEY_ID", help: "The .p8 key's id (kid).")
+    static let teamIDOption = OptionSpec("team-id", value: "teamid", environment: "PUSHSEAL_TEAM_ID", help: "Your Apple team id (iss).")
+
+    static let token = CommandSpec(
+        name: ["token"], overview: "Print an APNs provider token for curl and other tools.",
+        usage: "pushseal token --auth-key F.p8 --key-id K --team-id T [--keys DIR]",
+        options: [authKeyOption, keyIDOption, teamIDOption, keysOption],
+        discussion: """
+        Prints the ES256 provider token (a JWT) that send uses, from the same cache: a token is
+        reused for 50 minutes, as Apple asks, so a loop of curl calls never meets
+        TooManyProviderTokenUpdates. The cache lives in the keyring folder when there is one
+        (--keys, default ./Keys), else in ~/.cache/pushseal, mode 0600. The token lets anyone
+        send to your apps for up to an hour: it goes to stdout only, never to a log.
+
+        EXAMPLE:
+          curl --http2 -H "authorization: bearer $(pushseal token)" -H "apns-topic: $TOPIC" \\
+               -H "apns-push-type: alert" --data @payload.json \\
+               "https://api.push.apple.com/3/device/$DEVICE_TOKEN"
+        """)
+
     static let completions = CommandSpec(
         name: ["completions"], overview: "Print a completion script for bash, zsh or fish.",
         usage: "pushseal completions bash|zsh|fish", options: [],
@@ -394,7 +416,7 @@ enum Specs {
         """)
 
     /// Every command and subcommand, in the order help and the manual show them.
-    static let all: [CommandSpec] = [root, keysGroup] + keys + [encrypt, decrypt, receive, send, run, completions, manual]
+    static let all: [CommandSpec] = [root, keysGroup] + keys + [encrypt, decrypt, receive, send, run, token, completions, manual]
 
     static func spec(named name: CommandSpec.Name) -> CommandSpec? {
         all.first { $0.name == name }

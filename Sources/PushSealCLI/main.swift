@@ -60,6 +60,8 @@ do {
         try console.finish()
         console.flush()
         exit(code)
+    case .token(let request):
+        try runToken(request, console: console)
     case .completions(let shell):
         console.output(CompletionScript.text(for: shell).dropLast().description)
     case .manual:

@@ -116,13 +116,13 @@ struct NewUserTests {
     /// A missing command or subcommand is a usage error (64) everywhere, a mistyped one gets
     /// the word meant, and an option before the command belongs to that command.
     @Test(arguments: [
-        ([String](), "error: missing a command (keys, encrypt, decrypt, receive, send, run, completions, manual)"),
+        ([String](), "error: missing a command (keys, encrypt, decrypt, receive, send, run, token, completions, manual)"),
         (["keys"], "error: missing a keys subcommand (init, add, promote, rotate, list, export, import, disable, enable, destroy, prune)"),
         (["completions"], "error: which shell? (bash, zsh, fish)"),
         (["keys", "rotat"], "error: unknown keys subcommand 'rotat' (did you mean 'rotate'?)"),
         (["keys", "rotate", "--grce", "1d"], "error: unknown option '--grce' (did you mean '--grace'?)"),
         (["encrpyt", "-t", "x"], "error: unknown command 'encrpyt' (did you mean 'encrypt'?)"),
-        (["frobnicate"], "error: unknown command 'frobnicate' (commands: keys, encrypt, decrypt, receive, send, run, completions, manual)"),
+        (["frobnicate"], "error: unknown command 'frobnicate' (commands: keys, encrypt, decrypt, receive, send, run, token, completions, manual)"),
         (["--keys", "K"], "error: options go after the command, as in 'pushseal keys list --keys DIR'"),
     ])
     func usageMistakesExit64WithTheWordMeant(_ arguments: [String], line: String) throws {
@@ -200,5 +200,31 @@ struct NewUserTests {
         #expect(try bodies(["--placeholder-body", "Open the app"]) == ["Open the app", "Open the app", "Open the app"])
         let bad = try pushseal(["receive", "--placeholder-for", "late=x", "--keys", sender.keys, "-"], stdin: "")
         #expect(bad.status == 64 && bad.stderr.hasPrefix("error: --placeholder-for takes REASON=BODY, with REASON one of key-missing, auth-failed, expired, deadline"))
+    }
+
+    /// `pushseal token` prints the provider token send uses, from the same cache, and curl
+    /// with it reaches a listener that checks signatures (the README's curl example).
+    @Test func tokenPrintsTheCachedProviderTokenForCurl() throws {
+        let keyring = try KeyringFixture()
+        let folder = TemporaryFolder()
+        let key = try PythonClients.keypair(in: folder)
+        let arguments = ["token", "--auth-key", key.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456", "--keys", keyring.keys]
+        let first = try pushseal(arguments)
+        #expect(first.status == 0 && first.stderr.isEmpty, "\(first.stderr)")
+        let token = first.stdout.trimmingCharacters(in: .newlines)
+        #expect(token.split(separator: ".").count == 3 && first.stdout.hasSuffix("\n"))
+        #expect(try pushseal(arguments).stdout == first.stdout, "reused from the cache, as send reuses it")
+        let cached = try String(contentsOfFile: keyring.keys + "/provider-token.TEAM123456.KEY1234567.json", encoding: .utf8)
+        #expect(cached.contains(token))
+        let listener = try Listener(["--plaintext", "--json", "--keys", keyring.keys,
+                                     "--provider-key", "KEY1234567=\(key.publicKey)", "--team", "TEAM123456"])
+        let payload = try keyring.encrypt(["-t", "By curl", "-b", "with pushseal's token"]).stdout
+        let reply = try curl(listener.url + "/3/device/" + deviceToken,
+                             headers: ["apns-topic: \(topic)", "authorization: bearer \(token)"], body: payload)
+        #expect(reply.status == 200)
+        let records = listener.finish().stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(records.first?["title"] as? String == "By curl")
+        let missing = try pushseal(["token", "--auth-key", key.p8, "--key-id", "KEY1234567"])
+        #expect(missing.status == 64 && missing.stderr.hasPrefix("error: --team-id is required"))
     }
 }

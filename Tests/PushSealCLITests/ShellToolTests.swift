@@ -8,7 +8,7 @@ struct ShellToolTests {
     /// Every command path and the long options its --help lists: what the parser accepts.
     static let commands: [[String]] = [
         ["keys", "init"], ["keys", "rotate"], ["keys", "export"], ["keys", "import"], ["encrypt"], ["decrypt"],
-        ["receive"], ["send"], ["run"],
+        ["receive"], ["send"], ["run"], ["token"],
     ]
 
     static func helpOptions(_ command: [String]) throws -> Set<String> {
@@ -48,7 +48,7 @@ struct ShellToolTests {
     @Test func bashCompletesCommandsOptionsAndValues() throws {
         let script = try Self.script("bash")
         defer { try? FileManager.default.removeItem(atPath: script) }
-        #expect(try Self.bash(script, ["pushseal", ""]) == ["keys", "encrypt", "decrypt", "receive", "send", "run", "completions", "manual", "help"])
+        #expect(try Self.bash(script, ["pushseal", ""]) == ["keys", "encrypt", "decrypt", "receive", "send", "run", "token", "completions", "manual", "help"])
         #expect(try Self.bash(script, ["pushseal", "keys", "ro"]) == ["rotate"])
         #expect(try Self.bash(script, ["pushseal", "encrypt", "--le"]) == ["--level"])
         #expect(try Self.bash(script, ["pushseal", "encrypt", "--level", ""]) == ["passive", "active", "time-sensitive", "critical"])
@@ -146,7 +146,7 @@ struct ShellToolTests {
         let run = try runProcess("/usr/bin/zsh", ["-f", folder.file("drive.zsh"), folder.path])
         let shown = run.stdout.replacingOccurrences(of: "\u{1B}\\[[0-9;?]*[A-Za-z]", with: "", options: .regularExpression)
         #expect(shown.contains("pushseal encrypt --level "), "Tab completed the option: \(shown.suffix(600)) \(run.stderr)")
-        #expect(shown.contains("rotate") && shown.contains("-- Make a new primary key."), "subcommands listed with their help")
+        #expect(shown.contains("rotate") && shown.contains("-- Make a new primary of its kind"), "subcommands listed with their help")
         #expect(shown.contains("time-sensitive") && shown.contains("critical"))
     }
 
@@ -163,7 +163,7 @@ struct ShellToolTests {
         defer { try? FileManager.default.removeItem(atPath: script) }
         let top = try Self.fish(script, "pushseal ")
         #expect(top.contains("keys\tManage the keyring.") && top.contains("send\tSeal an alert and deliver it to APNs over HTTP/2, one result line per device."))
-        #expect(try Self.fish(script, "pushseal keys ro") == ["rotate\tMake a new primary key."])
+        #expect(try Self.fish(script, "pushseal keys ro") == ["rotate\tMake a new primary of its kind; the old one decrypts for --grace."])
         #expect(try Self.fish(script, "pushseal encrypt --level ").map { String($0.split(separator: "\t")[0]) }.sorted()
                 == ["active", "critical", "passive", "time-sensitive"])
         #expect(try Self.fish(script, "pushseal completions ") == ["bash", "fish", "zsh"])
