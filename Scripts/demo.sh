@@ -34,9 +34,11 @@ step "3. Open it again"
 show "pushseal decrypt payload.json"
 "$pushseal" decrypt "$work/payload.json"
 
-step "4. The body can come from a pipe"
+step "4. The body can come from a pipe; --truncate cuts one too long for APNs"
 show 'df -h / | pushseal encrypt -t "df on $(hostname)" - | pushseal decrypt -'
 df -h / | "$pushseal" encrypt -t "df on $(hostname)" - | "$pushseal" decrypt -
+show 'seq 5000 | pushseal encrypt --truncate -t "A long log" - | wc -c'
+seq 5000 | "$pushseal" encrypt --truncate -t "A long log" - | wc -c
 
 step "5. Rotate: new payloads use the new key, old ones still open during the grace period"
 show "pushseal keys rotate --grace 30d"

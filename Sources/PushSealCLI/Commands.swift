@@ -89,6 +89,8 @@ struct EncryptRequest: Equatable {
     var recipient: String? = nil
     /// Worker threads for --batch.
     var jobs: Int
+    /// `--truncate`: a body too long for the payload limit is cut to fit.
+    var truncate = false
 }
 
 /// One `--data key=value` (a string) or `--data key:=json` (any JSON value).
@@ -385,7 +387,8 @@ private func alertOptions(_ parsed: ParsedArguments, spec: CommandSpec, stdinIsB
         field: field,
         pad: PayloadSealer.defaultPad,
         batch: parsed.has("batch"),
-        jobs: try jobs(parsed, command: spec.name))
+        jobs: try jobs(parsed, command: spec.name),
+        truncate: parsed.has("truncate"))
     // The options that set alert fields come from the one table in Specs.
     for (field, option) in Specs.alertFieldOptions where field != .body {
         guard let text = parsed.value(option.long) else { continue }

@@ -9,9 +9,9 @@ import PushSealJSON
 func runEncrypt(_ request: EncryptRequest, console: Console) throws -> ExitStatus {
     let sealers = try SealerSet(request)
     if request.batch {
-        return try runBatch(sealers: sealers, jobs: request.jobs, console: console)
+        return try runBatch(sealers: sealers, jobs: request.jobs, truncate: request.truncate, console: console)
     }
-    console.output(bytes: try sealedPayload(request, sealer: sealers.sealer(to: nil)))
+    console.output(bytes: try sealedPayload(request, sealer: sealers.sealer(to: nil), console: console))
     return .ok
 }
 
@@ -26,6 +26,8 @@ final class SealerSet: Sendable {
     private let standard: Result<PayloadSealer, any Error>
     /// APNs' payload limit for the push type the payloads go out as.
     private let byteLimit: Int
+    /// `--truncate`: each line's body is cut to fit too.
+    var truncate: Bool { request.truncate }
 
     init(_ request: EncryptRequest, byteLimit: Int = PayloadSealer.byteLimit) throws {
         let keyring = try KeyringStore(folder: request.keysFolder).load()
@@ -52,7 +54,8 @@ final class SealerSet: Sendable {
 }
 
 /// The one payload an encrypt request describes (`encrypt` prints it, `send` sends it).
-func sealedPayload(_ request: EncryptRequest, sealer: PayloadSealer) throws -> [UInt8] {
+/// With --truncate a body that does not fit is cut, and a note on stderr says how far.
+func sealedPayload(_ request: EncryptRequest, sealer: PayloadSealer, console: Console? = nil) throws -> [UInt8] {
     var alert = AlertRequest()
     alert.fields = request.fields
     switch request.body {
@@ -60,12 +63,18 @@ func sealedPayload(_ request: EncryptRequest, sealer: PayloadSealer) throws -> [
     case .text(let text): alert.body = text
     case .standardInput:
         // Reading stops as soon as the body could no longer fit a payload, so a runaway
-        // producer costs 4 KiB of memory, not all of its output.
+        // producer costs 4 KiB of memory, not all of its output; with --truncate, only what
+        // could be kept is read.
         var bytes = try InputFiles.read("-", atMost: PayloadSealer.byteLimit + 1)
+        if request.truncate, bytes.count > PayloadSealer.byteLimit {
+            bytes.removeLast(bytes.count - PayloadSealer.byteLimit)
+            // Not in the middle of a character: drop the bytes of one cut short.
+            while !bytes.isEmpty, String(validating: bytes, as: UTF8.self) == nil, bytes.last.map({ $0 & 0x80 != 0 }) == true { bytes.removeLast() }
+        }
         // `df -h | pushseal encrypt -` ends with the tool's newline, which is not content.
         while let last = bytes.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { bytes.removeLast() }
         guard bytes.count <= PayloadSealer.byteLimit else {
-            throw CLIFailure(.dataError, "the body read from stdin is over \(PayloadSealer.byteLimit) bytes, more than an APNs payload can carry")
+            throw CLIFailure(.dataError, "the body read from stdin is over \(PayloadSealer.byteLimit) bytes, more than an APNs payload can carry; --truncate cuts it to fit")
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw CLIFailure(.dataError, "the body read from stdin is not valid UTF-8")
@@ -76,7 +85,11 @@ func sealedPayload(_ request: EncryptRequest, sealer: PayloadSealer) throws -> [
     alert.url = request.url
     for item in request.data { alert.data[item.key] = item.value }
     alert.timeToLive = request.timeToLive
-    return try sealer.payload(for: try alert.alert(now: Timestamp.now()))
+    let sealed = try sealer.payload(for: try alert.alert(now: Timestamp.now()), truncatingBody: request.truncate)
+    if let cut = sealed.cut {
+        console?.diagnostic("note: the body was cut to \(cut.kept) of its \(cut.of) characters to fit APNs' \(sealer.byteLimit)-byte payload")
+    }
+    return sealed.payload
 }
 
 /// What one batch of lines became: payload lines, and the lines that could not be sealed.
@@ -88,7 +101,7 @@ private struct SealedLines: Sendable {
 /// JSON lines in, one payload per line out, in input order, on `jobs` cores; memory holds
 /// a few batches of lines whatever the input size. A bad line is reported with its number
 /// and skipped, so one typo does not stop a fan-out.
-private func runBatch(sealers: SealerSet, jobs: Int, console: Console) throws -> ExitStatus {
+private func runBatch(sealers: SealerSet, jobs: Int, truncate: Bool, console: Console) throws -> ExitStatus {
     let now = Timestamp.now()
     let failures = Atomic<Int>(0)
     let lines = ParallelLines<SealedLines>(jobs: jobs, process: { batch in
@@ -106,7 +119,8 @@ private func runBatch(sealers: SealerSet, jobs: Int, console: Console) throws ->
                     throw PayloadError(.invalidAlert, "not JSON (\(error)); each line is one alert, such as {\"title\":\"Deploy\",\"body\":\"done\"}")
                 }
                 let alert = try AlertRequest(json: object)
-                sealed.payloads.append(contentsOf: try sealers.sealer(to: alert.recipient).payload(for: try alert.alert(now: now)))
+                sealed.payloads.append(contentsOf: try sealers.sealer(to: alert.recipient)
+                    .payload(for: try alert.alert(now: now), truncatingBody: truncate).payload)
                 sealed.payloads.append(UInt8(ascii: "\n"))
             } catch {
                 sealed.failures.append((number, "\(error)"))

@@ -44,7 +44,7 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     let payload: [UInt8]
     if let alert = request.alert {
         let made = try SealerSet(alert, byteLimit: request.pushType.payloadByteLimit)
-        (sealer, payload) = alert.batch ? (made, []) : (made, try sealedPayload(alert, sealer: made.sealer(to: nil)))
+        (sealer, payload) = alert.batch ? (made, []) : (made, try sealedPayload(alert, sealer: made.sealer(to: nil), console: console))
     } else {
         (sealer, payload) = (nil, try readyPayload(pushType: request.pushType))
     }
@@ -258,7 +258,7 @@ private func batchLine(_ line: UnsafeRawBufferPointer, sealer: SealerSet) throws
     let request = try AlertRequest(json: JSONObject(object.filter { $0.key != "device" }))
     let now = Timestamp.now()
     let expiration = request.timeToLive.map { String(now + $0.components.seconds) }
-    return (device, try sealer.sealer(to: request.recipient).payload(for: try request.alert(now: now)), expiration)
+    return (device, try sealer.sealer(to: request.recipient).payload(for: try request.alert(now: now), truncatingBody: sealer.truncate).payload, expiration)
 }
 
 /// Device tokens already taken: one given twice gets one notification, not two, and one

@@ -149,6 +149,7 @@ enum Specs {
             OptionSpec("fallback-body", value: "body", environment: "PUSHSEAL_FALLBACK_BODY", help: "Visible body when nothing decrypts (default: Open the app to read it)."),
             fieldOption,
             OptionSpec("pad", value: "bytes", environment: "PUSHSEAL_PAD", help: "Pad the sealed alert to a multiple of this (default: 32)."),
+            OptionSpec("truncate", help: "Cut a body too long for APNs' payload limit to fit, on a character boundary, ending with '…'."),
         ]
     }
 

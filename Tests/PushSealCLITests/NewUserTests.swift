@@ -227,4 +227,27 @@ struct NewUserTests {
         let missing = try pushseal(["token", "--auth-key", key.p8, "--key-id", "KEY1234567"])
         #expect(missing.status == 64 && missing.stderr.hasPrefix("error: --team-id is required"))
     }
+
+    /// `--truncate`: a long body is cut to fit, on a character boundary, ending with "…".
+    @Test func truncateCutsALongBodyToFitOnACharacterBoundary() throws {
+        let keyring = try KeyringFixture()
+        let family = "👩‍👩‍👧"
+        let long = String(repeating: family, count: 400)
+        let refused = try keyring.encrypt(["-t", "T", "-b", long])
+        #expect(refused.status == 65 && refused.stderr.contains("over APNs' 4096-byte limit"))
+        let cut = try keyring.encrypt(["-t", "T", "-b", long, "--truncate"])
+        #expect(cut.status == 0 && cut.stdout.utf8.count <= 4097)
+        #expect(cut.stderr.hasPrefix("note: the body was cut to ") && cut.stderr.hasSuffix(" of its 400 characters to fit APNs' 4096-byte payload\n"))
+        let body = try #require(jsonObject(try keyring.decrypt(payload: cut.stdout).stdout)["body"] as? String)
+        #expect(body.hasSuffix("…") && body.dropLast().allSatisfy { String($0) == family } && body.count > 10)
+        // From stdin, more than a payload holds, as `seq 100000 | pushseal encrypt --truncate -` gives it.
+        let numbers = (1...20_000).map(String.init).joined(separator: "\n")
+        let piped = try keyring.encrypt(["-t", "T", "--truncate", "-"], stdin: numbers)
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect((jsonObject(try keyring.decrypt(payload: piped.stdout).stdout)["body"] as? String)?.hasPrefix("1\n2\n3\n") == true)
+        // And each batch line.
+        let line = #"{"title":"x","body":""# + String(repeating: "y", count: 5_000) + #""}"# + "\n"
+        let batch = try keyring.encrypt(["--batch", "--truncate"], stdin: line + line)
+        #expect(batch.status == 0 && batch.stdout.split(separator: "\n").count == 2)
+    }
 }

@@ -63,6 +63,35 @@ public struct PayloadSealer: Sendable {
         }
     }
 
+    /// The payload for `alert`; when it would be too large and `truncatingBody` is set, the
+    /// body is cut (on a character boundary, ending with "…") to the longest that fits, and
+    /// `cut` says how many characters of how many were kept. Only when even an empty body
+    /// would not fit is it `tooLarge`.
+    public func payload(for alert: SealedAlert, truncatingBody: Bool) throws -> (payload: [UInt8], cut: (kept: Int, of: Int)?) {
+        do {
+            return (try payload(for: alert), nil)
+        } catch let error as PayloadError where error.code == .tooLarge && truncatingBody {
+            guard let body = alert.fields.body, !body.isEmpty else { throw error }
+            // The longest prefix that fits, by halving: each try is one seal.
+            let characters = Array(body)
+            var shorter = alert
+            var best: (payload: [UInt8], kept: Int)?
+            var low = 0, high = characters.count - 1
+            while low <= high {
+                let middle = (low + high) / 2
+                shorter.fields.body = String(characters[..<middle]) + "…"
+                if let payload = try? payload(for: shorter) {
+                    best = (payload, middle)
+                    low = middle + 1
+                } else {
+                    high = middle - 1
+                }
+            }
+            guard let best else { throw error }
+            return (best.payload, (best.kept, characters.count))
+        }
+    }
+
     /// The payload for `alert`, or `tooLarge` saying by how many bytes it is over.
     public func payload(for alert: SealedAlert) throws -> [UInt8] {
         // Receivers keep the payload's own `aps` and envelope, so such a key would be lost.
