@@ -42,6 +42,7 @@ struct OptionSpec: Sendable {
         case "dir": return .directories
         case "file": return .files
         case "command": return .commands
+        case "kid": return .keyIDs
         default: return .nothing
         }
     }
@@ -54,6 +55,8 @@ enum Completion: Equatable, Sendable {
     case directories
     case commands
     case words([String])
+    /// The ids in the keyring the line names (--keys, else PUSHSEAL_KEYS, else ./Keys).
+    case keyIDs
 }
 
 /// A subcommand's interface: enough to parse its arguments and to write its help.

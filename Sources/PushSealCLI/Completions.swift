@@ -66,6 +66,17 @@ enum CompletionScript {
     private static func bash() -> String {
         var out = """
         # bash completion for pushseal, written by 'pushseal completions bash' from its option tables.
+        # The key ids of the keyring the line names (--keys, else $PUSHSEAL_KEYS, else ./Keys).
+        _pushseal_kids() {
+            local dir=${PUSHSEAL_KEYS:-Keys} i
+            for ((i = 1; i < COMP_CWORD; i++)); do
+                case ${COMP_WORDS[i]} in
+                    --keys) [[ ${COMP_WORDS[i+1]} == = ]] && dir=${COMP_WORDS[i+2]} || dir=${COMP_WORDS[i+1]} ;;
+                    --keys=*) dir=${COMP_WORDS[i]#--keys=} ;;
+                esac
+            done
+            "${COMP_WORDS[0]}" keys list --keys "$dir" 2>/dev/null | awk 'NR > 1 { print $1 }'
+        }
         _pushseal() {
             local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} at=pushseal i dashes=0
             # --name=value: bash splits at '=', so the option is the word before it.
@@ -123,6 +134,7 @@ enum CompletionScript {
         case .directories: "COMPREPLY=($(compgen -d -- \"$cur\"));"
         case .commands: "COMPREPLY=($(compgen -c -- \"$cur\"));"
         case .words(let words): "COMPREPLY=($(compgen -W '\(words.joined(separator: " "))' -- \"$cur\"));"
+        case .keyIDs: "COMPREPLY=($(compgen -W \"$(_pushseal_kids)\" -- \"$cur\"));"
         }
     }
 
@@ -132,6 +144,17 @@ enum CompletionScript {
         var out = """
         #compdef pushseal
         # zsh completion for pushseal, written by 'pushseal completions zsh' from its option tables.
+        # The key ids of the keyring the line names (--keys, else $PUSHSEAL_KEYS, else ./Keys).
+        _pushseal_kids() {
+          local dir=${PUSHSEAL_KEYS:-Keys} i
+          for ((i = 2; i < CURRENT; i++)); do
+            case ${words[i]} in
+              (--keys) dir=${words[i+1]} ;;
+              (--keys=*) dir=${words[i]#--keys=} ;;
+            esac
+          done
+          ${words[1]} keys list --keys "$dir" 2>/dev/null | awk 'NR > 1 { print $1 }'
+        }
         _pushseal() {
           local at=pushseal i dashes=0
           for ((i = 2; i < CURRENT; i++)); do
@@ -197,6 +220,7 @@ enum CompletionScript {
         case .directories: "_files -/;"
         case .commands: "_command_names -e;"
         case .words(let words): "items=(\(words.map(zshQuote).joined(separator: " "))); compadd -a items;"
+        case .keyIDs: "items=(${(f)\"$(_pushseal_kids)\"}); compadd -a items;"
         }
     }
 
@@ -221,6 +245,22 @@ enum CompletionScript {
             end
             test "$at" = "$argv[1]"
         end
+        function __pushseal_kids --description 'The key ids of the keyring the line names'
+            set -l words (commandline -opc)
+            set -l dir Keys
+            set -q PUSHSEAL_KEYS; and set dir $PUSHSEAL_KEYS
+            for i in (seq 2 (count $words))
+                switch $words[$i]
+                    case --keys
+                        set -l next (math $i + 1)
+                        test $next -le (count $words); and set dir $words[$next]
+                    case '--keys=*'
+                        set dir (string replace -- --keys= '' $words[$i])
+                end
+            end
+            command -q $words[1]; or return
+            command $words[1] keys list --keys $dir 2>/dev/null | awk 'NR > 1 { print $1 }'
+        end
         complete -c pushseal -f
 
         """
@@ -239,6 +279,7 @@ enum CompletionScript {
                     case .directories: line += " -x -a '(__fish_complete_directories (commandline -ct))'"
                     case .commands: line += " -x -a '(__fish_complete_command)'"
                     case .words(let words): line += " -x -a " + fishQuote(words.joined(separator: " "))
+                    case .keyIDs: line += " -x -a '(__pushseal_kids)'"
                     }
                 }
                 out += line + " -d \(fishQuote(option.help))\n"
@@ -251,6 +292,7 @@ enum CompletionScript {
                 case .directories: out += "complete -c pushseal \(condition) -a '(__fish_complete_directories (commandline -ct))'\n"
                 case .commands: out += "complete -c pushseal \(condition) -a '(__fish_complete_command)'\n"
                 case .words(let words): out += "complete -c pushseal \(condition) -a \(fishQuote(words.joined(separator: " ")))\n"
+                case .keyIDs: out += "complete -c pushseal \(condition) -a '(__pushseal_kids)'\n"
                 }
             }
         }

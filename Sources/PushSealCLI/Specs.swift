@@ -80,7 +80,7 @@ enum Specs {
         CommandSpec(
             name: ["keys", "promote"], overview: "Make a key the primary.",
             usage: "pushseal keys promote KID [--grace 30d] [--keys DIR]", options: [keysOption, graceOption, lockTimeoutOption],
-            discussion: "The previous primary keeps decrypting until the grace period passes."),
+            discussion: "The previous primary keeps decrypting until the grace period passes.", arguments: .keyIDs),
         CommandSpec(
             name: ["keys", "rotate"], overview: "Make a new primary of its kind; the old one decrypts for --grace.",
             usage: "pushseal keys rotate [--grace 30d] [--keys DIR]", options: [keysOption, graceOption, lockTimeoutOption],
@@ -97,7 +97,7 @@ enum Specs {
                       OptionSpec("public", help: "Print a recipient key's public share (ppk1.…), which holds no secret."),
                       OptionSpec("qr", help: "Draw the share as a QR code in the terminal for a phone's camera (a psk1 share: only on a terminal)."),
                       OptionSpec("qr-png", value: "file", help: "Write the share's QR code to FILE as a PNG image (mode 0600) instead of printing it.")],
-            discussion: "Prints psk1.<kid>.<secret> for the primary key, or for KID. This is the only command that\nshows a secret: send it over a channel you trust, e.g. 'pushseal keys export | ssh host pushseal keys import -'.\nWith --public it prints ppk1.<kid>.<point> for a recipient key: safe to paste anywhere.\n--qr draws the share as a QR code instead (Unicode half blocks, dark on light); since a psk1\nshare is a secret, its QR code is drawn only when stdout is a terminal, never into a pipe or\na file, and an image of it is written only to the FILE --qr-png names."),
+            discussion: "Prints psk1.<kid>.<secret> for the primary key, or for KID. This is the only command that\nshows a secret: send it over a channel you trust, e.g. 'pushseal keys export | ssh host pushseal keys import -'.\nWith --public it prints ppk1.<kid>.<point> for a recipient key: safe to paste anywhere.\n--qr draws the share as a QR code instead (Unicode half blocks, dark on light); since a psk1\nshare is a secret, its QR code is drawn only when stdout is a terminal, never into a pipe or\na file, and an image of it is written only to the FILE --qr-png names.", arguments: .keyIDs),
         CommandSpec(
             name: ["keys", "import"], overview: "Add a shared key, or a recipient's public key, to this keyring.",
             usage: "pushseal keys import SHARE|FILE|- [--keys DIR]", options: [keysOption, lockTimeoutOption],
@@ -106,14 +106,14 @@ enum Specs {
         CommandSpec(
             name: ["keys", "disable"], overview: "Stop a key from decrypting.",
             usage: "pushseal keys disable KID [--keys DIR]", options: [keysOption, lockTimeoutOption],
-            discussion: "Reversible with 'pushseal keys enable KID'. The primary cannot be disabled."),
+            discussion: "Reversible with 'pushseal keys enable KID'. The primary cannot be disabled.", arguments: .keyIDs),
         CommandSpec(
             name: ["keys", "enable"], overview: "Let a disabled key decrypt again.",
-            usage: "pushseal keys enable KID [--keys DIR]", options: [keysOption, lockTimeoutOption], discussion: ""),
+            usage: "pushseal keys enable KID [--keys DIR]", options: [keysOption, lockTimeoutOption], discussion: "", arguments: .keyIDs),
         CommandSpec(
             name: ["keys", "destroy"], overview: "Wipe a key's secret for good.",
             usage: "pushseal keys destroy KID [--keys DIR]", options: [keysOption, lockTimeoutOption],
-            discussion: "The id stays in the keyring so receivers can say why a message cannot be read.\nThe primary cannot be destroyed."),
+            discussion: "The id stays in the keyring so receivers can say why a message cannot be read.\nThe primary cannot be destroyed.", arguments: .keyIDs),
         CommandSpec(
             name: ["keys", "prune"], overview: "Destroy keys whose grace period has passed.",
             usage: "pushseal keys prune [--keys DIR]", options: [keysOption, lockTimeoutOption],

@@ -79,6 +79,39 @@ struct ShellToolTests {
         #expect(Set(fromFish) == expected, "fish")
     }
 
+    /// `keys promote <TAB>` and `--to <TAB>` offer the ids of the keyring the line names
+    /// (--keys, else PUSHSEAL_KEYS), in all three shells, by running the pushseal on PATH.
+    @Test func keyIDsCompleteFromTheKeyringTheLineNames() throws {
+        let keyring = try KeyringFixture()
+        let rotated = try keyring.keysCommand(["rotate"]).stdout.trimmingCharacters(in: .newlines)
+        let ids = try keyring.keysCommand(["list"]).stdout.split(separator: "\n").dropFirst().map { String($0.split(separator: " ")[0]) }.sorted()
+        #expect(ids.count == 2 && ids.contains(rotated))
+        let path = URL(fileURLWithPath: pushsealBinary).deletingLastPathComponent().path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let bash = try Self.script("bash"), zsh = try Self.script("zsh"), fish = try Self.script("fish")
+        defer { for script in [bash, zsh, fish] { try? FileManager.default.removeItem(atPath: script) } }
+        func lines(_ run: Run) -> [String] {
+            #expect(run.stderr.isEmpty, "\(run.stderr)")
+            return run.stdout.split(separator: "\n").map(String.init).sorted()
+        }
+        let fromBash = try runProcess("/bin/bash", ["--norc", "-c", """
+            source "$1"
+            COMP_WORDS=(pushseal keys promote --keys "$2" ""); COMP_CWORD=5; _pushseal; printf '%s\\n' "${COMPREPLY[@]}"
+            COMP_WORDS=(pushseal encrypt --to ""); COMP_CWORD=3; PUSHSEAL_KEYS="$2" _pushseal; printf '%s\\n' "${COMPREPLY[@]}"
+            """, "bash", bash, keyring.keys], environment: ["PATH": path])
+        #expect(lines(fromBash) == (ids + ids).sorted())
+        let fromZsh = try runProcess("/usr/bin/zsh", ["-f", "-c", """
+            compadd() { [[ $1 == -a ]] && print -l -- ${(P)2} }
+            compdef() { : }
+            _describe() { : }
+            source "$1"
+            words=(pushseal keys destroy --keys "$2" ""); CURRENT=${#words}; _pushseal
+            """, "zsh", zsh, keyring.keys], environment: ["PATH": path])
+        #expect(lines(fromZsh) == ids)
+        let fromFish = try runProcess("/usr/bin/fish", ["--no-config", "-c", "source $argv[1]; complete -C \"pushseal keys export --keys=$argv[2] \"", fish, keyring.keys],
+                                      environment: ["PATH": path])
+        #expect(lines(fromFish) == ids)
+    }
+
     // MARK: zsh
 
     /// zsh runs the completion function itself; the completion system's builtins that
