@@ -18,8 +18,10 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     // Set before any thread starts, so every later thread inherits the blocked signals.
     let stopper = Locked<(@Sendable () -> Void)?>(nil)
     let forcedBy = Locked<Int32?>(nil)
+    let stoppedBy = Locked<Int32?>(nil)
     let processes = ExtensionProcesses(limit: request.maximumExtensions)
     let signals = StopSignals(first: { signal in
+        stoppedBy.withLock { $0 = signal }
         // Before anything was taken there is nothing to finish: stop as the signal says.
         guard let stop = stopper.withLock({ $0 }) else { exitAtOnce(128 + signal, console: console) }
         stop()
@@ -175,6 +177,12 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     if !json, console.stderrIsTerminal {
         let counts = (listenTally ?? tally.withLock { $0 }).sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
         console.diagnostic("received \(counts.isEmpty ? "nothing" : counts.joined(separator: ", "))")
+    }
+    // Files and stdin have an end of their own: a signal before it leaves input unread, and
+    // says so, as send does. A listener or a watched folder has none: a signal is its stop.
+    if request.listen == nil, request.watch == nil, let signal = stoppedBy.withLock({ $0 }) {
+        console.diagnostic("stopped by \(signal == SIGINT ? "SIGINT" : "SIGTERM"): every input taken got its record; the rest was not read")
+        return signal == SIGINT ? .interrupted : .terminated
     }
     return status
 }

@@ -248,9 +248,11 @@ enum Specs {
           Payloads over APNs' 4096 bytes (5120 for voip) are malformed, as APNs would refuse them.
 
         STOPPING: SIGINT or SIGTERM stops taking input, ends running extension programs
-          (SIGTERM, then SIGKILL after --expiry-grace), writes every record still due and
-          exits 0. With --listen it sends GOAWAY and lets deliveries in flight finish
-          within their budget instead. A second signal stops at once (exit 130 or 143).
+          (SIGTERM, then SIGKILL after --expiry-grace) and writes every record still due;
+          with FILEs or stdin it then says input was left unread and exits 130 or 143, as
+          send does; --listen (after GOAWAY, letting deliveries in flight finish within
+          their budget) and --watch exit 0, a signal being their normal stop. A second
+          signal stops at once (exit 130 or 143).
 
         EXIT STATUS: 0 every input got its record (whatever its status); 64 usage; 66 a FILE
           or the keyring is missing; 74 records could not be written (full disk) or a --watch

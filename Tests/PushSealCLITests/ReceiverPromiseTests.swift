@@ -76,7 +76,7 @@ struct ReceiverPromiseTests {
     // MARK: Stopping is clean
 
     @Test(arguments: [SIGTERM, SIGINT])
-    func aSignalStopsInputEndsExtensionsWritesEveryRecordAndExitsZero(_ signal: Int32) throws {
+    func aSignalStopsInputEndsExtensionsWritesEveryRecordAndSaysSo(_ signal: Int32) throws {
         let marker = "stop-test-\(UUID().uuidString.prefix(8))"
         let receiver = try RunningProcess([
             "receive", "--json", "--extension", "exec -a \(marker) sleep 50", "--expiry-grace", "300ms", "-",
@@ -85,7 +85,9 @@ struct ReceiverPromiseTests {
         #expect(eventually { processesRunning(marker) == 3 })
         receiver.signal(signal)
         let run = receiver.wait()
-        #expect(run.status == 0, "\(run.stderr)")
+        // Input was left unread: one line says so, and the status is the signal's, as send's.
+        #expect(run.status == 128 + signal, "\(run.stderr)")
+        #expect(run.stderr.hasSuffix("stopped by \(signal == SIGINT ? "SIGINT" : "SIGTERM"): every input taken got its record; the rest was not read\n"))
         let lines = records(run.stdout)
         #expect(lines.count == 3)
         #expect(lines.allSatisfy { $0["status"] as? String == "original" })
