@@ -96,9 +96,18 @@ show "pushseal receive inbox/*.json"
 show "pushseal receive --json inbox/1-good.json"
 "$pushseal" receive --json inbox/1-good.json
 
-step "10. The 30-second rule, shortened: an extension that hangs is cut at the budget"
+step "10. The 30-second rule, shortened: an extension that hangs is cut at the budget; --then runs yours after decrypting"
 show "pushseal receive --budget 300ms --extension 'sleep 5' inbox/1-good.json"
 "$pushseal" receive --budget 300ms --extension 'sleep 5' inbox/1-good.json
+cat > "$work/shout.py" <<'PY'
+#!/usr/bin/env python3
+import json, sys
+content = json.load(sys.stdin)["content"]
+print(json.dumps({"title": content["title"].upper() + "!", "body": content["body"]}))
+PY
+chmod +x "$work/shout.py"
+show "pushseal receive --then ./shout.py inbox/1-good.json   # your program sees the opened alert"
+"$pushseal" receive --then "$work/shout.py" inbox/1-good.json
 
 step "11. An APNs-compatible endpoint: your backend (here curl) posts, the extension runs"
 command -v curl >/dev/null 2>&1 || install_missing demo curl

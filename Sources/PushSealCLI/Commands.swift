@@ -109,6 +109,8 @@ struct ReceiveRequest: Equatable {
     var json: Bool
     var timing: ExtensionRunner.Timing
     var extensionCommand: String?
+    /// `--then CMD`: the user's program, after the decrypting extension, on the opened alert.
+    var thenCommand: String? = nil
     var memoryLimit: Int
     var placeholder: Placeholder
     /// Worker threads for stdin input.
@@ -509,6 +511,9 @@ private func parseReceive(_ arguments: [String], environment: [String: String]) 
     } catch {
         throw fail("\(parsed.origin("field")) must be a name of 1 to 64 bytes other than 'aps'")
     }
+    if parsed.value("extension") != nil, parsed.value("then") != nil {
+        throw fail("give --extension (your program instead of the decrypting one) or --then (your program after it), not both")
+    }
     // The standard words, or one body for every reason, then a body per reason on top.
     var placeholder = Placeholder.standard
     if let title = parsed.value("placeholder-title") { placeholder.title = title }
@@ -522,7 +527,7 @@ private func parseReceive(_ arguments: [String], environment: [String: String]) 
     return .receive(ReceiveRequest(
         keysFolder: keysFolder(parsed), field: field, inputs: parsed.positionals, watch: watch,
         once: parsed.has("once"), json: parsed.has("json"), timing: timing,
-        extensionCommand: parsed.value("extension"), memoryLimit: memoryLimit,
+        extensionCommand: parsed.value("extension"), thenCommand: parsed.value("then"), memoryLimit: memoryLimit,
         placeholder: placeholder,
         jobs: try jobs(parsed, command: spec.name), maximumExtensions: maximumExtensions, listen: listen,
         notify: parsed.has("notify")))

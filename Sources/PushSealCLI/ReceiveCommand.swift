@@ -45,7 +45,14 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
         // thousand placeholder deliveries.
         let keys = try KeyringFileSource(store: KeyringStore(folder: request.keysFolder))
         let settings = DecryptingExtension.Settings(field: request.field, placeholder: request.placeholder)
-        makeExtension = { DecryptingExtension(keys: keys, settings: settings) }
+        if let command = request.thenCommand {
+            try checkExtensionCommand(command)
+            let program = ProcessExtension.Settings(
+                command: command, memoryLimit: request.memoryLimit, timing: request.timing, processes: processes)
+            makeExtension = { DecryptThenExtension(keys: keys, settings: settings, program: program) }
+        } else {
+            makeExtension = { DecryptingExtension(keys: keys, settings: settings) }
+        }
     }
     // Every FILE is opened once before anything is delivered: a typo is a setup error, not a
     // record among the others. (One that goes away after this still gets its record.)

@@ -218,6 +218,7 @@ enum Specs {
             OptionSpec("budget", value: "duration", environment: "PUSHSEAL_BUDGET", help: "Time the extension has per notification, from the moment it is taken (default: 30s, Apple's; 1ms to 24h)."),
             OptionSpec("expiry-grace", value: "duration", help: "Wait after serviceExtensionTimeWillExpire before showing the original (default: 1s; 1ms to 1h)."),
             OptionSpec("extension", value: "command", help: "Run your own extension program instead of the decrypting one."),
+            OptionSpec("then", value: "command", help: "After decrypting, run your own extension program on the opened alert, within the same budget."),
             OptionSpec("notify", help: "Also show each delivery as a desktop notification (notify-send, the freedesktop notification service)."),
             OptionSpec("max-extensions", value: "n", help: "At most this many extension programs run at once; others wait, their clock running (default: 64)."),
             OptionSpec("memory-limit", value: "size", help: "Kill an --extension program above this resident memory (default: 24MB)."),

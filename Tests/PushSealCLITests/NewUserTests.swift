@@ -250,4 +250,52 @@ struct NewUserTests {
         let batch = try keyring.encrypt(["--batch", "--truncate"], stdin: line + line)
         #expect(batch.status == 0 && batch.stdout.split(separator: "\n").count == 2)
     }
+
+    /// `--then CMD`: the user's program after the decrypting extension, on the opened alert,
+    /// within the same budget, with the placeholder rules when the alert cannot be opened.
+    @Test func thenRunsTheUsersProgramOnTheOpenedAlert() throws {
+        let sender = try KeyringFixture()
+        let folder = TemporaryFolder()
+        folder.write("then.py", """
+            #!/usr/bin/env python3
+            import json, sys
+            request = json.load(sys.stdin)
+            open(sys.argv[1], "a").write(json.dumps(request) + "\\n")
+            content = request["content"]
+            print(json.dumps({"title": content["title"] + " ✓", "body": content["body"] + " (" + content["userInfo"]["build"] + ")"}))
+            """)
+        chmod(folder.file("then.py"), 0o755)
+        let seen = folder.file("seen.jsonl")
+        let payload = try sender.encrypt(["-t", "Build 42", "-b", "passed", "--data", "build=api-7"]).stdout
+        let other = try KeyringFixture()
+        let foreign = try other.encrypt(["-t", "not for this device"]).stdout
+        let input = payload.trimmingCharacters(in: .newlines) + "\n" + foreign
+        let run = try pushseal(["receive", "--json", "--keys", sender.keys, "--then", "\(folder.file("then.py")) \(seen)", "-"], stdin: input)
+        #expect(run.status == 0, "\(run.stderr)")
+        let records = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(records.map { $0["status"] as? String } == ["modified", "key-missing"])
+        #expect(records[0]["title"] as? String == "Build 42 ✓" && records[0]["body"] as? String == "passed (api-7)")
+        #expect(records[0]["kid"] as? String != nil)
+        #expect(records[1]["title"] as? String == "Encrypted notification")
+        // The program saw the opened alert, once: never for the message that did not open.
+        let requests = folder.read("seen.jsonl").split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(requests.count == 1 && (requests[0]["content"] as? [String: Any])?["title"] as? String == "Build 42")
+
+        let failing = try pushseal(["receive", "--json", "--keys", sender.keys, "--then", "exit 3", "-"], stdin: payload)
+        let failed = jsonObject(failing.stdout)
+        #expect(failed["status"] as? String == "decrypted" && failed["title"] as? String == "Build 42")
+        #expect((failed["reason"] as? String)?.hasSuffix("the extension exited with status 3") == true)
+
+        let marker = "then-slow-\(UUID().uuidString.prefix(8))"
+        let slow = try pushseal(["receive", "--json", "--keys", sender.keys, "--budget", "300ms", "--expiry-grace", "200ms",
+                                 "--then", "exec -a \(marker) sleep 30", "-"], stdin: payload)
+        let late = jsonObject(slow.stdout)
+        #expect(late["status"] as? String == "deadline" && late["title"] as? String == "Build 42", "the opened alert, at once")
+        #expect(processesRunning(marker) == 0, "none outlives the receiver")
+
+        let both = try pushseal(["receive", "--keys", sender.keys, "--then", "true", "--extension", "true", "-"], stdin: "")
+        #expect(both.status == 64 && both.stderr.hasPrefix("error: give --extension"))
+        let missing = try pushseal(["receive", "--keys", sender.keys, "--then", "./no-such-program", "-"], stdin: payload)
+        #expect(missing.status == 66 && missing.stdout.isEmpty)
+    }
 }
