@@ -55,8 +55,13 @@ status=${PIPESTATUS[0]}
 set -e
 
 # One plain closing line, whichever test library ran what.
-passed=$(grep -E '^✔ Test .* passed' "$log" | grep -v -c '^✔ Test run with' || true)
+# Counted from the run's own summary ("Test run with N tests ..."): a result line of a test
+# can be lost in the interleaved output, the summary cannot; a failing test counts once.
+summary=$(grep -E '^[✔✘] Test run with' "$log" | tail -1)
+total=$(sed -E 's/.*with ([0-9]+) tests?.*/\1/' <<< "$summary")
 failed=$(grep -E '^✘ Test .* failed after' "$log" | grep -v -c '^✘ Test run with' || true)
+if [[ $summary == ✘* ]] && [ "$failed" -eq 0 ]; then failed=1; fi
+passed=$(( ${total:-0} - failed ))
 # The device side (PushSealKit on swift-crypto), whenever swift-crypto is at hand: the vendored
 # archives (see Scripts/device-test.sh for where it looks), or PUSHSEAL_SWIFT_CRYPTO=url with
 # network access. Its own line comes first, so the suite's count stays the closing one.
