@@ -6,7 +6,9 @@ struct CrashSafetyTests {
     @Test func rotateKilledAtRandomPointsNeverTearsTheKeyring() async throws {
         let keyring = try KeyringFixture()
         var committed = Set<String>()
-        var generator = SystemRandomNumberGenerator()
+        // Replay a failure with PUSHSEAL_TEST_SEED=<the seed its messages name>.
+        var generator = ReplayableRandom()
+        let seed = generator.seed
         for round in 0..<40 {
             let rotate = Process()
             rotate.executableURL = URL(fileURLWithPath: pushsealBinary)
@@ -20,11 +22,11 @@ struct CrashSafetyTests {
             rotate.waitUntilExit()
 
             let list = try keyring.keysCommand(["list", "--json"])
-            #expect(list.status == 0, "round \(round): \(list.stderr)")
+            #expect(list.status == 0, "seed \(seed), round \(round): \(list.stderr)")
             let keys = (try? JSONSerialization.jsonObject(with: Data(list.stdout.utf8))) as? [[String: Any]] ?? []
             let kids = Set(keys.compactMap { $0["id"] as? String })
-            #expect(kids.isSuperset(of: committed), "round \(round) lost a committed key")
-            #expect(keys.filter { $0["state"] as? String == "primary" }.count == 1, "round \(round)")
+            #expect(kids.isSuperset(of: committed), "seed \(seed), round \(round) lost a committed key")
+            #expect(keys.filter { $0["state"] as? String == "primary" }.count == 1, "seed \(seed), round \(round)")
             committed = kids
         }
         // Whatever a killed writer left behind is cleaned up by the next change.
@@ -40,6 +42,8 @@ struct CrashSafetyTests {
         let outputs = TemporaryFolder()
         let payloads = try sender.encrypt(["--batch"], stdin: (1...400).map { #"{"title":"n\#($0)"}"# }.joined(separator: "\n")).stdout.split(separator: "\n")
         var next = 0
+        var generator = ReplayableRandom()
+        let seed = generator.seed
         for round in 0..<5 {
             let watcher = Process()
             watcher.executableURL = URL(fileURLWithPath: pushsealBinary)
@@ -53,7 +57,7 @@ struct CrashSafetyTests {
                 try FileManager.default.moveItem(atPath: staging.file(name), toPath: spool.file(name))
                 next += 1
             }
-            try await Task.sleep(for: .milliseconds(Int64.random(in: 5...60)))
+            try await Task.sleep(for: .milliseconds(Int64.random(in: 5...60, using: &generator)))
             kill(watcher.processIdentifier, SIGKILL)
             watcher.waitUntilExit()
         }
@@ -63,8 +67,8 @@ struct CrashSafetyTests {
             for record in records(outputs.read("run-\(round)")) { seen[record["source"] as? String ?? "?", default: 0] += 1 }
         }
         for record in records(last.stdout) { seen[record["source"] as? String ?? "?", default: 0] += 1 }
-        #expect(seen.count == 400)
-        #expect(seen.values.allSatisfy { $0 == 1 || $0 == 2 })
+        #expect(seen.count == 400, "seed \(seed)")
+        #expect(seen.values.allSatisfy { $0 == 1 || $0 == 2 }, "seed \(seed)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: spool.file("processed")).count == 400)
     }
 }

@@ -203,3 +203,23 @@ func processesRunning(_ marker: String) -> Int {
     let run = try? runProcess("/usr/bin/pgrep", ["-f", "-c", "^" + marker])
     return Int(run?.stdout.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
 }
+
+/// Random choices a failing test can replay: SplitMix64 from `PUSHSEAL_TEST_SEED` when set,
+/// else from a fresh seed, which every message of the test names (`seed N`).
+struct ReplayableRandom: RandomNumberGenerator {
+    let seed: UInt64
+    private var state: UInt64
+
+    init() {
+        seed = ProcessInfo.processInfo.environment["PUSHSEAL_TEST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: .min ... .max)
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var mixed = state
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        return mixed ^ (mixed >> 31)
+    }
+}
