@@ -84,8 +84,10 @@ public final class P256PrivateKey: @unchecked Sendable {
         return try body(scalar)
     }
 
-    /// ECDH with `peer`: the shared point's x coordinate. The caller wipes it.
-    func sharedSecret(with peer: P256PublicKey) throws(SealCryptoError) -> [UInt8] {
+    /// ECDH with `peer`: the shared point's x coordinate. The caller wipes it. (Tests reach
+    /// it to check it against Wycheproof's vectors.)
+    @_spi(Testing)
+    public func sharedSecret(with peer: P256PublicKey) throws(SealCryptoError) -> [UInt8] {
         var secret = [UInt8](repeating: 0, count: 32)
         guard pushseal_ecdh(key, peer.key, &secret) == 1 else {
             ERR_clear_error()
