@@ -25,6 +25,9 @@ let package = Package(
         // JSON as pushseal reads and writes it (ordered members, numbers kept as their text);
         // pure Swift, so the device kit shares it and reads sealed alerts by the same rules.
         .target(name: "PushSealJSON"),
+        // The words shown in place of a sealed alert, one definition for the Linux runner
+        // and the device kit; pure Swift.
+        .target(name: "NotificationText"),
         .target(name: "SealCrypto", dependencies: ["COpenSSL", "Locking"]),
         // The one monotonic clock and the one saturating Duration conversion, for the server
         // and the runner alike.
@@ -41,7 +44,7 @@ let package = Package(
         // Both sides of HTTP/2 (TLS or prior knowledge) on one event-loop design: the server of
         // `receive --listen` and the client of `send`; knows nothing of APNs.
         .target(name: "HTTP2", dependencies: ["CNGHTTP2", "MonotonicTime", "Locking"]),
-        .target(name: "PushSeal", dependencies: ["PushSealJSON", "SealCrypto", "CSystem", "HTTP2", "MonotonicTime", "Locking"]),
+        .target(name: "PushSeal", dependencies: ["PushSealJSON", "NotificationText", "SealCrypto", "CSystem", "HTTP2", "MonotonicTime", "Locking"]),
         // libqrencode and libpng (Debian's libqrencode-dev, libpng-dev); PushSealQR is their only user.
         .systemLibrary(
             name: "CQRencode",
@@ -54,17 +57,17 @@ let package = Package(
             providers: [.apt(["libpng-dev"])]
         ),
         .executableTarget(name: "PushSealQR", dependencies: ["CQRencode", "CPNG"]),
-        .executableTarget(name: "PushSealCLI", dependencies: ["PushSeal", "PushSealJSON", "HTTP2", "MonotonicTime", "Locking"]),
+        .executableTarget(name: "PushSealCLI", dependencies: ["PushSeal", "PushSealJSON", "NotificationText", "HTTP2", "MonotonicTime", "Locking"]),
         .executableTarget(name: "PushSealBench", dependencies: ["PushSeal"]),
         .testTarget(
             name: "SealCryptoTests",
             dependencies: ["SealCrypto"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "PushSealTests", dependencies: ["PushSeal", "PushSealJSON", "SealCrypto", "MonotonicTime"]),
+        .testTarget(name: "PushSealTests", dependencies: ["PushSeal", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime"]),
         .testTarget(
             name: "PushSealCLITests",
-            dependencies: ["PushSealCLI", "PushSeal", "PushSealJSON", "SealCrypto", "Locking"],
+            dependencies: ["PushSealCLI", "PushSeal", "PushSealJSON", "NotificationText", "SealCrypto", "Locking"],
             resources: [.copy("Reference")]
         ),
     ],
@@ -80,7 +83,7 @@ let package = Package(
 #if canImport(Darwin)
 package.platforms = [.iOS(.v17), .macOS(.v14)]
 package.products.append(.library(name: "PushSealKit", targets: ["PushSealKit"]))
-package.targets.append(.target(name: "PushSealKit", dependencies: ["PushSealJSON"]))
+package.targets.append(.target(name: "PushSealKit", dependencies: ["PushSealJSON", "NotificationText"]))
 #else
 if let crypto = Context.environment["PUSHSEAL_SWIFT_CRYPTO"], !crypto.isEmpty {
     package.dependencies.append(crypto == "url" ? .package(url: "https://github.com/apple/swift-crypto.git", from: "3.0.0")
@@ -89,7 +92,7 @@ if let crypto = Context.environment["PUSHSEAL_SWIFT_CRYPTO"], !crypto.isEmpty {
     package.targets += [
         // Warnings are errors here as in CI, for the kit alone: swift-crypto's own warnings are
         // not this project's to fix (Scripts/device-test.sh does not pass SWIFT_FLAGS on).
-        .target(name: "PushSealKit", dependencies: ["PushSealJSON", .product(name: "Crypto", package: "swift-crypto")],
+        .target(name: "PushSealKit", dependencies: ["PushSealJSON", "NotificationText", .product(name: "Crypto", package: "swift-crypto")],
                 swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]),
         .testTarget(name: "PushSealKitTests", dependencies: ["PushSealKit", "PushSealJSON"], swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]),
     ]

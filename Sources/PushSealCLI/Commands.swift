@@ -1,6 +1,7 @@
 import PushSeal
 import HTTP2
 import PushSealJSON
+import NotificationText
 
 /// What the user asked pushseal to do, fully parsed and checked.
 enum Command: Equatable {
@@ -635,10 +636,7 @@ private func parseSend(_ arguments: [String], environment: [String: String]) thr
 private func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: EncryptRequest?, batch: Bool) throws(UsageError) -> SendRequest {
     func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
     func required(_ option: String, _ what: String) throws(UsageError) -> String {
-        guard let value = parsed.value(option), !value.isEmpty else {
-            throw fail("--\(option) is required: \(what) (or set PUSHSEAL_\(String(option.uppercased().map { $0 == "-" ? "_" : $0 })))")
-        }
-        return value
+        try requiredValue(parsed, option, what, command: spec.name)
     }
     let devicesFile = parsed.value("devices")
     let devices = parsed.all("device").map { $0.lowercased() }
@@ -739,10 +737,7 @@ private func parseToken(_ arguments: [String], environment: [String: String]) th
 /// ids checked for Apple's shape.
 private func providerCredentials(_ parsed: ParsedArguments, spec: CommandSpec) throws(UsageError) -> (authKey: String, keyID: String, teamID: String) {
     func required(_ option: String, _ what: String) throws(UsageError) -> String {
-        guard let value = parsed.value(option), !value.isEmpty else {
-            throw UsageError("--\(option) is required: \(what) (or set PUSHSEAL_\(String(option.uppercased().map { $0 == "-" ? "_" : $0 })))", command: spec.name)
-        }
-        return value
+        try requiredValue(parsed, option, what, command: spec.name)
     }
     let authKey = try required("auth-key", "the .p8 file from Apple")
     // Apple's key and team ids are 10 capital letters and digits; anything else is a typo
@@ -753,6 +748,15 @@ private func providerCredentials(_ parsed: ParsedArguments, spec: CommandSpec) t
         throw UsageError("\(parsed.origin(option)) is 10 capital letters and digits, as Apple's developer account shows it (got '\(value.prefix(40))')", command: spec.name)
     }
     return (authKey, keyID, teamID)
+}
+
+/// An option that must be given (on the line or by its variable), or the usage error that
+/// says what it is and which variable sets it.
+private func requiredValue(_ parsed: ParsedArguments, _ option: String, _ what: String, command: CommandSpec.Name) throws(UsageError) -> String {
+    guard let value = parsed.value(option), !value.isEmpty else {
+        throw UsageError("--\(option) is required: \(what) (or set PUSHSEAL_\(String(option.uppercased().map { $0 == "-" ? "_" : $0 })))", command: command)
+    }
+    return value
 }
 
 /// A key id or team id as Apple issues them: `ABC123DEFG`.

@@ -1,38 +1,6 @@
 import Foundation
 import PushSealJSON
-
-/// The text shown when a sealed alert cannot be shown: the app's words, never secret. One
-/// title, and a body for each reason, as the Linux runner has them.
-public struct Placeholder: Sendable, Equatable {
-    public var title: String
-    /// No key on this device for the message's kid.
-    public var keyMissing: String
-    /// The message was altered or damaged (auth-failed, malformed).
-    public var unreadable: String
-    /// The sealed `exp` has passed.
-    public var expired: String
-    /// Time ran out before it was opened (`serviceExtensionTimeWillExpire`).
-    public var deadline: String
-
-    /// The Linux runner's default, word for word.
-    public static let standard = Placeholder(
-        title: "Encrypted notification", keyMissing: "This device does not have the key to open this message.",
-        unreadable: "This message could not be decrypted on this device.", expired: "This message has expired.",
-        deadline: "This message could not be opened in time.")
-
-    public init(title: String, keyMissing: String, unreadable: String, expired: String, deadline: String) {
-        self.title = title
-        self.keyMissing = keyMissing
-        self.unreadable = unreadable
-        self.expired = expired
-        self.deadline = deadline
-    }
-
-    /// One body for every reason.
-    public init(title: String, body: String) {
-        self.init(title: title, keyMissing: body, unreadable: body, expired: body, deadline: body)
-    }
-}
+@_exported import NotificationText
 
 /// What the extension shows for one notification, and why: the Linux runner's statuses.
 public struct OpenedNotification: Sendable {

@@ -5,6 +5,7 @@ import SealCrypto
 import Synchronization
 import Testing
 import PushSealJSON
+import NotificationText
 
 /// An extension whose behaviour each test scripts.
 final class ScriptedExtension: NotificationServiceExtension {

@@ -1,0 +1,48 @@
+/// The text shown when a sealed alert cannot be shown; the receiver's words, never secret.
+/// One title, and a body for each reason: the user learns whether to fetch a key, distrust
+/// the message, or just open the app. The Linux runner and PushSealKit share this one
+/// definition, so a phone and `pushseal receive` say the same words.
+public struct Placeholder: Sendable, Equatable {
+    public var title: String
+    /// No usable key for the message's kid (unknown, destroyed, disabled or past its grace).
+    public var keyMissing: String
+    /// The message was altered or damaged (auth-failed, malformed).
+    public var unreadable: String
+    /// The sealed `exp` has passed.
+    public var expired: String
+    /// Time ran out before it was opened.
+    public var deadline: String
+
+    /// The reasons a body may be given for, by the status names records use.
+    public static let reasons = ["key-missing", "auth-failed", "expired", "deadline"]
+
+    public static let standard = Placeholder(
+        title: "Encrypted notification", keyMissing: "This device does not have the key to open this message.",
+        unreadable: "This message could not be decrypted on this device.", expired: "This message has expired.",
+        deadline: "This message could not be opened in time.")
+
+    public init(title: String, keyMissing: String, unreadable: String, expired: String, deadline: String) {
+        self.title = title
+        self.keyMissing = keyMissing
+        self.unreadable = unreadable
+        self.expired = expired
+        self.deadline = deadline
+    }
+
+    /// One body for every reason.
+    public init(title: String, body: String) {
+        self.init(title: title, keyMissing: body, unreadable: body, expired: body, deadline: body)
+    }
+
+    /// Sets the body for a reason named as in `reasons`; false for another name.
+    public mutating func setBody(_ body: String, forReason reason: String) -> Bool {
+        switch reason {
+        case "key-missing": keyMissing = body
+        case "auth-failed": unreadable = body
+        case "expired": expired = body
+        case "deadline": deadline = body
+        default: return false
+        }
+        return true
+    }
+}
