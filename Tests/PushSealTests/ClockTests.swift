@@ -59,9 +59,11 @@ struct ClockTests {
     }
 
     @Test func aClockNearTheEndOfItsRangeKeepsDeadlines() async throws {
-        // Readings a second short of the clock's end: a 24-hour budget's deadline is past the
-        // end (saturated to "never", no trap) and the answer still counts ...
-        let offset = UInt64.max - 1_000_000_000 - MonotonicClock.system.now.nanoseconds
+        // Readings a minute short of the clock's end: a 24-hour budget's deadline is past the
+        // end (saturated to "never", no trap) and the answer still counts ... (A minute, not
+        // a second: on a loaded machine the test can take over a second, and a reading past
+        // the end wraps to zero, which no deadline is ever reached by.)
+        let offset = UInt64.max - 60_000_000_000 - MonotonicClock.system.now.nanoseconds
         let nearEnd = MonotonicClock { MonotonicClock.system.now.nanoseconds &+ offset }
         let patient = ExtensionRunner(timing: ExtensionRunner.Timing(budget: .seconds(86_400), expiryGrace: .seconds(1)), clock: nearEnd) {
             ScriptedExtension(answer: .after(.milliseconds(20), shown))
