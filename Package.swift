@@ -35,7 +35,8 @@ let package = Package(
         // Linux calls that Swift's Glibc module does not import (pipe2, renameat2).
         .target(name: "CSystem"),
         // libnghttp2 and OpenSSL's libssl (Debian's libnghttp2-dev, libssl-dev); HTTP2 is their
-        // only user.
+        // only user. Keys and certificates (reading a key, the self-signed identity) are
+        // SealCrypto's, on libcrypto.
         .systemLibrary(
             name: "CNGHTTP2",
             pkgConfig: "libnghttp2",
@@ -43,7 +44,7 @@ let package = Package(
         ),
         // Both sides of HTTP/2 (TLS or prior knowledge) on one event-loop design: the server of
         // `receive --listen` and the client of `send`; knows nothing of APNs.
-        .target(name: "HTTP2", dependencies: ["CNGHTTP2", "MonotonicTime", "Locking"]),
+        .target(name: "HTTP2", dependencies: ["CNGHTTP2", "SealCrypto", "MonotonicTime", "Locking"]),
         .target(name: "PushSeal", dependencies: ["PushSealJSON", "NotificationText", "SealCrypto", "CSystem", "HTTP2", "MonotonicTime", "Locking"]),
         // libqrencode and libpng (Debian's libqrencode-dev, libpng-dev); PushSealQR is their only user.
         .systemLibrary(

@@ -4,10 +4,6 @@
 #include <nghttp2/nghttp2.h>
 #include <openssl/ssl.h>
 #include <openssl/err.h>
-#include <openssl/x509v3.h>
-#include <openssl/pem.h>
-#include <openssl/evp.h>
-#include <openssl/rand.h>
 #include <sys/socket.h>
 #include <pthread.h>
 #include <sys/epoll.h>
@@ -39,14 +35,6 @@ static inline long pushseal_ssl_ctx_set_options(SSL_CTX *ctx) {
 // SNI: the host name the client asks for, so a server with many names picks the right one.
 static inline long pushseal_ssl_set_host_name(SSL *ssl, const char *name) {
     return SSL_set_tlsext_host_name(ssl, name);
-}
-
-static inline long pushseal_bio_mem_data(BIO *bio, char **data) {
-    return BIO_get_mem_data(bio, data);
-}
-
-static inline int pushseal_x509_set_version3(X509 *certificate) {
-    return X509_set_version(certificate, X509_VERSION_3);
 }
 
 #endif

@@ -11,6 +11,7 @@
 #include <openssl/core_names.h>
 #include <openssl/kdf.h>
 #include <openssl/param_build.h>
+#include <openssl/x509v3.h>
 #include <sys/prctl.h>
 
 // Swift cannot import function-like macros or the EVP_CTRL_* constants as typed values,
@@ -27,6 +28,15 @@ static inline int pushseal_gcm_get_tag(EVP_CIPHER_CTX *ctx, unsigned char *tag, 
 static inline int pushseal_gcm_set_tag(EVP_CIPHER_CTX *ctx, const unsigned char *tag, int length) {
     // OpenSSL takes a non-const pointer here but only reads the expected tag.
     return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, length, (void *)tag);
+}
+
+// The self-signed certificate of `receive --listen` (TLSMaterial.swift).
+static inline long pushseal_bio_mem_data(BIO *bio, char **data) {
+    return BIO_get_mem_data(bio, data);
+}
+
+static inline int pushseal_x509_set_version3(X509 *certificate) {
+    return X509_set_version(certificate, X509_VERSION_3);
 }
 
 static inline void pushseal_cleanse(void *pointer, size_t length) {

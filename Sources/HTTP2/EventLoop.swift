@@ -63,7 +63,7 @@ final class EventLoop: @unchecked Sendable {
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         wake = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
         guard epoll >= 0, wake >= 0 else {
-            throw HTTP2ServerError(.resources, "cannot make an event loop: \(String(cString: strerror(errno)))")
+            throw HTTP2ServerError(.resources, "cannot make an event loop: \(String(cString: strerror(errno)))", errno: errno)
         }
         callbacks = Connection.makeCallbacks()
         watch(shared.listener, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue, add: true)

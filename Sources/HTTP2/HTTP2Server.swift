@@ -214,11 +214,14 @@ public struct HTTP2ServerError: Error, Sendable, Equatable, CustomStringConverti
 
     public let code: Code
     public let message: String
+    /// The `errno` behind the failure, or 0.
+    public let errno: Int32
     public var description: String { message }
 
-    init(_ code: Code, _ message: String) {
+    init(_ code: Code, _ message: String, errno: Int32 = 0) {
         self.code = code
         self.message = message
+        self.errno = errno
     }
 
     public static func == (lhs: HTTP2ServerError, rhs: HTTP2ServerError) -> Bool {

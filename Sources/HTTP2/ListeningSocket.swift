@@ -36,16 +36,16 @@ enum ListeningSocket {
             throw HTTP2ServerError(.address, "'\(host)' is not an IP address (use 127.0.0.1, ::1, 0.0.0.0 or localhost)")
         }
         let descriptor = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw HTTP2ServerError(.address, "cannot make a socket: \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else { throw HTTP2ServerError(.address, "cannot make a socket: \(String(cString: strerror(errno)))", errno: errno) }
         var one: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         let bound = withUnsafePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(descriptor, $0, length) }
         }
         guard bound == 0, listen(descriptor, 1_024) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let cause = errno
             close(descriptor)
-            throw HTTP2ServerError(.address, "cannot listen on \(host):\(port): \(reason)")
+            throw HTTP2ServerError(.address, "cannot listen on \(host):\(port): \(String(cString: strerror(cause)))", errno: cause)
         }
         var actual = sockaddr_storage()
         var actualLength = socklen_t(MemoryLayout<sockaddr_storage>.size)

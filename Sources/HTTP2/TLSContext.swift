@@ -2,6 +2,7 @@
 import Glibc
 #endif
 internal import CNGHTTP2
+import SealCrypto
 
 /// The server's SSL_CTX: TLS 1.2 or later with AEAD suites only (Mozilla's "intermediate"
 /// profile), the identity's certificate and key, and ALPN that picks `h2`. A client that offers no ALPN at all (some APNs libraries) is served
@@ -31,10 +32,14 @@ final class TLSContext: @unchecked Sendable {
         guard SSL_CTX_use_certificate_chain_file(context, identity.certificateFile) == 1 else {
             throw fail("cannot read the certificate \(identity.certificateFile) (PEM expected)")
         }
-        let key = try Self.readKey(identity.keyFile)
-        defer { EVP_PKEY_free(key) }
+        let key: TLSPrivateKey
+        do {
+            key = try TLSPrivateKey(file: identity.keyFile)
+        } catch {
+            throw HTTP2ServerError(.identity, error.reason)
+        }
         ERR_clear_error()
-        guard SSL_CTX_use_PrivateKey(context, key) == 1, SSL_CTX_check_private_key(context) == 1 else {
+        guard key.withKey({ SSL_CTX_use_PrivateKey(context, $0) }) == 1, SSL_CTX_check_private_key(context) == 1 else {
             throw fail("the key \(identity.keyFile) does not match the certificate \(identity.certificateFile)")
         }
         SSL_CTX_set_alpn_select_cb(context, { _, out, outLength, offered, offeredLength, _ in
@@ -54,42 +59,4 @@ final class TLSContext: @unchecked Sendable {
 
     static let tls12Ciphers = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
         + "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
-
-    /// Reads a PEM private key, saying what is wrong when it cannot: unreadable, encrypted
-    /// (never prompted for: a service has nobody to answer), or not a key.
-    static func readKey(_ file: String) throws(HTTP2ServerError) -> OpaquePointer {
-        let descriptor = open(file, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw HTTP2ServerError(.identity, "cannot read the private key \(file): \(String(cString: strerror(errno)))")
-        }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4_096)
-        while bytes.count < 1 << 20 {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else {
-                throw HTTP2ServerError(.identity, "cannot read the private key \(file): \(String(cString: strerror(errno)))")
-            }
-            if count == 0 { break }
-            bytes += chunk[..<count]
-        }
-        defer { bytes.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
-        let text = String(decoding: bytes, as: UTF8.self)
-        if text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") || text.contains("Proc-Type: 4,ENCRYPTED") {
-            throw HTTP2ServerError(.identity, "the private key \(file) is encrypted; give it unencrypted (openssl pkey -in \(file) -out plain.pem), kept with mode 0600")
-        }
-        ERR_clear_error()
-        let key = bytes.withUnsafeBytes { raw -> OpaquePointer? in
-            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
-            defer { BIO_free(bio) }
-            // A callback that gives no passphrase: OpenSSL's default would prompt on a terminal.
-            return PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)
-        }
-        ERR_clear_error()
-        guard let key else {
-            throw HTTP2ServerError(.identity, "cannot read the private key \(file) (an unencrypted PEM key expected)")
-        }
-        return key
-    }
 }

@@ -5,7 +5,6 @@ import Darwin
 #endif
 import CSystem
 import MonotonicTime
-import SealCrypto
 import Locking
 
 /// One program pushseal started, and everything that belongs to it: pushseal's ends of its

@@ -1,5 +1,4 @@
 import PushSeal
-import HTTP2
 import PushSealJSON
 import NotificationText
 
@@ -595,7 +594,7 @@ private func parseListen(_ parsed: ParsedArguments, spec: CommandSpec) throws(Us
         devices: try tokens("device"), unregistered: try tokens("unregistered"), topics: parsed.all("topic"),
         providerKeys: providerKeys, team: parsed.value("team"),
         idleTimeout: try duration(parsed, "idle-timeout", in: DurationRange.idleTimeout, example: "30s or 5m", command: spec.name)
-            ?? HTTP2Server.Limits().idleTimeout)
+            ?? ListenerLimits().idleTimeout)
 }
 
 private func parseSend(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
@@ -658,9 +657,9 @@ private func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: Encry
         guard (given.hasPrefix("https://") || given.hasPrefix("http://")), given.count > 8 else {
             throw fail("\(parsed.origin("endpoint")) takes a URL such as https://127.0.0.1:8443 (http:// for HTTP/2 without TLS)")
         }
-        let parsedEndpoint: ClientEndpoint
+        let parsedEndpoint: SendEndpoint
         do {
-            parsedEndpoint = try ClientEndpoint(url: given)
+            parsedEndpoint = try SendEndpoint(url: given)
         } catch {
             throw fail("\(parsed.origin("endpoint")): \(error.message)")
         }

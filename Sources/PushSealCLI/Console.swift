@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import PushSeal
-import SealCrypto
 import Locking
 import Synchronization
 

@@ -1,5 +1,4 @@
 import PushSeal
-import SealCrypto
 import Synchronization
 import Locking
 import PushSealJSON

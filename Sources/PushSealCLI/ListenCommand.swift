@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import HTTP2
 import PushSeal
 import SealCrypto
 import Locking
@@ -31,25 +30,25 @@ func serveListener(_ listen: ListenRequest, keysFolder: String, runner: Extensio
         devices: Set(listen.devices), unregistered: Set(listen.unregistered), topics: Set(listen.topics),
         tokens: tokens, unregisteredSince: Int64(time(nil)) * 1_000)
 
-    var identity: TLSIdentity?
+    var identity: ListenerIdentity?
     // Said once the address is bound: a listener that cannot start has only its failure to report.
     var certificateNote: String?
     if let certificate = listen.certificateFile, let key = listen.keyFile {
-        identity = TLSIdentity(certificateFile: certificate, keyFile: key)
+        identity = ListenerIdentity(certificateFile: certificate, keyFile: key)
     } else if !listen.plaintext {
         if mkdir(keysFolder, 0o700) != 0, errno != EEXIST {
             throw CLIFailure(.cannotCreate, "cannot create \(keysFolder) for the TLS certificate: \(String(cString: strerror(errno)))")
         }
-        let made: (identity: TLSIdentity, created: Bool)
+        let made: (identity: ListenerIdentity, created: Bool)
         do {
-            made = try TLSIdentity.selfSigned(in: keysFolder)
+            made = try ListenerIdentity.selfSigned(in: keysFolder)
         } catch {
             throw CLIFailure(.cannotCreate, error.message)
         }
         identity = made.identity
         certificateNote = "\(made.created ? "made a self-signed certificate" : "using the self-signed certificate") \(made.identity.certificateFile) (trust it with: curl --cacert \(made.identity.certificateFile))"
     }
-    var limits = HTTP2Server.Limits()
+    var limits = ListenerLimits()
     limits.idleTimeout = listen.idleTimeout
     let listener: APNsListener
     do {

@@ -4,9 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Dispatch
-import HTTP2
 import PushSeal
-import SealCrypto
 import Locking
 
 /// Runs `pushseal receive`: every input becomes exactly one record on stdout.
@@ -110,7 +108,7 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
         let output = RecordOutput(descriptor: 1, render: render, failed: stopNow)
         try serveListener(listen, keysFolder: request.keysFolder, runner: runner, console: console,
                           stopper: stopper, stopListening: stopListening, stop: stop, records: output)
-        let (unwritten, failure) = output.finish(within: HTTP2Server.Limits().drainTimeout)
+        let (unwritten, failure) = output.finish(within: ListenerLimits().drainTimeout)
         listenTally = output.tally
         if let failure {
             throw CLIFailure(.ioError, "cannot write to stdout: \(failure); \(unwritten) record(s) were not written")

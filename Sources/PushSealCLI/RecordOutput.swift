@@ -5,7 +5,6 @@ import Darwin
 #endif
 import Dispatch
 import PushSeal
-import SealCrypto
 import MonotonicTime
 import Locking
 

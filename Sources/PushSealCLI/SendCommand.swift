@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import Dispatch
-import HTTP2
 import PushSeal
 import SealCrypto
 import Locking
@@ -60,22 +59,11 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
 
     let tally = Locked<[Sender.Result.Outcome: Int]>([:])
     let json = request.json
-    let connection: HTTP2Client.Settings
+    let connection: SendConnection
     do {
-        let endpoint = try ClientEndpoint(url: request.endpoint)
-        // --proxy beats the environment; --proxy '' (or none) goes direct.
-        var proxy: ClientProxy?
-        if let given = request.proxy {
-            proxy = given.isEmpty ? nil : try ClientProxy(url: given)
-        } else {
-            proxy = try ClientProxy.fromEnvironment(for: endpoint)
-        }
-        // A connection attempt gets no longer than an answer would (and at most 10 s): a
-        // server that accepts and then says nothing is given up on as soon as a silent
-        // answer would be.
-        connection = HTTP2Client.Settings(endpoint: endpoint, trustFile: request.caFile, proxy: proxy, connections: request.connections,
-                                          maximumStreams: request.concurrency, timeout: request.timeout,
-                                          connectTimeout: min(request.timeout, .seconds(10)))
+        // --proxy beats the environment; --proxy '' goes direct.
+        connection = try SendConnection(endpoint: SendEndpoint(url: request.endpoint), proxy: request.proxy, trustFile: request.caFile,
+                                        connections: request.connections, streams: request.concurrency, timeout: request.timeout)
     } catch {
         throw CLIFailure(.usage, error.message)
     }

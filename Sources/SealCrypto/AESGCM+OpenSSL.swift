@@ -84,15 +84,13 @@ final class CipherContext: @unchecked Sendable {
         var trailing: Int32 = 0
         let end = plaintext.count > 0 ? mutableBytes(plaintext) + Int(written) : mutableBytes(plaintext)
         guard EVP_DecryptFinal_ex(context, end, &trailing) == 1 else {
-            ERR_clear_error()
-            throw SealCryptoError(.authenticationFailed, "authentication failed: the message was altered or sealed under another key")
+            throw SealCryptoError.openSSL(.authenticationFailed, "authentication failed: the message was altered or sealed under another key")
         }
     }
 
     private func check(_ rc: Int32, _ step: String) throws {
         guard rc == 1 else {
-            ERR_clear_error()
-            throw SealCryptoError(.libraryFailure, "OpenSSL failed to \(step)")
+            throw SealCryptoError.openSSL(.libraryFailure, "OpenSSL failed to \(step)")
         }
     }
 }

@@ -29,18 +29,17 @@ public final class ES256Key: @unchecked Sendable {
         } else if text.contains("PUBLIC KEY-----") {
             loaded = read { PEM_read_bio_PUBKEY($0, nil, nil, nil) }
         }
-        ERR_clear_error()
         guard let loaded else {
-            throw SealCryptoError(.invalidKey, "not a PEM public key or PKCS#8 private key")
+            throw SealCryptoError.openSSL(.invalidKey, "not a PEM public key or PKCS#8 private key")
         }
+        ERR_clear_error()
         var group = [CChar](repeating: 0, count: 64)
         var groupLength = 0
         guard EVP_PKEY_get_base_id(loaded) == EVP_PKEY_EC,
               EVP_PKEY_get_group_name(loaded, &group, group.count, &groupLength) == 1,
               ["prime256v1", "P-256"].contains(String(decoding: group.prefix(groupLength).map { UInt8(bitPattern: $0) }, as: UTF8.self)) else {
             EVP_PKEY_free(loaded)
-            ERR_clear_error()
-            throw SealCryptoError(.invalidKey, "not a P-256 (ES256) key")
+            throw SealCryptoError.openSSL(.invalidKey, "not a P-256 (ES256) key")
         }
         key = loaded
         canSign = isPrivate
@@ -92,8 +91,7 @@ public final class ES256Key: @unchecked Sendable {
         var length = der.count
         guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key) == 1,
               EVP_DigestSign(context, &der, &length, message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count) == 1 else {
-            ERR_clear_error()
-            throw SealCryptoError(.libraryFailure, "OpenSSL could not sign")
+            throw SealCryptoError.openSSL(.libraryFailure, "OpenSSL could not sign")
         }
         let raw: [UInt8]? = der.withUnsafeBufferPointer { buffer in
             var cursor = buffer.baseAddress

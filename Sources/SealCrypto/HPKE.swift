@@ -15,8 +15,7 @@ public final class P256PublicKey: @unchecked Sendable {
             throw SealCryptoError(.invalidKey, "a P-256 public key is 65 bytes starting 04, not \(bytes.count) bytes")
         }
         guard let key = bytes.withUnsafeBufferPointer({ pushseal_p256_public($0.baseAddress, $0.count) }) else {
-            ERR_clear_error()
-            throw SealCryptoError(.invalidKey, "not a point on P-256")
+            throw SealCryptoError.openSSL(.invalidKey, "not a point on P-256")
         }
         self.key = key
         x963Representation = bytes
@@ -45,8 +44,7 @@ public final class P256PrivateKey: @unchecked Sendable {
     /// A fresh key from OpenSSL's random generator.
     public static func generate() throws(SealCryptoError) -> P256PrivateKey {
         guard let key = pushseal_p256_generate() else {
-            ERR_clear_error()
-            throw SealCryptoError(.randomUnavailable, "OpenSSL could not make a P-256 key")
+            throw SealCryptoError.openSSL(.randomUnavailable, "OpenSSL could not make a P-256 key")
         }
         return try P256PrivateKey(taking: key)
     }
@@ -55,8 +53,7 @@ public final class P256PrivateKey: @unchecked Sendable {
     public convenience init(scalar: [UInt8]) throws(SealCryptoError) {
         guard scalar.count == Self.scalarByteCount,
               let key = scalar.withUnsafeBufferPointer({ pushseal_p256_private($0.baseAddress) }) else {
-            ERR_clear_error()
-            throw SealCryptoError(.invalidKey, "not a P-256 private scalar (32 bytes, from 1 to the group order)")
+            throw SealCryptoError.openSSL(.invalidKey, "not a P-256 private scalar (32 bytes, from 1 to the group order)")
         }
         try self.init(taking: key)
     }
@@ -90,9 +87,8 @@ public final class P256PrivateKey: @unchecked Sendable {
     public func sharedSecret(with peer: P256PublicKey) throws(SealCryptoError) -> [UInt8] {
         var secret = [UInt8](repeating: 0, count: 32)
         guard pushseal_ecdh(key, peer.key, &secret) == 1 else {
-            ERR_clear_error()
             SecureMemory.wipe(&secret)
-            throw SealCryptoError(.invalidKey, "ECDH on P-256 failed")
+            throw SealCryptoError.openSSL(.invalidKey, "ECDH on P-256 failed")
         }
         return secret
     }
@@ -235,9 +231,8 @@ public enum HPKE {
             }
         }
         guard ok == 1 else {
-            ERR_clear_error()
             SecureMemory.wipe(&out)
-            throw SealCryptoError(.libraryFailure, "OpenSSL's HKDF failed")
+            throw SealCryptoError.openSSL(.libraryFailure, "OpenSSL's HKDF failed")
         }
         return out
     }

@@ -1,4 +1,11 @@
+internal import COpenSSL
+
 /// What went wrong in a cryptographic operation; never carries key or plaintext bytes.
+///
+/// The pattern every pushseal library error follows: a `code` to branch on, a `reason`
+/// that states the facts (no command-line words: the caller knows its own flags), and the
+/// cause underneath, here OpenSSL's packed error code as `ERR_get_error` gave it, so a bug
+/// report can name the exact library failure.
 public struct SealCryptoError: Error, Equatable, CustomStringConvertible, Sendable {
     /// The kind of failure; errors compare equal when their codes match.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -12,16 +19,36 @@ public struct SealCryptoError: Error, Equatable, CustomStringConvertible, Sendab
         public static let invalidEncoding = Code(rawValue: "invalid-encoding")
         public static let randomUnavailable = Code(rawValue: "random-unavailable")
         public static let invalidKey = Code(rawValue: "invalid-key")
+        public static let invalidCertificate = Code(rawValue: "invalid-certificate")
         public static let libraryFailure = Code(rawValue: "library-failure")
     }
 
     public let code: Code
     /// A sentence for people; safe to print.
     public let reason: String
+    /// OpenSSL's error code (`ERR_get_error`) behind this failure, or 0 when the failure
+    /// was found by pushseal's own checks. `openSSLReason` spells it out.
+    public let openSSLError: UInt
 
-    public init(_ code: Code, _ reason: String) {
+    public init(_ code: Code, _ reason: String, openSSLError: UInt = 0) {
         self.code = code
         self.reason = reason
+        self.openSSLError = openSSLError
+    }
+
+    /// An error for a failed OpenSSL call: takes this thread's oldest queued OpenSSL error
+    /// as the cause and empties the queue, so the next call on this thread starts clean
+    /// (an OpenSSL error belongs to the operation that raised it).
+    static func openSSL(_ code: Code, _ reason: String) -> SealCryptoError {
+        let cause = ERR_get_error()
+        ERR_clear_error()
+        return SealCryptoError(code, reason, openSSLError: cause)
+    }
+
+    /// OpenSSL's own words for `openSSLError` ("bad decrypt"), or nil when there is none.
+    public var openSSLReason: String? {
+        guard openSSLError != 0 else { return nil }
+        return ERR_reason_error_string(openSSLError).map { String(cString: $0) } ?? "error \(openSSLError)"
     }
 
     public var description: String { reason }

@@ -1,4 +1,5 @@
 internal import COpenSSL
+import Locking
 
 /// Random bytes from OpenSSL's CSPRNG (`RAND_bytes`), suitable for keys and nonces.
 public enum SecureRandom {
@@ -24,7 +25,7 @@ public enum SecureRandom {
             RAND_bytes($0.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32($0.count))
         }
         guard rc == 1 else {
-            throw SealCryptoError(.randomUnavailable, "the system random generator is unavailable")
+            throw SealCryptoError.openSSL(.randomUnavailable, "the system random generator is unavailable")
         }
     }
 }

@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import Dispatch
-import SealCrypto
 import Locking
 
 /// The extension programs of one receiver: at most `limit` run at once, and the receiver

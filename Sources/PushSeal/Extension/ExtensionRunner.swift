@@ -1,6 +1,5 @@
 import Dispatch
 import MonotonicTime
-import SealCrypto
 import Synchronization
 import Locking
 

@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import SealCrypto
 import Synchronization
 import MonotonicTime
 import Locking

@@ -5,7 +5,6 @@ import Darwin
 #endif
 import CSystem
 import Dispatch
-import SealCrypto
 import Locking
 import PushSealJSON
 

@@ -1,6 +1,5 @@
 import Dispatch
 import HTTP2
-import SealCrypto
 import Synchronization
 import MonotonicTime
 import Locking
@@ -32,9 +31,9 @@ public final class APNsListener: Sendable {
         public var host: String
         public var port: Int
         /// Nil serves HTTP/2 in the clear (prior knowledge).
-        public var tls: TLSIdentity?
+        public var tls: ListenerIdentity?
         public var rules: APNsRules
-        public var limits: HTTP2Server.Limits
+        public var limits: ListenerLimits
         /// Notifications answered 200 whose records are not yet out, at most, and the most
         /// payload bytes they may hold.
         public var pendingLimit: Int
@@ -42,7 +41,7 @@ public final class APNsListener: Sendable {
         /// How often one connection may change its provider token (APNs: every 20 minutes).
         public var tokenUpdateInterval: Duration
 
-        public init(host: String, port: Int, tls: TLSIdentity?, rules: APNsRules, limits: HTTP2Server.Limits = HTTP2Server.Limits(),
+        public init(host: String, port: Int, tls: ListenerIdentity?, rules: APNsRules, limits: ListenerLimits = ListenerLimits(),
                     pendingLimit: Int = 16_384, pendingBytes: Int = 16 << 20, tokenUpdateInterval: Duration = .seconds(20 * 60)) {
             self.host = host
             self.port = port
@@ -92,9 +91,10 @@ public final class APNsListener: Sendable {
         }
     }
 
-    /// Accepted notifications waiting for a delivering thread: the connection's thread
-    /// answers and moves on, and the work of delivering (parsing, decrypting, writing the
-    /// record) runs beside it, in batches, on other cores. Bounded by the pending limit.
+    /// Accepted notifications waiting for delivery: the connection's thread answers and
+    /// moves on, and the work of delivering (parsing, decrypting, writing the record) runs
+    /// beside it on one drain at a time, a dispatch worker that takes the queue in batches,
+    /// so delivery uses at most one more core than the loops. Bounded by the pending limit.
     private final class Handoff: Sendable {
         struct Item: Sendable {
             let seq: Int
@@ -175,7 +175,7 @@ public final class APNsListener: Sendable {
     }
 
     /// Binds the address; nothing is accepted before `start`.
-    public init(settings: Settings, runner: ExtensionRunner, records: any RecordSink) throws(HTTP2ServerError) {
+    public init(settings: Settings, runner: ExtensionRunner, records: any RecordSink) throws(ListenerError) {
         let rules = settings.rules
         let inFlight = DispatchGroup()
         let sequence = Atomic<Int>(0)
@@ -186,7 +186,7 @@ public final class APNsListener: Sendable {
         let tokenUpdates = TokenUpdates(interval: settings.tokenUpdateInterval)
         // Settings' limits keep at least one byte past APNs' largest payload, so an oversized
         // body is seen as oversized.
-        var limits = settings.limits
+        var limits = settings.limits.engine
         limits.bodyBytes = max(limits.bodyBytes, ReceivedInput.voipByteLimit + 1)
         let finished: @Sendable (DeliveryRecord, Int) -> Void = { record, bytes in
             records.emit(record, promised: true)
@@ -209,47 +209,51 @@ public final class APNsListener: Sendable {
                 }
             }
         }
-        server = try HTTP2Server(host: settings.host, port: settings.port, tls: settings.tls, limits: limits,
-                                 roundEnded: { handoff.roundEnded() },
-                                 connectionEnded: { tokenUpdates.forget($0) }) { request in
-            let seq = sequence.add(1, ordering: .relaxed).newValue
-            let source = "listen:\(request.connection)/\(request.stream)"
-            func refuse(_ answer: APNsRejection, _ identifier: String, _ arrival: APNsArrival) -> HTTP2Server.Response {
-                records.emit(DeliveryRecord(seq: seq, source: source, rejected: answer, identifier: identifier, arrival: arrival), promised: false)
-                return HTTP2Server.Response(
-                    status: answer.status,
-                    headers: [(APNs.Header.id.rawValue, identifier), ("content-type", "application/json")],
-                    body: rules.body(for: answer))
-            }
-            switch request.ending {
-            case .reset(let reason):
-                let arrival = APNsArrival(device: APNsRules.deviceToken(in: request.path))
-                let given = request.values(APNs.Header.id.rawValue).first.flatMap { APNsRules.isUUID($0) ? $0 : nil }
-                records.emit(DeliveryRecord(seq: seq, source: source, reset: reason, identifier: given, arrival: arrival), promised: false)
-                return HTTP2Server.Response(status: 500)
-            case .headersTooLarge:
-                let given = request.values(APNs.Header.id.rawValue).first.flatMap { APNsRules.isUUID($0) ? $0 : nil }
-                return refuse(.headerListTooLarge, given ?? ReceivedInput.newIdentifier(),
-                              APNsArrival(device: APNsRules.deviceToken(in: request.path)))
-            case .complete:
-                break
-            }
-            switch rules.judge(method: request.method, path: request.path, headers: request.headers, bodyLength: request.bodyLength) {
-            case let .rejected(answer, identifier, arrival):
-                return refuse(answer, identifier, arrival)
-            case let .accepted(identifier, arrival):
-                if let token = request.values(APNs.Header.authorization.rawValue).first,
-                   !tokenUpdates.allows(token, on: request.connection) {
-                    return refuse(.tooManyProviderTokenUpdates, identifier, arrival)
+        do {
+            server = try HTTP2Server(host: settings.host, port: settings.port, tls: settings.tls?.engine, limits: limits,
+                                     roundEnded: { handoff.roundEnded() },
+                                     connectionEnded: { tokenUpdates.forget($0) }) { request in
+                let seq = sequence.add(1, ordering: .relaxed).newValue
+                let source = "listen:\(request.connection)/\(request.stream)"
+                func refuse(_ answer: APNsRejection, _ identifier: String, _ arrival: APNsArrival) -> HTTP2Server.Response {
+                    records.emit(DeliveryRecord(seq: seq, source: source, rejected: answer, identifier: identifier, arrival: arrival), promised: false)
+                    return HTTP2Server.Response(
+                        status: answer.status,
+                        headers: [(APNs.Header.id.rawValue, identifier), ("content-type", "application/json")],
+                        body: rules.body(for: answer))
                 }
-                guard records.hasRoom, load.admit(bytes: request.body.count, limit: pendingLimit, byteLimit: pendingByteLimit) else {
-                    load.refused.add(1, ordering: .relaxed)
-                    return refuse(.serviceUnavailable, identifier, arrival)
+                switch request.ending {
+                case .reset(let reason):
+                    let arrival = APNsArrival(device: APNsRules.deviceToken(in: request.path))
+                    let given = request.values(APNs.Header.id.rawValue).first.flatMap { APNsRules.isUUID($0) ? $0 : nil }
+                    records.emit(DeliveryRecord(seq: seq, source: source, reset: reason, identifier: given, arrival: arrival), promised: false)
+                    return HTTP2Server.Response(status: 500)
+                case .headersTooLarge:
+                    let given = request.values(APNs.Header.id.rawValue).first.flatMap { APNsRules.isUUID($0) ? $0 : nil }
+                    return refuse(.headerListTooLarge, given ?? ReceivedInput.newIdentifier(),
+                                  APNsArrival(device: APNsRules.deviceToken(in: request.path)))
+                case .complete:
+                    break
                 }
-                inFlight.enter()
-                handoff.add(.init(seq: seq, source: source, identifier: identifier, arrival: arrival, body: request.body))
-                return HTTP2Server.Response(status: 200, headers: [(APNs.Header.id.rawValue, identifier)])
+                switch rules.judge(method: request.method, path: request.path, headers: request.headers, bodyLength: request.bodyLength) {
+                case let .rejected(answer, identifier, arrival):
+                    return refuse(answer, identifier, arrival)
+                case let .accepted(identifier, arrival):
+                    if let token = request.values(APNs.Header.authorization.rawValue).first,
+                       !tokenUpdates.allows(token, on: request.connection) {
+                        return refuse(.tooManyProviderTokenUpdates, identifier, arrival)
+                    }
+                    guard records.hasRoom, load.admit(bytes: request.body.count, limit: pendingLimit, byteLimit: pendingByteLimit) else {
+                        load.refused.add(1, ordering: .relaxed)
+                        return refuse(.serviceUnavailable, identifier, arrival)
+                    }
+                    inFlight.enter()
+                    handoff.add(.init(seq: seq, source: source, identifier: identifier, arrival: arrival, body: request.body))
+                    return HTTP2Server.Response(status: 200, headers: [(APNs.Header.id.rawValue, identifier)])
+                }
             }
+        } catch {
+            throw ListenerError(error)
         }
     }
 

@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import Dispatch
-import SealCrypto
 import MonotonicTime
 import Locking
 

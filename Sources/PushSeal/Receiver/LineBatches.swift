@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import Dispatch
-import SealCrypto
 import Locking
 
 /// Lines gathered into one unit of work: one buffer and where each line ends, so a batch

@@ -1,5 +1,4 @@
 import Dispatch
-import SealCrypto
 import Synchronization
 import Locking
 

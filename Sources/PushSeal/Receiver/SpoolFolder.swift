@@ -5,7 +5,6 @@ import Darwin
 #endif
 import CSystem
 import Dispatch
-import SealCrypto
 import Synchronization
 import MonotonicTime
 import Locking

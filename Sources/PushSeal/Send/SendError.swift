@@ -9,6 +9,8 @@ public struct SendError: Error, Sendable, Equatable, CustomStringConvertible {
         case untrusted
         /// The endpoint does not speak HTTP/2, or the proxy refused to tunnel to it.
         case refused
+        /// The endpoint's or the proxy's address, or the trust file, cannot be used at all.
+        case setup
     }
 
     public let code: Code

@@ -3,7 +3,6 @@ import Glibc
 #endif
 import Dispatch
 import HTTP2
-import SealCrypto
 import MonotonicTime
 import Locking
 import PushSealJSON
@@ -118,15 +117,21 @@ public final class Sender: Sendable {
     /// - Parameters:
     ///   - connection: the endpoint and how to reach it.
     ///   - emit: gets each result, in the order devices were added, one at a time.
-    public init(settings: Settings, tokens: ProviderTokenCache, connection: HTTP2Client.Settings,
-                emit: @escaping @Sendable (Result) -> Void) throws(HTTP2ClientError) {
+    public init(settings: Settings, tokens: ProviderTokenCache, connection given: SendConnection,
+                emit: @escaping @Sendable (Result) -> Void) throws(SendError) {
+        let connection = given.engine
         self.settings = settings
         self.tokens = tokens
         self.endpoint = connection.endpoint.description
         self.emit = emit
         room = DispatchSemaphore(value: Self.window(connections: connection.connections, streams: connection.maximumStreams))
-        let started = try HTTP2Client(connection) { [weak self] responses in
-            for response in responses { self?.answered(response) }
+        let started: HTTP2Client
+        do {
+            started = try HTTP2Client(connection) { [weak self] responses in
+                for response in responses { self?.answered(response) }
+            }
+        } catch {
+            throw SendError(.setup, error.message)
         }
         client.withLock { $0 = started }
     }
