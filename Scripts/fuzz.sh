@@ -9,7 +9,7 @@ seconds=${1:-60}
 Scripts/setup.sh >/dev/null 2>&1 || Scripts/setup.sh
 out=.build/fuzz
 mkdir -p "$out/crashes"
-flags=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 -Onone -I "$out" -I Sources/COpenSSL -I Sources/CSystem/include
+flags=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 -Onone -package-name pushseal -I "$out" -I Sources/COpenSSL -I Sources/CSystem/include
        -I Sources/CNGHTTP2)
 
 # The product's modules, instrumented; -enable-testing lets targets reach internal parsers.

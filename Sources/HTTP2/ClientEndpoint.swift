@@ -4,13 +4,13 @@ import Glibc
 
 /// Where a client connects: `https://host[:port]` (TLS, ALPN h2) or `http://host[:port]`
 /// (HTTP/2 with prior knowledge). IPv6 literals are written in brackets, as in URLs.
-public struct ClientEndpoint: Sendable, Equatable, CustomStringConvertible {
-    public let secure: Bool
+package struct ClientEndpoint: Sendable, Equatable, CustomStringConvertible {
+    package let secure: Bool
     /// The host without brackets: a name, an IPv4 or an IPv6 literal.
-    public let host: String
-    public let port: Int
+    package let host: String
+    package let port: Int
 
-    public init(url: String) throws(HTTP2ClientError) {
+    package init(url: String) throws(HTTP2ClientError) {
         let secure: Bool
         let rest: Substring
         if url.hasPrefix("https://") {
@@ -32,15 +32,15 @@ public struct ClientEndpoint: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The `:authority` of requests: the host (in brackets when IPv6) and a port other than the scheme's.
-    public var authority: String {
+    package var authority: String {
         let shown = host.contains(":") ? "[\(host)]" : host
         return port == (secure ? 443 : 80) ? shown : "\(shown):\(port)"
     }
 
-    public var description: String { (secure ? "https://" : "http://") + authority }
+    package var description: String { (secure ? "https://" : "http://") + authority }
 
     /// True for an address of this machine: 127.0.0.0/8, ::1 or the name localhost.
-    public var isLoopback: Bool {
+    package var isLoopback: Bool {
         host == "localhost" || host == "::1" || host.hasPrefix("127.") && IPAddressText.isIPv4(host)
     }
 
@@ -74,13 +74,13 @@ public struct ClientEndpoint: Sendable, Equatable, CustomStringConvertible {
 
 /// An HTTP proxy that tunnels to the endpoint with `CONNECT`, as `HTTPS_PROXY` names one:
 /// `http://[user:password@]host[:port]` (port 1080 when none, as curl assumes).
-public struct ClientProxy: Sendable, Equatable, CustomStringConvertible {
-    public let host: String
-    public let port: Int
+package struct ClientProxy: Sendable, Equatable, CustomStringConvertible {
+    package let host: String
+    package let port: Int
     /// `Proxy-Authorization: Basic …` from the URL's user information, percent-decoded.
     let credentials: String?
 
-    public init(url given: String) throws(HTTP2ClientError) {
+    package init(url given: String) throws(HTTP2ClientError) {
         // A bare host:port is what many set HTTPS_PROXY to; it means http://.
         let url = given.contains("://") ? given : "http://" + given
         guard url.hasPrefix("http://") else {
@@ -103,7 +103,7 @@ public struct ClientProxy: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The proxy as it may be shown: never its password.
-    public var description: String {
+    package var description: String {
         let shown = host.contains(":") ? "[\(host)]" : host
         return "http://\(credentials == nil ? "" : "(user)@")\(shown):\(port)"
     }
@@ -111,7 +111,7 @@ public struct ClientProxy: Sendable, Equatable, CustomStringConvertible {
     /// The proxy the environment names for `endpoint`: `https_proxy`/`HTTPS_PROXY` for TLS,
     /// `http_proxy` for h2c (not `HTTP_PROXY`, which a CGI request can set, as curl reasons),
     /// unless `no_proxy`/`NO_PROXY` excludes the host. Nil when none applies.
-    public static func fromEnvironment(for endpoint: ClientEndpoint) throws(HTTP2ClientError) -> ClientProxy? {
+    package static func fromEnvironment(for endpoint: ClientEndpoint) throws(HTTP2ClientError) -> ClientProxy? {
         let names = endpoint.secure ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]
         guard let value = names.lazy.compactMap(environment).first(where: { !$0.isEmpty }) else { return nil }
         let exclusions = ["no_proxy", "NO_PROXY"].lazy.compactMap(environment).first ?? ""
@@ -192,11 +192,11 @@ enum IPAddressText {
 }
 
 /// Why a client could not be set up (a bad endpoint or proxy URL, a trust file it cannot use).
-public struct HTTP2ClientError: Error, Sendable, CustomStringConvertible {
-    public let message: String
-    public var description: String { message }
+package struct HTTP2ClientError: Error, Sendable, CustomStringConvertible {
+    package let message: String
+    package var description: String { message }
 
-    public init(_ message: String) {
+    package init(_ message: String) {
         self.message = message
     }
 }

@@ -21,23 +21,23 @@ import Synchronization
 ///   endpoint's problem, and so does every later one.
 /// - Responses are handed to `onResponses` on a thread of their own, so a slow consumer
 ///   never stalls the connections.
-public final class HTTP2Client: Sendable {
-    public struct Settings: Sendable {
-        public var endpoint: ClientEndpoint
+package final class HTTP2Client: Sendable {
+    package struct Settings: Sendable {
+        package var endpoint: ClientEndpoint
         /// A PEM file of certificates trusted besides the system's.
-        public var trustFile: String?
-        public var proxy: ClientProxy?
-        public var connections: Int
-        public var maximumStreams: Int
+        package var trustFile: String?
+        package var proxy: ClientProxy?
+        package var connections: Int
+        package var maximumStreams: Int
         /// How long a stream may wait for its answer once its HEADERS are sent.
-        public var timeout: Duration
+        package var timeout: Duration
         /// How long one attempt may take to connect, tunnel, shake hands and get the
         /// server's SETTINGS.
-        public var connectTimeout: Duration
+        package var connectTimeout: Duration
         /// Failed connection attempts in a row after which the endpoint counts as unreachable.
-        public var connectAttempts: Int
+        package var connectAttempts: Int
 
-        public init(endpoint: ClientEndpoint, trustFile: String? = nil, proxy: ClientProxy? = nil, connections: Int = 1,
+        package init(endpoint: ClientEndpoint, trustFile: String? = nil, proxy: ClientProxy? = nil, connections: Int = 1,
                     maximumStreams: Int = 1_000, timeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10),
                     connectAttempts: Int = 4) {
             self.endpoint = endpoint
@@ -51,24 +51,24 @@ public final class HTTP2Client: Sendable {
         }
     }
 
-    public struct Field: Sendable, Equatable {
-        public var name: String
-        public var value: String
+    package struct Field: Sendable, Equatable {
+        package var name: String
+        package var value: String
 
-        public init(_ name: String, _ value: String) {
+        package init(_ name: String, _ value: String) {
             self.name = name
             self.value = value
         }
     }
 
-    public struct Request: Sendable {
+    package struct Request: Sendable {
         /// The caller's name for it; its response carries the same.
-        public var id: Int
-        public var path: String
-        public var headers: [Field]
-        public var body: [UInt8]
+        package var id: Int
+        package var path: String
+        package var headers: [Field]
+        package var body: [UInt8]
 
-        public init(id: Int, path: String, headers: [Field], body: [UInt8]) {
+        package init(id: Int, path: String, headers: [Field], body: [UInt8]) {
             self.id = id
             self.path = path
             self.headers = headers
@@ -76,23 +76,23 @@ public final class HTTP2Client: Sendable {
         }
     }
 
-    public struct Response: Sendable {
-        public var id: Int
+    package struct Response: Sendable {
+        package var id: Int
         /// The HTTP status; 0 when no answer came (`failure` says why).
-        public var status: Int
+        package var status: Int
         /// The response's header fields, pseudo-headers left out.
-        public var headers: [Field]
-        public var body: [UInt8]
-        public var failure: Failure?
+        package var headers: [Field]
+        package var body: [UInt8]
+        package var failure: Failure?
 
-        public func header(_ name: String) -> String? {
+        package func header(_ name: String) -> String? {
             headers.first { $0.name == name }?.value
         }
     }
 
     /// Why a request got no answer.
-    public struct Failure: Error, Sendable, CustomStringConvertible {
-        public enum Kind: Sendable, Equatable {
+    package struct Failure: Error, Sendable, CustomStringConvertible {
+        package enum Kind: Sendable, Equatable {
             /// The request went out and no answer came: the server may have acted on it.
             case unknownOutcome
             /// The server cannot have acted on it, and the client gave up sending it.
@@ -101,12 +101,12 @@ public final class HTTP2Client: Sendable {
             case endpoint(EndpointProblem)
         }
 
-        public let kind: Kind
-        public let message: String
-        public var description: String { message }
+        package let kind: Kind
+        package let message: String
+        package var description: String { message }
     }
 
-    public enum EndpointProblem: Sendable, Equatable {
+    package enum EndpointProblem: Sendable, Equatable {
         /// No connection after the bounded attempts.
         case unreachable
         /// Its certificate is not trusted, has expired, or names another host.
@@ -124,27 +124,27 @@ public final class HTTP2Client: Sendable {
     private let loop: ClientLoop
 
     /// Starts the loop thread; nothing connects until the first request.
-    public init(_ settings: Settings, onResponses: @escaping @Sendable ([Response]) -> Void) throws(HTTP2ClientError) {
+    package init(_ settings: Settings, onResponses: @escaping @Sendable ([Response]) -> Void) throws(HTTP2ClientError) {
         loop = try ClientLoop(settings: settings, onResponses: onResponses)
         loop.start()
     }
 
     /// Queues requests; callable from any thread, never waits for the network.
-    public func submit(_ requests: [Request]) {
+    package func submit(_ requests: [Request]) {
         loop.submit(requests)
     }
 
     /// Sends nothing more: requests not yet on a stream are answered `.notSent` now, and
     /// those on a stream get until `grace` to be answered, then `.unknownOutcome`. For a
     /// stop asked by the user, so that a silent server cannot hold it for a whole timeout.
-    public func stop(grace: Duration) {
+    package func stop(grace: Duration) {
         loop.stop(grace: grace)
     }
 
     /// Waits until every submitted request has its response delivered, then closes the
     /// connections (GOAWAY) and stops the loop. Bounded: every stream is timed, every
     /// connection attempt is timed and counted.
-    public func finish() {
+    package func finish() {
         loop.finish()
     }
 }

@@ -15,81 +15,81 @@ import Synchronization
 ///   stream or connection and no other's.
 /// - Every request stream a client opens reaches the handler exactly once: complete, with
 ///   headers too large, or reset before it ended (`Request.Ending`).
-public final class HTTP2Server: Sendable {
+package final class HTTP2Server: Sendable {
     /// What the server accepts and how long it waits.
-    public struct Limits: Sendable {
+    package struct Limits: Sendable {
         /// SETTINGS_MAX_CONCURRENT_STREAMS: requests in flight on one connection.
-        public var concurrentStreams = 1_000
+        package var concurrentStreams = 1_000
         /// Header names and values of one request, in bytes (HPACK-decoded); past it the
         /// answer is 431, and past four times it the connection ends (GOAWAY
         /// ENHANCE_YOUR_CALM): a header block that large is a decompression bomb.
-        public var headerBytes = 8_192
+        package var headerBytes = 8_192
         /// Body bytes kept per request; the rest is counted (`Request.bodyLength`), not kept.
-        public var bodyBytes = 8_192
+        package var bodyBytes = 8_192
         /// Bytes of unfinished requests (headers and kept body) one connection may hold; a
         /// stream that would pass it is reset with REFUSED_STREAM (safe to retry).
-        public var connectionBufferBytes = 1 << 20
+        package var connectionBufferBytes = 1 << 20
         /// The same, across all connections.
-        public var bufferBytes = 16 << 20
+        package var bufferBytes = 16 << 20
         /// A connection with no request open for this long gets GOAWAY and is closed (PINGs
         /// and SETTINGS do not count); so is one that stops reading its answers this long.
-        public var idleTimeout: Duration = .seconds(60)
+        package var idleTimeout: Duration = .seconds(60)
         /// A request whose headers or body make no progress for this long (or for the idle
         /// timeout, when that is shorter) is reset (CANCEL).
-        public var requestTimeout: Duration = .seconds(10)
+        package var requestTimeout: Duration = .seconds(10)
         /// A TLS handshake must end within this.
-        public var handshakeTimeout: Duration = .seconds(10)
+        package var handshakeTimeout: Duration = .seconds(10)
         /// Connections open at once. At the cap the longest-idle connection of the loop that
         /// accepts is closed (GOAWAY) to admit the new one; with none idle, the new one is
         /// closed. Lowered at start when the descriptor limit is lower.
-        public var connections = 1_024
+        package var connections = 1_024
         /// Resets of unanswered streams a client may send at once, and per second after that
         /// (nghttp2's own defaults); past them, GOAWAY ENHANCE_YOUR_CALM.
-        public var resetBurst = 1_000
-        public var resetsPerSecond = 33
+        package var resetBurst = 1_000
+        package var resetsPerSecond = 33
         /// Bytes read from one connection before the others on its thread are served.
-        public var readBudget = 64 * 1_024
+        package var readBudget = 64 * 1_024
         /// Accepting pauses this long when the process is out of descriptors.
-        public var acceptPause: Duration = .milliseconds(100)
+        package var acceptPause: Duration = .milliseconds(100)
         /// On stop, connections still busy after this are closed regardless.
-        public var drainTimeout: Duration = .seconds(5)
+        package var drainTimeout: Duration = .seconds(5)
         /// Descriptors kept free for everything but connections (keyring, extension pipes,
         /// the runtime): the connection cap is lowered to leave them, or a quarter of the
         /// limit when that is less.
-        public var reservedDescriptors = 256
+        package var reservedDescriptors = 256
 
-        public init() {}
+        package init() {}
     }
 
     /// What the server did past its limits, for the operator.
-    public final class Counters: Sendable {
+    package final class Counters: Sendable {
         /// Times accepting paused for want of descriptors or memory.
-        public let acceptPauses = Atomic<Int>(0)
+        package let acceptPauses = Atomic<Int>(0)
         /// Idle connections closed to admit a new one at the cap.
-        public let evicted = Atomic<Int>(0)
+        package let evicted = Atomic<Int>(0)
         /// New connections closed at the cap with no idle one to close instead.
-        public let refused = Atomic<Int>(0)
+        package let refused = Atomic<Int>(0)
 
         init() {}
     }
 
     /// One request, once its stream has ended.
-    public struct Request: Sendable {
-        public var method: String
-        public var path: String
+    package struct Request: Sendable {
+        package var method: String
+        package var path: String
         /// In arrival order, names lowercased (HTTP/2 requires it); pseudo-headers left out.
-        public var headers: [(name: String, value: String)]
+        package var headers: [(name: String, value: String)]
         /// Up to `Limits.bodyBytes` of the body.
-        public var body: [UInt8]
+        package var body: [UInt8]
         /// The whole body's length, kept or not.
-        public var bodyLength: Int
+        package var bodyLength: Int
         /// Numbers the connection (from 1, in accept order) and the stream on it.
-        public var connection: Int
-        public var stream: Int32
-        public var ending: Ending
+        package var connection: Int
+        package var stream: Int32
+        package var ending: Ending
 
         /// How the stream ended.
-        public enum Ending: Sendable, Equatable {
+        package enum Ending: Sendable, Equatable {
             /// The request ended; the handler's response is sent.
             case complete
             /// The header list passed `Limits.headerBytes`; the response is sent, but the
@@ -102,36 +102,36 @@ public final class HTTP2Server: Sendable {
         }
 
         /// Every value of a header, in order.
-        public func values(_ name: String) -> [String] {
+        package func values(_ name: String) -> [String] {
             headers.compactMap { $0.name == name ? $0.value : nil }
         }
     }
 
     /// An answer: status, headers (lowercase names) and body.
-    public struct Response: Sendable {
-        public var status: Int
-        public var headers: [(name: String, value: String)]
-        public var body: [UInt8]
+    package struct Response: Sendable {
+        package var status: Int
+        package var headers: [(name: String, value: String)]
+        package var body: [UInt8]
 
-        public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+        package init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
             self.status = status
             self.headers = headers
             self.body = body
         }
     }
 
-    public typealias Handler = @Sendable (Request) -> Response
+    package typealias Handler = @Sendable (Request) -> Response
 
     /// The address the server is bound to (the real port when 0 was asked for).
-    public let host: String
-    public let port: Int
-    public let usesTLS: Bool
+    package let host: String
+    package let port: Int
+    package let usesTLS: Bool
 
     /// Connections admitted at once: `Limits.connections`, or fewer when the descriptor
     /// limit leaves less.
-    public var connectionLimit: Int { shared.connectionLimit }
+    package var connectionLimit: Int { shared.connectionLimit }
     /// What happened past the limits so far.
-    public var counters: Counters { shared.counters }
+    package var counters: Counters { shared.counters }
 
     private let listener: Int32
     private let shared: EventLoop.Shared
@@ -148,7 +148,7 @@ public final class HTTP2Server: Sendable {
     ///     in batches rather than one request at a time.
     ///   - connectionEnded: called on an event-loop thread when a connection has closed,
     ///     after the last handler call for it, with its number.
-    public init(host: String, port: Int, tls: TLSIdentity?, limits: Limits = Limits(),
+    package init(host: String, port: Int, tls: TLSIdentity?, limits: Limits = Limits(),
                 threads: Int = 2, roundEnded: (@Sendable () -> Void)? = nil,
                 connectionEnded: (@Sendable (Int) -> Void)? = nil,
                 handler: @escaping Handler) throws(HTTP2ServerError) {
@@ -180,28 +180,28 @@ public final class HTTP2Server: Sendable {
     }
 
     /// Starts accepting connections.
-    public func start() {
+    package func start() {
         for loop in loops { loop.start() }
     }
 
     /// Stops accepting, sends GOAWAY on every connection, lets the requests already
     /// received be answered, and closes each connection once it is idle (or after
     /// `Limits.drainTimeout`). Returns at once; `wait` returns when all are closed.
-    public func stop() {
+    package func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         for loop in loops { loop.stop() }
     }
 
     /// Waits until the event loops have ended (after `stop`).
-    public func wait() {
+    package func wait() {
         for loop in loops { loop.join() }
     }
 }
 
 /// Why the server could not start.
-public struct HTTP2ServerError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct HTTP2ServerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What part failed; errors compare equal when their codes match.
-    public enum Code: Sendable {
+    package enum Code: Sendable {
         /// The address cannot be listened on (taken, not local, not an address).
         case address
         /// The certificate or key cannot be read, or they do not match.
@@ -212,11 +212,11 @@ public struct HTTP2ServerError: Error, Sendable, Equatable, CustomStringConverti
         case resources
     }
 
-    public let code: Code
-    public let message: String
+    package let code: Code
+    package let message: String
     /// The `errno` behind the failure, or 0.
-    public let errno: Int32
-    public var description: String { message }
+    package let errno: Int32
+    package var description: String { message }
 
     init(_ code: Code, _ message: String, errno: Int32 = 0) {
         self.code = code
@@ -224,7 +224,7 @@ public struct HTTP2ServerError: Error, Sendable, Equatable, CustomStringConverti
         self.errno = errno
     }
 
-    public static func == (lhs: HTTP2ServerError, rhs: HTTP2ServerError) -> Bool {
+    package static func == (lhs: HTTP2ServerError, rhs: HTTP2ServerError) -> Bool {
         lhs.code == rhs.code
     }
 }

@@ -1,9 +1,9 @@
 /// A certificate chain and its private key, as PEM files, for serving HTTPS.
-public struct TLSIdentity: Sendable, Equatable {
-    public let certificateFile: String
-    public let keyFile: String
+package struct TLSIdentity: Sendable, Equatable {
+    package let certificateFile: String
+    package let keyFile: String
 
-    public init(certificateFile: String, keyFile: String) {
+    package init(certificateFile: String, keyFile: String) {
         self.certificateFile = certificateFile
         self.keyFile = keyFile
     }

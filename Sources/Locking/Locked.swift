@@ -17,24 +17,24 @@ import Darwin
 ///
 /// Inlinable, so that the modules above specialise it for their values instead of looking
 /// up generic metadata on every call of a hot path.
-public final class Locked<Value: Sendable>: @unchecked Sendable {
+package final class Locked<Value: Sendable>: @unchecked Sendable {
     @usableFromInline let lock = Lock()
     @usableFromInline var value: Value
 
-    public init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
     }
 
     /// Runs `body` with the value while holding the lock.
     @inlinable
-    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try lock.withLock { try body(&value) }
     }
 
     /// Runs `body` only if the lock is free now; nil when another thread holds it. For a
     /// path that must never wait (the second stop signal).
     @inlinable
-    public func withLockIfAvailable<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result? {
+    package func withLockIfAvailable<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result? {
         try lock.withLockIfAvailable { try body(&value) }
     }
 }
@@ -42,10 +42,10 @@ public final class Locked<Value: Sendable>: @unchecked Sendable {
 /// A pthread mutex that guards no value, for code that only needs one thing at a time
 /// (a reload, an output stream). `Locked(())` would do the same, but ThreadSanitizer sees
 /// the empty value's accesses outside the lock and reports a race that is not there.
-public final class Lock: @unchecked Sendable {
+package final class Lock: @unchecked Sendable {
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    public init() {
+    package init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         let rc = pthread_mutex_init(mutex, nil)
@@ -60,7 +60,7 @@ public final class Lock: @unchecked Sendable {
 
     /// Runs `body` while holding the lock.
     @inlinable
-    public func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
         let locked = pthread_mutex_lock(mutex)
         precondition(locked == 0, "pthread_mutex_lock failed: \(locked)")
         defer {
@@ -72,7 +72,7 @@ public final class Lock: @unchecked Sendable {
 
     /// Runs `body` only if the lock is free now; nil when another thread holds it.
     @inlinable
-    public func withLockIfAvailable<Result>(_ body: () throws -> Result) rethrows -> Result? {
+    package func withLockIfAvailable<Result>(_ body: () throws -> Result) rethrows -> Result? {
         let locked = pthread_mutex_trylock(mutex)
         guard locked == 0 else {
             precondition(locked == EBUSY, "pthread_mutex_trylock failed: \(locked)")

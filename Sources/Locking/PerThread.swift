@@ -7,12 +7,12 @@ import Darwin
 /// One instance of a class per thread, made on first use and released when the thread
 /// ends: the way hot paths keep state (a cipher context, a random pool, a cache) that
 /// would cost a lock, or cache-line traffic between cores, if it were shared.
-public final class PerThread<Value: AnyObject>: @unchecked Sendable {
+package final class PerThread<Value: AnyObject>: @unchecked Sendable {
     // Written once in init; pthread keys are safe to use from any thread.
     private var key = pthread_key_t()
     private let make: @Sendable () throws -> Value
 
-    public init(_ make: @escaping @Sendable () throws -> Value) {
+    package init(_ make: @escaping @Sendable () throws -> Value) {
         self.make = make
         let rc = pthread_key_create(&key) { stored in
             // Releasing needs no static type, so one C destructor serves every Value.
@@ -24,7 +24,7 @@ public final class PerThread<Value: AnyObject>: @unchecked Sendable {
     }
 
     /// This thread's instance.
-    public func get() throws -> Value {
+    package func get() throws -> Value {
         if let stored = pthread_getspecific(key) {
             return Unmanaged<Value>.fromOpaque(stored).takeUnretainedValue()
         }

@@ -10,25 +10,25 @@ import Darwin
 /// A value, not a global, so that what keeps deadlines can be given another reading in a
 /// test (a clock near the end of its range, or one that stands still). Wall-clock times
 /// (expiry, `iat`) are `Timestamp`'s concern, not this clock's.
-public struct MonotonicClock: Sendable {
+package struct MonotonicClock: Sendable {
     /// A reading of the clock. Arithmetic saturates: a deadline past the clock's range is
     /// "never", not a trap or a wrap to the past.
-    public struct Instant: Sendable, Hashable, Comparable {
-        public let nanoseconds: UInt64
+    package struct Instant: Sendable, Hashable, Comparable {
+        package let nanoseconds: UInt64
 
-        public init(nanoseconds: UInt64) {
+        package init(nanoseconds: UInt64) {
             self.nanoseconds = nanoseconds
         }
 
         /// The latest instant: a deadline that never comes.
-        public static let never = Instant(nanoseconds: .max)
+        package static let never = Instant(nanoseconds: .max)
 
-        public static func < (left: Instant, right: Instant) -> Bool {
+        package static func < (left: Instant, right: Instant) -> Bool {
             left.nanoseconds < right.nanoseconds
         }
 
         /// `instant` moved by `duration`, held within the clock's range.
-        public static func + (instant: Instant, duration: Duration) -> Instant {
+        package static func + (instant: Instant, duration: Duration) -> Instant {
             let step = duration.saturatingNanoseconds
             if step >= 0 {
                 let (sum, overflow) = instant.nanoseconds.addingReportingOverflow(UInt64(step))
@@ -39,7 +39,7 @@ public struct MonotonicClock: Sendable {
         }
 
         /// The time from `earlier` to `later`; negative when `later` is the earlier one.
-        public static func - (later: Instant, earlier: Instant) -> Duration {
+        package static func - (later: Instant, earlier: Instant) -> Duration {
             if later.nanoseconds >= earlier.nanoseconds {
                 return .nanoseconds(Int64(clamping: later.nanoseconds - earlier.nanoseconds))
             }
@@ -50,21 +50,21 @@ public struct MonotonicClock: Sendable {
     private let read: @Sendable () -> UInt64
 
     /// A clock with readings of the caller's choosing, for tests.
-    public init(reading: @escaping @Sendable () -> UInt64) {
+    package init(reading: @escaping @Sendable () -> UInt64) {
         read = reading
     }
 
     /// CLOCK_MONOTONIC itself.
-    public static let system = MonotonicClock {
+    package static let system = MonotonicClock {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
     }
 
-    public var now: Instant { Instant(nanoseconds: read()) }
+    package var now: Instant { Instant(nanoseconds: read()) }
 
     /// How long until `deadline` by this clock; zero once it has passed.
-    public func remaining(until deadline: Instant) -> Duration {
+    package func remaining(until deadline: Instant) -> Duration {
         max(.zero, deadline - now)
     }
 }
@@ -73,7 +73,7 @@ extension Duration {
     /// Whole nanoseconds, rounded toward zero, held at Int64's bounds instead of trapping or
     /// wrapping: the one conversion of a `Duration` to an integer, so a huge budget or
     /// timeout means "very long", never a crash or a negative wait.
-    public var saturatingNanoseconds: Int64 {
+    package var saturatingNanoseconds: Int64 {
         let (seconds, attoseconds) = components
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         guard !overflow else { return seconds < 0 ? .min : .max }
@@ -82,7 +82,7 @@ extension Duration {
     }
 
     /// Whole milliseconds, rounded toward zero, held at Int64's bounds.
-    public var saturatingMilliseconds: Int64 {
+    package var saturatingMilliseconds: Int64 {
         let (seconds, attoseconds) = components
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000)
         guard !overflow else { return seconds < 0 ? .min : .max }
@@ -92,7 +92,7 @@ extension Duration {
 
     /// The duration as a `timespec` for nanosleep and friends: never negative, held at the
     /// largest wait the type can say.
-    public var timespecValue: timespec {
+    package var timespecValue: timespec {
         let nanoseconds = max(0, saturatingNanoseconds)
         return timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
     }

@@ -16,7 +16,7 @@ import Locking
 /// takes, what the program left in its group is killed and the zombie reaped. So a timer
 /// that fires late, or a forced exit, can never signal a pid that another process has since
 /// been given.
-public final class ChildProcess: Sendable {
+package final class ChildProcess: Sendable {
     /// What a child's signals start as.
     enum Signals {
         /// What pushseal itself inherited: SIGPIPE back to default unless it was ignored when
@@ -45,7 +45,7 @@ public final class ChildProcess: Sendable {
         case input = 0, output = 1, errorOutput = 2
     }
 
-    public let pid: pid_t
+    package let pid: pid_t
     /// Signals go to the whole group, and what is left in it is killed at the reap.
     let ownGroup: Bool
     /// Readable once the child exits; -1 where pidfd_open is not available. Closed only when
@@ -243,7 +243,7 @@ public final class ChildProcess: Sendable {
     }
 
     /// Runs a short helper with no input or output to its end; true when it exits 0.
-    public static func succeeds(_ program: String, _ arguments: [String]) -> Bool {
+    package static func succeeds(_ program: String, _ arguments: [String]) -> Bool {
         guard let child = try? ChildProcess(program, [program] + arguments, stdin: .null, stdout: .null, stderr: .null) else {
             return false
         }
@@ -252,9 +252,9 @@ public final class ChildProcess: Sendable {
 }
 
 /// The signal state pushseal started with, noted before `main` changes any of it.
-public enum InheritedSignals {
+package enum InheritedSignals {
     /// Call first thing in `main`, before any thread starts or any disposition changes.
-    public static func record() {
+    package static func record() {
         pushseal_record_inherited_signals()
     }
 }

@@ -5,15 +5,15 @@ import CSystem
 
 /// The programs shipped beside `pushseal` for jobs that need a shared library the static
 /// binary cannot carry: `pushseal-qr` (QR codes; Debian ships libqrencode shared only).
-public enum CompanionProgram {
+package enum CompanionProgram {
     /// A companion that is not where it was looked for: the service is unavailable (69).
-    public struct Missing: Error, CustomStringConvertible {
-        public let description: String
+    package struct Missing: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// The program's path, checked: `$VARIABLE` when set, else beside the running pushseal
     /// binary. The error says where it looked and how to point elsewhere.
-    public static func locate(_ name: String, override variable: String) throws(Missing) -> String {
+    package static func locate(_ name: String, override variable: String) throws(Missing) -> String {
         let program = path(name, override: variable)
         guard access(program, X_OK) == 0 else {
             if getenv(variable) != nil {
@@ -25,7 +25,7 @@ public enum CompanionProgram {
     }
 
     /// The program's path: `$VARIABLE` when set, else beside the running pushseal binary.
-    public static func path(_ name: String, override variable: String) -> String {
+    package static func path(_ name: String, override variable: String) -> String {
         if let path = getenv(variable) { return String(cString: path) }
         var buffer = [CChar](repeating: 0, count: 4_096)
         let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
@@ -37,7 +37,7 @@ public enum CompanionProgram {
     /// Runs `program` with `arguments`, `input` on its stdin (never in its arguments, which
     /// `ps` shows), and returns what it printed. Its stderr is pushseal's, so its own
     /// message reaches the user.
-    public static func output(of program: String, _ arguments: [String], input: [UInt8]) throws(FileIOFailure) -> [UInt8] {
+    package static func output(of program: String, _ arguments: [String], input: [UInt8]) throws(FileIOFailure) -> [UInt8] {
         guard access(program, X_OK) == 0 else {
             throw FileIOFailure(code: ENOENT, message: "\(program) is missing (it is built and installed beside pushseal)")
         }

@@ -6,20 +6,20 @@ import Darwin
 
 /// Thin, checked wrappers over the POSIX read and write calls, retrying interruptions and
 /// short transfers.
-public enum FileIO {
+package enum FileIO {
     /// The text of `errno`, for messages.
     static func lastError() -> String {
         String(cString: strerror(errno))
     }
 
     /// A permission mode as `chmod` takes it, for messages: `0644`.
-    public static func modeText(_ mode: mode_t) -> String {
+    package static func modeText(_ mode: mode_t) -> String {
         let digits = String(mode & 0o7777, radix: 8)
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 
     /// Reads everything from an open descriptor.
-    public static func readAll(_ descriptor: Int32) throws(FileIOFailure) -> [UInt8] {
+    package static func readAll(_ descriptor: Int32) throws(FileIOFailure) -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
@@ -34,7 +34,7 @@ public enum FileIO {
     }
 
     /// Writes all of `bytes`, retrying short writes.
-    public static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) throws(FileIOFailure) {
+    package static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) throws(FileIOFailure) {
         var offset = 0
         while offset < bytes.count {
             let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
@@ -49,7 +49,7 @@ public enum FileIO {
     /// Replaces the file at `path` with `bytes` (mode 0600) so that a reader sees the old
     /// file or the new one, never part of either, and the new one survives a crash: written
     /// to a temporary beside it, synced, renamed over it, and the folder synced.
-    public static func replace(_ path: String, with bytes: [UInt8]) throws(FileIOFailure) {
+    package static func replace(_ path: String, with bytes: [UInt8]) throws(FileIOFailure) {
         let temporary = "\(path).tmp-\(getpid())"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
         // Only this failure carries the errno: nothing was created.
@@ -77,23 +77,23 @@ public enum FileIO {
 }
 
 /// A failed system call, with the OS's own words.
-public struct FileIOFailure: Error, CustomStringConvertible {
+package struct FileIOFailure: Error, CustomStringConvertible {
     /// The `errno` value, when the failure came from the system.
-    public let code: Int32?
-    public let message: String
-    public var description: String { message }
+    package let code: Int32?
+    package let message: String
+    package var description: String { message }
 
-    public init(message: String) {
+    package init(message: String) {
         self.code = nil
         self.message = message
     }
 
-    public init(code: Int32, message: String) {
+    package init(code: Int32, message: String) {
         self.code = code
         self.message = message
     }
 
-    public init(code: Int32) {
+    package init(code: Int32) {
         self.code = code
         self.message = String(cString: strerror(code))
     }

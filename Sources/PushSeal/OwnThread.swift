@@ -6,10 +6,10 @@ import Darwin
 
 /// A detached thread for work that blocks by design (a child's pipes, `sigwait`), so that
 /// it never holds up a Dispatch worker.
-public enum OwnThread {
+package enum OwnThread {
     /// Runs `body` on a new thread; a thread that cannot be made is a programming or
     /// resource error the process cannot go on without.
-    public static func start(_ body: @escaping @Sendable () -> Void) {
+    package static func start(_ body: @escaping @Sendable () -> Void) {
         let context = Unmanaged.passRetained(Work(body)).toOpaque()
         var thread = pthread_t()
         var attributes = pthread_attr_t()

@@ -7,7 +7,7 @@ import MonotonicTime
 
 /// Durations as people type them: `250ms`, `45s`, `90m`, `12h`, `30d`, `2w`, and several
 /// of those from the largest unit down, as `1h30m` or `2d12h`.
-public enum DurationText {
+package enum DurationText {
     private static let units: [(suffix: String, milliseconds: Int64)] = [
         ("w", 604_800_000), ("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1),
     ]
@@ -15,7 +15,7 @@ public enum DurationText {
     /// Parses a duration of whole units (`0s` included), or of several parts with each unit
     /// smaller than the one before (`1h30m`), or returns nil; never traps, however many
     /// digits come.
-    public static func parse(_ text: String) -> Duration? {
+    package static func parse(_ text: String) -> Duration? {
         var rest = Substring(text)
         var total: Int64 = 0
         var previous = Int64.max
@@ -38,12 +38,12 @@ public enum DurationText {
     }
 
     /// Parses a duration and accepts it only within `range`.
-    public static func parse(_ text: String, in range: ClosedRange<Duration>) -> Duration? {
+    package static func parse(_ text: String, in range: ClosedRange<Duration>) -> Duration? {
         parse(text).flatMap { range.contains($0) ? $0 : nil }
     }
 
     /// The duration in its largest whole unit: `30d`, `90m`, `250ms`.
-    public static func format(_ duration: Duration) -> String {
+    package static func format(_ duration: Duration) -> String {
         let milliseconds = duration.saturatingMilliseconds
         guard milliseconds != 0 else { return "0s" }
         let unit = units.first { milliseconds % $0.milliseconds == 0 } ?? units[units.count - 1]
@@ -51,7 +51,7 @@ public enum DurationText {
     }
 
     /// How long something took, for people: `850ms`, `2.4s`, `3m12s`, `1h02m`.
-    public static func approximate(_ duration: Duration) -> String {
+    package static func approximate(_ duration: Duration) -> String {
         let milliseconds = duration.saturatingMilliseconds
         let seconds = milliseconds / 1_000
         func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
@@ -64,7 +64,7 @@ public enum DurationText {
     }
 
     /// Whole seconds in `duration`, rounded down.
-    public static func seconds(_ duration: Duration) -> Int64 {
+    package static func seconds(_ duration: Duration) -> Int64 {
         duration.components.seconds
     }
 }

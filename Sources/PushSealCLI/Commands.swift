@@ -272,7 +272,7 @@ private func keysFolder(_ parsed: ParsedArguments) -> String {
 
 /// `--jobs N`: how many cores to use; all of them unless told.
 private func jobs(_ parsed: ParsedArguments, command: CommandSpec.Name) throws(UsageError) -> Int {
-    guard let text = parsed.value("jobs") else { return ParallelLines<Int>.availableCores }
+    guard let text = parsed.value("jobs") else { return LineWorkerPool<Int>.availableCores }
     guard let count = Int(text), (1...1024).contains(count) else {
         throw UsageError("\(parsed.origin("jobs")) must be a whole number from 1 to 1024", command: command)
     }

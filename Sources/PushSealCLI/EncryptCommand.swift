@@ -103,7 +103,7 @@ private struct SealedLines: Sendable {
 private func runBatch(sealers: SealerSet, jobs: Int, truncate: Bool, console: Console) throws -> ExitStatus {
     let now = Timestamp.now()
     let failures = Atomic<Int>(0)
-    let lines = ParallelLines<SealedLines>(jobs: jobs, process: { batch in
+    let lines = LineWorkerPool<SealedLines>(jobs: jobs, process: { batch in
         var sealed = SealedLines()
         sealed.payloads.reserveCapacity(batch.count * 400)
         batch.forEach { line, number, _ in

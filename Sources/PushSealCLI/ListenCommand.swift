@@ -9,13 +9,15 @@ import Locking
 /// request answered as APNs would and recorded, every accepted one delivered by `runner`.
 ///
 /// - Parameters:
-///   - stopper: where the first signal looks for what to do; set here to a graceful stop
+///   - onStopSignal: where the first signal looks for what to do; set here to a graceful stop
 ///     (GOAWAY, deliveries in flight finish within their budget).
-///   - stopListening: set here to the same stop, for when records cannot be written.
+///   - haltListener: set here to the same stop, for when records cannot be written.
+///   - inputEnd: already requested when a signal came during set-up: the listener then
+///     stops as soon as it started.
 ///   - records: takes every record, never waiting.
 func serveListener(_ listen: ListenRequest, keysFolder: String, runner: ExtensionRunner, console: Console,
-                   stopper: Locked<(@Sendable () -> Void)?>, stopListening: Locked<(@Sendable () -> Void)?>,
-                   stop: StopRequest, records: any RecordSink) throws {
+                   onStopSignal: Locked<(@Sendable () -> Void)?>, haltListener: Locked<(@Sendable () -> Void)?>,
+                   inputEnd: StopRequest, records: any RecordSink) throws {
     var keys: [String: ES256Key] = [:]
     for provider in listen.providerKeys {
         let bytes = try InputFiles.read(provider.file)
@@ -69,15 +71,15 @@ func serveListener(_ listen: ListenRequest, keysFolder: String, runner: Extensio
         console.diagnostic("note: provider tokens are checked for shape and age only; give --provider-key KEYID=FILE (and --team) to verify their signatures")
     }
     let halt: @Sendable () -> Void = { listener.stop() }
-    stopper.withLock { $0 = halt }
-    stopListening.withLock { $0 = halt }
+    onStopSignal.withLock { $0 = halt }
+    haltListener.withLock { $0 = halt }
     if listener.connectionLimit < limits.connections {
         console.diagnostic("note: at most \(listener.connectionLimit) connections at once: the descriptor limit is \(DescriptorLimit.current) (raise it with ulimit -n or LimitNOFILE=)")
     }
     listener.start()
     console.diagnostic("listening on \(listener.url)")
     // A signal that came while the listener was being set up still stops it.
-    if stop.isRequested { listener.stop() }
+    if inputEnd.isRequested { listener.stop() }
     listener.wait()
     let tally = listener.tally
     if tally.refusedForLoad > 0 {

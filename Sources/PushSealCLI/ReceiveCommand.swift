@@ -14,15 +14,17 @@ import Locking
 /// finish within their budget instead); a second signal exits at once.
 func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatus {
     // Set before any thread starts, so every later thread inherits the blocked signals.
-    let stopper = Locked<(@Sendable () -> Void)?>(nil)
+    // What the first SIGINT/SIGTERM runs (nil until input is being taken), the signal that
+    // asked for the stop (for the exit status), and the one that forced it.
+    let onStopSignal = Locked<(@Sendable () -> Void)?>(nil)
     let forcedBy = Locked<Int32?>(nil)
-    let stoppedBy = Locked<Int32?>(nil)
+    let stopSignal = Locked<Int32?>(nil)
     let processes = ExtensionProcesses(limit: request.maximumExtensions)
     let signals = StopSignals(first: { signal in
-        stoppedBy.withLock { $0 = signal }
+        stopSignal.withLock { $0 = signal }
         // Before anything was taken there is nothing to finish: stop as the signal says.
-        guard let stop = stopper.withLock({ $0 }) else { exitAtOnce(128 + signal, console: console) }
-        stop()
+        guard let action = onStopSignal.withLock({ $0 }) else { exitAtOnce(128 + signal, console: console) }
+        action()
     }, second: { signal in
         // Noted first (if the lock is free): the deliveries the kill ends may let the main
         // thread finish before this one exits, and it must then exit with the signal's status.
@@ -59,15 +61,16 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     }
     let notifier = try request.notify ? desktopNotifier(console: console) : nil
     let runner = ExtensionRunner(timing: request.timing, makeExtension: makeExtension)
-    let stop = try StopRequest()
+    // Readers of files, stdin and the spool folder check it between inputs.
+    let inputEnd = try StopRequest()
     // Set by the listener, so output that fails stops it taking requests too.
-    let stopListening = Locked<(@Sendable () -> Void)?>(nil)
-    let stopNow: @Sendable () -> Void = {
-        stop.request()
+    let haltListener = Locked<(@Sendable () -> Void)?>(nil)
+    let stopTakingInput: @Sendable () -> Void = {
+        inputEnd.request()
         runner.expireAll()
-        stopListening.withLock { $0 }?()
+        haltListener.withLock { $0 }?()
     }
-    stopper.withLock { $0 = stopNow }
+    onStopSignal.withLock { $0 = stopTakingInput }
 
     let tally = Locked<[String: Int]>([:])
     let json = request.json
@@ -90,14 +93,14 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     }
     let write: @Sendable ((bytes: [UInt8], status: String)) -> Void = { rendered in
         // Output that cannot be written stops the work: nobody would see the rest.
-        guard console.write(rendered.bytes) else { return stopNow() }
+        guard console.write(rendered.bytes) else { return stopTakingInput() }
         tally.withLock { $0[rendered.status, default: 0] += 1 }
     }
     // Records reach a pipe within a tenth of a second even when they trickle in, and a
     // reader that went away is noticed as promptly.
     let flusher = DispatchSource.makeTimerSource(queue: .global())
     flusher.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
-    flusher.setEventHandler { if !console.flush() { stopNow() } }
+    flusher.setEventHandler { if !console.flush() { stopTakingInput() } }
     flusher.resume()
     defer { flusher.cancel() }
 
@@ -105,9 +108,9 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     var listenTally: [String: Int]?
     if let listen = request.listen {
         // Records go out through a writer of their own: the HTTP/2 loops never wait for stdout.
-        let output = RecordOutput(descriptor: 1, render: render, failed: stopNow)
+        let output = RecordOutput(descriptor: 1, render: render, failed: stopTakingInput)
         try serveListener(listen, keysFolder: request.keysFolder, runner: runner, console: console,
-                          stopper: stopper, stopListening: stopListening, stop: stop, records: output)
+                          onStopSignal: onStopSignal, haltListener: haltListener, inputEnd: inputEnd, records: output)
         let (unwritten, failure) = output.finish(within: ListenerLimits().drainTimeout)
         listenTally = output.tally
         if let failure {
@@ -117,7 +120,7 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
             throw CLIFailure(.ioError, "\(unwritten) record(s) could not be written: stdout did not take them in time")
         }
     } else if let folder = request.watch {
-        let spool = SpoolFolder(folder: folder, runner: runner, stop: stop) { record in
+        let spool = SpoolFolder(folder: folder, runner: runner, stop: inputEnd) { record in
             let rendered = render(record)
             guard console.write(rendered.bytes), console.flush() else {
                 throw CLIFailure(.ioError, console.failure ?? "stdout failed")
@@ -138,16 +141,16 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     } else {
         let receiver = OrderedReceiver(runner: runner, render: render, emit: write)
         for input in request.inputs {
-            guard !stop.isRequested else { break }
+            guard !inputEnd.isRequested else { break }
             if input == "-" {
                 // Lines are numbered here, in input order, and delivered on every core;
                 // the receiver puts the records back in order.
-                let lines = ParallelLines<Void>(jobs: request.jobs, process: { batch in
+                let lines = LineWorkerPool<Void>(jobs: request.jobs, process: { batch in
                     batch.forEach { bytes, number, seq in
                         receiver.deliver(seq, source: "stdin:\(number)", bytes: bytes)
                     }
                 })
-                var reader = LineReader(descriptor: 0, stop: stop)
+                var reader = LineReader(descriptor: 0, stop: inputEnd)
                 var line = 0
                 try reader.forEachLine(idle: lines.dispatchPending) { bytes in
                     line += 1
@@ -185,7 +188,7 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     }
     // Files and stdin have an end of their own: a signal before it leaves input unread, and
     // says so, as send does. A listener or a watched folder has none: a signal is its stop.
-    if request.listen == nil, request.watch == nil, let signal = stoppedBy.withLock({ $0 }) {
+    if request.listen == nil, request.watch == nil, let signal = stopSignal.withLock({ $0 }) {
         console.diagnostic("stopped by \(signal == SIGINT ? "SIGINT" : "SIGTERM"): every input taken got its record; the rest was not read")
         return signal == SIGINT ? .interrupted : .terminated
     }

@@ -9,11 +9,11 @@ import MonotonicTime
 ///
 /// What would make the alert impossible (no keyring, an unreadable .p8) is found before the
 /// command starts, so nobody waits an hour for an alert that could never go out.
-func runCommand(_ request: RunRequest, console: Console) throws -> Int32 {
+func runWatched(_ request: RunRequest, console: Console) throws -> Int32 {
     _ = try SealerSet(request.alert)
     if let delivery = request.delivery { _ = try InputFiles.read(delivery.authKey) }
 
-    let outcome = CommandRun.run(request.command, tail: request.tail, stdout: request.delivery == nil ? 2 : 1)
+    let outcome = WatchedCommand.run(request.command, tail: request.tail, stdout: request.delivery == nil ? 2 : 1)
     if case .notStarted(_, let reason) = outcome.ending {
         console.error("\(request.command[0].prefix(200)): \(reason)")
     }

@@ -56,7 +56,7 @@ do {
     case .send(let request):
         status = try runSend(request, console: console)
     case .run(let request):
-        let code = try runCommand(request, console: console)
+        let code = try runWatched(request, console: console)
         try console.finish()
         console.flush()
         exit(code)

@@ -46,15 +46,15 @@ public struct APNsRules: Sendable {
 
     /// A request as the listener judges it.
     public enum Verdict: Sendable {
-        case accepted(identifier: String, arrival: APNsArrival)
-        case rejected(APNsRejection, identifier: String, arrival: APNsArrival)
+        case accepted(identifier: String, arrival: APNsRequestFields)
+        case rejected(APNsRejection, identifier: String, arrival: APNsRequestFields)
     }
 
     /// Judges one request. `bodyLength` is the whole body's, which may be longer than what
     /// was kept of it.
     public func judge(method: String, path: String, headers: [(name: String, value: String)], bodyLength: Int) -> Verdict {
         // One pass over the headers: this runs for every request.
-        var arrival = APNsArrival(device: Self.deviceToken(in: path))
+        var arrival = APNsRequestFields(device: Self.deviceToken(in: path))
         var given: String?
         var authorization: String?
         var duplicated = false

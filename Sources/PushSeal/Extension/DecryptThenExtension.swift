@@ -14,7 +14,7 @@ import Locking
 ///   the program works, the opened alert is shown at once (`deadline`) as an extension
 ///   delivers its best attempt in `serviceExtensionTimeWillExpire`, and the program gets
 ///   its SIGTERM (and SIGKILL after the grace); what it says after that is not used.
-public final class DecryptThenExtension: NotificationServiceExtension {
+package final class DecryptThenExtension: NotificationServiceExtension {
     private enum Phase {
         case opening
         case running(ProcessExtension, opened: NotificationContent, kid: String?)
@@ -27,12 +27,12 @@ public final class DecryptThenExtension: NotificationServiceExtension {
     // Set once in didReceive, before anything can deliver.
     private let handler = Locked<ContentHandler?>(nil)
 
-    public init(keys: any KeySource, settings: DecryptingExtension.Settings, program: ProcessExtension.Settings) {
+    package init(keys: any KeySource, settings: DecryptingExtension.Settings, program: ProcessExtension.Settings) {
         decrypting = DecryptingExtension(keys: keys, settings: settings)
         self.program = program
     }
 
-    public func didReceive(_ request: NotificationRequest, contentHandler: ContentHandler) {
+    package func didReceive(_ request: NotificationRequest, contentHandler: ContentHandler) {
         handler.withLock { $0 = contentHandler }
         decrypting.didReceive(request, contentHandler: ContentHandler { [self] content, note in
             guard let note, note.status == .decrypted else { return deliver(content, note) }
@@ -56,7 +56,7 @@ public final class DecryptThenExtension: NotificationServiceExtension {
         })
     }
 
-    public func serviceExtensionTimeWillExpire() {
+    package func serviceExtensionTimeWillExpire() {
         switch phase.withLock({ $0 }) {
         case .opening:
             decrypting.serviceExtensionTimeWillExpire()

@@ -8,7 +8,7 @@ import Locking
 
 /// The extension programs of one receiver: at most `limit` run at once, and the receiver
 /// can wait until every one of them has been reaped, so none outlives it.
-public final class ExtensionProcesses: Sendable {
+package final class ExtensionProcesses: Sendable {
     private struct State: Sendable {
         var running = 0
         var queued: [@Sendable () -> Void] = []
@@ -16,11 +16,11 @@ public final class ExtensionProcesses: Sendable {
     }
 
     /// How many programs may run at once; more notifications wait for a slot.
-    public let limit: Int
+    package let limit: Int
     private let state = Locked(State())
     private let alive = DispatchGroup()
 
-    public init(limit: Int) {
+    package init(limit: Int) {
         self.limit = max(1, limit)
     }
 
@@ -65,7 +65,7 @@ public final class ExtensionProcesses: Sendable {
     }
 
     /// Waits until every program started so far has been reaped.
-    public func waitUntilAllReaped() {
+    package func waitUntilAllReaped() {
         alive.wait()
     }
 
@@ -74,7 +74,7 @@ public final class ExtensionProcesses: Sendable {
     /// for an update, a signal or the reap of a zombie, so a few tries find it free); false
     /// if one could not be had.
     @discardableResult
-    public func killAll() -> Bool {
+    package func killAll() -> Bool {
         for _ in 0..<100 {
             if let live = state.withLockIfAvailable({ Array($0.live.values) }) {
                 return live.map { $0.signalWithoutWaiting(SIGKILL) }.allSatisfy { $0 }

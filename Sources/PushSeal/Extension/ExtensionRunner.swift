@@ -46,12 +46,15 @@ public final class ExtensionRunner: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let watch: DidReceiveWatch
 
-    /// - Parameters:
-    ///   - clock: where deadlines and elapsed times are read; the system's monotonic clock
-    ///     but in tests.
-    ///   - makeExtension: called once per eligible notification.
-    public init(timing: Timing = .standard, clock: MonotonicClock = .system,
-                makeExtension: @escaping @Sendable () -> any NotificationServiceExtension) {
+    /// - Parameter makeExtension: called once per eligible notification.
+    public convenience init(timing: Timing = .standard, makeExtension: @escaping @Sendable () -> any NotificationServiceExtension) {
+        self.init(timing: timing, clock: .system, makeExtension: makeExtension)
+    }
+
+    /// - Parameter clock: where deadlines and elapsed times are read; the system's
+    ///   monotonic clock but in tests.
+    package init(timing: Timing = .standard, clock: MonotonicClock,
+                 makeExtension: @escaping @Sendable () -> any NotificationServiceExtension) {
         self.timing = timing
         self.clock = clock
         self.makeExtension = makeExtension

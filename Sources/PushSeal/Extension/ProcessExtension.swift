@@ -24,17 +24,17 @@ import PushSealJSON
 /// Nothing here blocks the caller: each program gets a thread of its own that writes its
 /// request, reads its answer and reaps it, and at most `ExtensionProcesses.limit` programs
 /// run at once (the others wait for a slot, with their clock already running).
-public final class ProcessExtension: NotificationServiceExtension {
+package final class ProcessExtension: NotificationServiceExtension {
     /// Apple's memory cap for a Notification Service Extension.
-    public static let defaultMemoryLimit = 24 * 1024 * 1024
+    package static let defaultMemoryLimit = 24 * 1024 * 1024
 
-    public struct Settings: Sendable {
-        public var command: String
-        public var memoryLimit: Int
-        public var timing: ExtensionRunner.Timing
-        public var processes: ExtensionProcesses
+    package struct Settings: Sendable {
+        package var command: String
+        package var memoryLimit: Int
+        package var timing: ExtensionRunner.Timing
+        package var processes: ExtensionProcesses
 
-        public init(command: String, memoryLimit: Int = ProcessExtension.defaultMemoryLimit,
+        package init(command: String, memoryLimit: Int = ProcessExtension.defaultMemoryLimit,
                     timing: ExtensionRunner.Timing = .standard, processes: ExtensionProcesses) {
             self.command = command
             self.memoryLimit = memoryLimit
@@ -65,16 +65,16 @@ public final class ProcessExtension: NotificationServiceExtension {
     private let state = Locked(State())
     private static let queue = DispatchQueue(label: "pushseal.process-extension", attributes: .concurrent)
 
-    public init(settings: Settings) {
+    package init(settings: Settings) {
         self.settings = settings
     }
 
-    public func didReceive(_ request: NotificationRequest, contentHandler: ContentHandler) {
+    package func didReceive(_ request: NotificationRequest, contentHandler: ContentHandler) {
         state.withLock { $0.waitingDelivery = (request.content, contentHandler) }
         settings.processes.whenFree { [self] in start(request, contentHandler) }
     }
 
-    public func serviceExtensionTimeWillExpire() {
+    package func serviceExtensionTimeWillExpire() {
         enum Action { case none, cancel(NotificationContent, ContentHandler), terminate(ChildProcess) }
         let action = state.withLock { state -> Action in
             switch state.phase {

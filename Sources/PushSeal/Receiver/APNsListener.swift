@@ -100,7 +100,7 @@ public final class APNsListener: Sendable {
             let seq: Int
             let source: String
             let identifier: String
-            let arrival: APNsArrival
+            let arrival: APNsRequestFields
             let body: [UInt8]
         }
 
@@ -215,7 +215,7 @@ public final class APNsListener: Sendable {
                                      connectionEnded: { tokenUpdates.forget($0) }) { request in
                 let seq = sequence.add(1, ordering: .relaxed).newValue
                 let source = "listen:\(request.connection)/\(request.stream)"
-                func refuse(_ answer: APNsRejection, _ identifier: String, _ arrival: APNsArrival) -> HTTP2Server.Response {
+                func refuse(_ answer: APNsRejection, _ identifier: String, _ arrival: APNsRequestFields) -> HTTP2Server.Response {
                     records.emit(DeliveryRecord(seq: seq, source: source, rejected: answer, identifier: identifier, arrival: arrival), promised: false)
                     return HTTP2Server.Response(
                         status: answer.status,
@@ -224,14 +224,14 @@ public final class APNsListener: Sendable {
                 }
                 switch request.ending {
                 case .reset(let reason):
-                    let arrival = APNsArrival(device: APNsRules.deviceToken(in: request.path))
+                    let arrival = APNsRequestFields(device: APNsRules.deviceToken(in: request.path))
                     let given = request.values(APNs.Header.id.rawValue).first.flatMap { APNsRules.isUUID($0) ? $0 : nil }
                     records.emit(DeliveryRecord(seq: seq, source: source, reset: reason, identifier: given, arrival: arrival), promised: false)
                     return HTTP2Server.Response(status: 500)
                 case .headersTooLarge:
                     let given = request.values(APNs.Header.id.rawValue).first.flatMap { APNsRules.isUUID($0) ? $0 : nil }
                     return refuse(.headerListTooLarge, given ?? ReceivedInput.newIdentifier(),
-                                  APNsArrival(device: APNsRules.deviceToken(in: request.path)))
+                                  APNsRequestFields(device: APNsRules.deviceToken(in: request.path)))
                 case .complete:
                     break
                 }

@@ -10,7 +10,7 @@ public struct DeliveryRecord: Sendable {
     /// Set when the input was not a notification at all.
     public let problem: String?
     /// Set for what came through the listener: the device and the APNs headers.
-    public let arrival: APNsArrival?
+    public let arrival: APNsRequestFields?
     /// Set when the listener refused the request, with the `apns-id` it answered.
     public let rejection: (answer: APNsRejection, identifier: String)?
     /// The `apns-id` of an input that has no delivery: the one answered with a 200 for a
@@ -19,7 +19,7 @@ public struct DeliveryRecord: Sendable {
     /// Set when the listener's request stream was reset before it ended: why.
     public let reset: String?
 
-    public init(seq: Int, source: String, delivery: Delivery, arrival: APNsArrival? = nil) {
+    public init(seq: Int, source: String, delivery: Delivery, arrival: APNsRequestFields? = nil) {
         self.seq = seq
         self.source = source
         self.delivery = delivery
@@ -30,7 +30,7 @@ public struct DeliveryRecord: Sendable {
         self.reset = nil
     }
 
-    public init(seq: Int, source: String, problem: String, identifier: String? = nil, arrival: APNsArrival? = nil) {
+    public init(seq: Int, source: String, problem: String, identifier: String? = nil, arrival: APNsRequestFields? = nil) {
         self.seq = seq
         self.source = source
         self.delivery = nil
@@ -41,7 +41,7 @@ public struct DeliveryRecord: Sendable {
         self.reset = nil
     }
 
-    public init(seq: Int, source: String, rejected answer: APNsRejection, identifier: String, arrival: APNsArrival) {
+    public init(seq: Int, source: String, rejected answer: APNsRejection, identifier: String, arrival: APNsRequestFields) {
         self.seq = seq
         self.source = source
         self.delivery = nil
@@ -52,7 +52,7 @@ public struct DeliveryRecord: Sendable {
         self.reset = nil
     }
 
-    public init(seq: Int, source: String, reset reason: String, identifier: String?, arrival: APNsArrival) {
+    public init(seq: Int, source: String, reset reason: String, identifier: String?, arrival: APNsRequestFields) {
         self.seq = seq
         self.source = source
         self.delivery = nil

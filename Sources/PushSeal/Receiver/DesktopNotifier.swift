@@ -12,14 +12,14 @@ import Locking
 /// Notifications are shown one at a time, off the delivering threads, so a slow or absent
 /// notification service never holds back a record. At most `backlog` wait; beyond that
 /// they are counted and skipped (a desktop cannot show thousands a second anyway).
-public final class DesktopNotifier: Sendable {
-    public struct Tally: Sendable, Equatable {
-        public var shown = 0
-        public var failed = 0
-        public var skipped = 0
+package final class DesktopNotifier: Sendable {
+    package struct Tally: Sendable, Equatable {
+        package var shown = 0
+        package var failed = 0
+        package var skipped = 0
     }
 
-    public static let backlog = 64
+    package static let backlog = 64
 
     private let program: String
     private let queue = DispatchQueue(label: "pushseal.notify")
@@ -29,13 +29,13 @@ public final class DesktopNotifier: Sendable {
     /// - Parameters:
     ///   - program: the path of `notify-send`.
     ///   - warn: told once, on the first notification that could not be shown.
-    public init(program: String, warn: @escaping @Sendable (String) -> Void) {
+    package init(program: String, warn: @escaping @Sendable (String) -> Void) {
         self.program = program
         self.warn = warn
     }
 
     /// `notify-send`'s path on `PATH`, or nil when it is not installed.
-    public static func findProgram(path: String?) -> String? {
+    package static func findProgram(path: String?) -> String? {
         for folder in (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
             let candidate = "\(folder)/notify-send"
             if access(candidate, X_OK) == 0 { return candidate }
@@ -43,7 +43,7 @@ public final class DesktopNotifier: Sendable {
         return nil
     }
 
-    public func show(_ content: NotificationContent, status: DeliveryStatus) {
+    package func show(_ content: NotificationContent, status: DeliveryStatus) {
         let accepted = state.withLock { state -> Bool in
             guard state.waiting < Self.backlog else {
                 state.tally.skipped += 1
@@ -67,7 +67,7 @@ public final class DesktopNotifier: Sendable {
     }
 
     /// Waits for the notifications still waiting, then says how it went.
-    public func finish() -> Tally {
+    package func finish() -> Tally {
         queue.sync {}
         return state.withLock { $0.tally }
     }

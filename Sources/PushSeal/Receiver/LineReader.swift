@@ -9,14 +9,14 @@ import Darwin
 ///
 /// With a `stop` request, waiting for input ends as soon as a stop is asked for; the lines
 /// read completely by then are handed on, a half-read last line is not.
-public struct LineReader {
+package struct LineReader {
     private let descriptor: Int32
     private let stop: StopRequest?
     private var buffer: [UInt8] = []
     private var start = 0
     private var ended = false
 
-    public init(descriptor: Int32, stop: StopRequest? = nil) {
+    package init(descriptor: Int32, stop: StopRequest? = nil) {
         self.descriptor = descriptor
         self.stop = stop
     }
@@ -25,7 +25,7 @@ public struct LineReader {
     /// `idle` runs whenever every line read so far has been handed on and no more input is
     /// waiting, so a caller that gathers lines into batches can send off a partial one
     /// instead of holding a slow stream's lines back.
-    public mutating func forEachLine(idle: () -> Void = {}, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+    package mutating func forEachLine(idle: () -> Void = {}, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         var chunk = [UInt8](repeating: 0, count: 256 * 1024)
         while true {
             var searchFrom = start
@@ -67,7 +67,7 @@ extension LineReader {
 
 extension UnsafeRawBufferPointer {
     /// True when the line holds nothing but spaces and tabs: streams skip such lines.
-    public var isBlankLine: Bool {
+    package var isBlankLine: Bool {
         !contains { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
     }
 }

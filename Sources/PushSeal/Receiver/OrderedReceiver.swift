@@ -10,16 +10,16 @@ import Locking
 /// says when it was delivered). At most `maximumInFlight` records wait at once, which keeps
 /// memory flat on endless input. Records are rendered (`render`) on the thread that
 /// delivered them, so only the hand-over to `emit` is serialised.
-public final class OrderedReceiver<Rendered: Sendable>: Sendable {
+package final class OrderedReceiver<Rendered: Sendable>: Sendable {
     private let runner: ExtensionRunner
     private let render: @Sendable (DeliveryRecord) -> Rendered
     private let emit: @Sendable (Rendered) -> Void
-    private let reorder = Locked(InOrder<Rendered>(first: 1))
+    private let reorder = Locked(ReorderBuffer<Rendered>(first: 1))
     private let window: DispatchSemaphore
     private let outstanding = DispatchGroup()
     private let reserved = Atomic<Int>(0)
 
-    public init(runner: ExtensionRunner, maximumInFlight: Int = 4_096,
+    package init(runner: ExtensionRunner, maximumInFlight: Int = 4_096,
                 render: @escaping @Sendable (DeliveryRecord) -> Rendered,
                 emit: @escaping @Sendable (Rendered) -> Void) {
         self.runner = runner
@@ -30,14 +30,14 @@ public final class OrderedReceiver<Rendered: Sendable>: Sendable {
 
     /// Takes the next sequence number, waiting while `maximumInFlight` records are pending.
     /// Call in input order; `deliver` may then run on any thread.
-    public func reserve() -> Int {
+    package func reserve() -> Int {
         window.wait()
         outstanding.enter()
         return reserved.add(1, ordering: .relaxed).newValue
     }
 
     /// Delivers the input reserved as `seq`.
-    public func deliver(_ seq: Int, source: String, bytes: UnsafeRawBufferPointer) {
+    package func deliver(_ seq: Int, source: String, bytes: UnsafeRawBufferPointer) {
         switch ReceivedInput(bytes: bytes) {
         case .unreadable(let reason):
             finish(DeliveryRecord(seq: seq, source: source, problem: reason))
@@ -49,17 +49,17 @@ public final class OrderedReceiver<Rendered: Sendable>: Sendable {
     }
 
     /// Reserves and delivers the next input in one step.
-    public func submit(source: String, bytes: UnsafeRawBufferPointer) {
+    package func submit(source: String, bytes: UnsafeRawBufferPointer) {
         deliver(reserve(), source: source, bytes: bytes)
     }
 
     /// Takes an input that could not even be read (a missing file, say).
-    public func submit(source: String, problem: String) {
+    package func submit(source: String, problem: String) {
         finish(DeliveryRecord(seq: reserve(), source: source, problem: problem))
     }
 
     /// Waits until every reserved input has been emitted.
-    public func finish() {
+    package func finish() {
         outstanding.wait()
     }
 

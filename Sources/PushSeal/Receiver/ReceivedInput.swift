@@ -2,17 +2,17 @@ import SealCrypto
 import PushSealJSON
 
 /// One input to the receiver, read into a request, or the reason it could not be.
-public enum ReceivedInput: Sendable {
+package enum ReceivedInput: Sendable {
     case request(NotificationRequest)
     case unreadable(reason: String)
 
     /// The key `xcrun simctl push` files carry to name the app; not part of the payload.
-    public static let simulatorBundleKey = "Simulator Target Bundle"
+    package static let simulatorBundleKey = "Simulator Target Bundle"
 
     /// Reads a payload as a receiver gets it. Accepted shapes:
     /// - an APNs payload: an object with `aps` (`.json`, or `.apns` for `simctl push`);
     /// - a wrapped one with the request headers: `{"apns-id":"…","headers":{…},"payload":{…}}`.
-    public init(bytes: UnsafeRawBufferPointer) {
+    package init(bytes: UnsafeRawBufferPointer) {
         let value: JSONValue
         do {
             value = try JSONParser.parse(bytes)
@@ -60,7 +60,7 @@ public enum ReceivedInput: Sendable {
 
     /// Reads the body of an APNs request the listener accepted: a payload with `aps`,
     /// whose size APNs' rules have already passed.
-    public init(payload bytes: UnsafeRawBufferPointer, identifier: String, headers: [String: String]) {
+    package init(payload bytes: UnsafeRawBufferPointer, identifier: String, headers: [String: String]) {
         guard let value = try? JSONParser.parse(bytes) else {
             self = .unreadable(reason: "the payload is not JSON")
             return
@@ -74,7 +74,7 @@ public enum ReceivedInput: Sendable {
     }
 
     /// APNs' limit for `apns-push-type: voip`; every other type has `PayloadSealer.byteLimit`.
-    public static let voipByteLimit = APNs.PushType.voip.payloadByteLimit
+    package static let voipByteLimit = APNs.PushType.voip.payloadByteLimit
 
     private static func trimmedCount(_ bytes: UnsafeRawBufferPointer) -> Int {
         var end = bytes.count
@@ -82,7 +82,7 @@ public enum ReceivedInput: Sendable {
         return end
     }
 
-    public init(bytes: [UInt8]) {
+    package init(bytes: [UInt8]) {
         self = bytes.withUnsafeBytes { ReceivedInput(bytes: $0) }
     }
 

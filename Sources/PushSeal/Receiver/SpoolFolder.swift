@@ -27,11 +27,11 @@ import Locking
 ///
 /// Producers should write elsewhere (or to a dot-file) and rename into the folder, so no
 /// file is read half-written.
-public final class SpoolFolder: Sendable {
-    public static let processedName = "processed"
-    public static let failedName = "failed"
+package final class SpoolFolder: Sendable {
+    package static let processedName = "processed"
+    package static let failedName = "failed"
 
-    public let folder: String
+    package let folder: String
     private let runner: ExtensionRunner
     private let sink: @Sendable (DeliveryRecord) throws -> Void
     private let inFlight = Locked(Set<[UInt8]>())
@@ -46,7 +46,7 @@ public final class SpoolFolder: Sendable {
     ///   - sink: writes one record and makes it durable (flushed) before returning; a throw
     ///     stops the watch and leaves the file in place.
     ///   - stop: ends `run` when requested (a signal, a closed output).
-    public init(folder: String, runner: ExtensionRunner, stop: StopRequest? = nil,
+    package init(folder: String, runner: ExtensionRunner, stop: StopRequest? = nil,
                 sink: @escaping @Sendable (DeliveryRecord) throws -> Void) {
         self.folder = folder
         self.runner = runner
@@ -58,7 +58,7 @@ public final class SpoolFolder: Sendable {
     var failedFolder: String { folder + "/" + Self.failedName }
 
     /// Creates `processed/` and `failed/` when missing.
-    public func prepare() throws(FileIOFailure) {
+    package func prepare() throws(FileIOFailure) {
         var info = stat()
         guard stat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
             throw FileIOFailure(message: "\(folder) is not a folder")
@@ -71,7 +71,7 @@ public final class SpoolFolder: Sendable {
     /// Starts delivering every waiting file not already in flight, oldest name first;
     /// returns how many it started.
     @discardableResult
-    public func scan() -> Int {
+    package func scan() -> Int {
         var started = 0
         for name in waitingFiles() {
             guard failure.withLock({ $0 == nil }), stop?.isRequested != true else { break }
@@ -84,14 +84,14 @@ public final class SpoolFolder: Sendable {
     }
 
     /// Waits for every started file to be delivered and moved.
-    public func waitUntilIdle() {
+    package func waitUntilIdle() {
         outstanding.wait()
     }
 
     /// Scans every `pollInterval` until a stop is requested or an error stops the watch;
     /// with `once`, delivers what is there now and returns. Throws the error that stopped it,
     /// after every delivery already started has its record.
-    public func run(pollInterval: Duration = .milliseconds(50), once: Bool = false) throws(FileIOFailure) {
+    package func run(pollInterval: Duration = .milliseconds(50), once: Bool = false) throws(FileIOFailure) {
         repeat {
             scan()
             if once || failure.withLock({ $0 != nil }) { break }

@@ -9,12 +9,12 @@ import MonotonicTime
 
 /// A request to stop taking input that a blocked read or a sleep notices at once: a flag,
 /// and a pipe that becomes readable when the flag is set, for `poll` to wait on.
-public final class StopRequest: Sendable {
+package final class StopRequest: Sendable {
     private let requested = Atomic<Bool>(false)
     private let readEnd: Int32
     private let writeEnd: Int32
 
-    public init() throws(FileIOFailure) {
+    package init() throws(FileIOFailure) {
         var ends: [Int32] = [-1, -1]
         guard pushseal_pipe_cloexec(&ends) == 0 else { throw FileIOFailure(code: errno) }
         readEnd = ends[0]
@@ -27,21 +27,21 @@ public final class StopRequest: Sendable {
     }
 
     /// Asks everything waiting on this request to stop; safe to call more than once.
-    public func request() {
+    package func request() {
         guard !requested.exchange(true, ordering: .acquiringAndReleasing) else { return }
         var byte: UInt8 = 1
         _ = write(writeEnd, &byte, 1)
     }
 
-    public var isRequested: Bool { requested.load(ordering: .acquiring) }
+    package var isRequested: Bool { requested.load(ordering: .acquiring) }
 
     /// Waits until `descriptor` has input (true) or a stop is requested (false).
-    public func waitForInput(on descriptor: Int32) -> Bool {
+    package func waitForInput(on descriptor: Int32) -> Bool {
         wait(descriptor, timeout: -1)
     }
 
     /// Sleeps for `duration`; returns false at once when a stop is requested.
-    public func sleep(_ duration: Duration) -> Bool {
+    package func sleep(_ duration: Duration) -> Bool {
         wait(nil, timeout: Int32(clamping: max(0, duration.saturatingMilliseconds)))
     }
 

@@ -2,9 +2,9 @@
 /// overrides and isolates are shown as escapes (`\r`, `\x1b`, `\u{202E}`), so nothing a
 /// payload carries can start a fake line, move the cursor, recolour the screen or reorder
 /// what a person reads.
-public enum TerminalText {
+package enum TerminalText {
     /// `text` with every such character escaped; with `keepingNewlines`, `\n` stays.
-    public static func escaping(_ text: String, keepingNewlines: Bool = false) -> String {
+    package static func escaping(_ text: String, keepingNewlines: Bool = false) -> String {
         guard text.unicodeScalars.contains(where: { isUnsafe($0, keepingNewlines: keepingNewlines) }) else { return text }
         var escaped = ""
         escaped.reserveCapacity(text.utf8.count + 16)
@@ -27,7 +27,7 @@ public enum TerminalText {
 
     /// Bytes that should be UTF-8 (a file name, say): what is not is shown as `\xNN`, and
     /// the rest escaped as by `escaping(_:)`.
-    public static func escapingBytes(_ bytes: [UInt8]) -> String {
+    package static func escapingBytes(_ bytes: [UInt8]) -> String {
         if let text = String(validating: bytes, as: UTF8.self) { return escaping(text) }
         var shown = ""
         var index = 0

@@ -15,11 +15,11 @@ import PushSealJSON
 /// (APNs accepts it for 60), or until APNs calls it expired. It records the fingerprint of
 /// the key that signed it: a token made with another key under the same id (a wrong .p8,
 /// since corrected) is never reused.
-public final class ProviderTokenCache: Sendable {
+package final class ProviderTokenCache: Sendable {
     /// Age after which a token is minted again.
-    public static let reuseFor: Int64 = 50 * 60
+    package static let reuseFor: Int64 = 50 * 60
     /// APNs answers `TooManyProviderTokenUpdates` to a provider that renews more often.
-    public static let renewAtMostEvery: Int64 = 20 * 60
+    package static let renewAtMostEvery: Int64 = 20 * 60
 
     private let store: KeyringStore
     private let key: ES256Key
@@ -33,9 +33,9 @@ public final class ProviderTokenCache: Sendable {
 
     /// The mode the cached token had when it was found readable by group or others and
     /// made private (0600), for the caller to say so; nil when it was private.
-    public var repairedMode: mode_t? { repaired.withLock { $0 } }
+    package var repairedMode: mode_t? { repaired.withLock { $0 } }
 
-    public init(folder: String, key: ES256Key, keyID: String, teamID: String,
+    package init(folder: String, key: ES256Key, keyID: String, teamID: String,
                 clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) {
         store = KeyringStore(folder: folder)
         self.key = key
@@ -46,10 +46,10 @@ public final class ProviderTokenCache: Sendable {
     }
 
     /// Where the token is kept.
-    public var path: String { store.folder + "/provider-token.\(Self.safe(teamID)).\(Self.safe(keyID)).json" }
+    package var path: String { store.folder + "/provider-token.\(Self.safe(teamID)).\(Self.safe(keyID)).json" }
 
     /// Why a token is being replaced.
-    public enum Rejection: Sendable {
+    package enum Rejection: Sendable {
         /// APNs called it expired: a young one means a wrong clock, and is not replaced.
         case expired
         /// APNs called it invalid: it was not made with this key; one from the key replaces it.
@@ -59,7 +59,7 @@ public final class ProviderTokenCache: Sendable {
     /// A token good for at least ten more minutes; minted only when the shared one is older
     /// than 50 minutes, was made with another key, or is `rejected` (the one APNs just
     /// refused, for the reason `because` gives).
-    public func token(replacing rejected: String? = nil, because reason: Rejection = .expired) throws -> String {
+    package func token(replacing rejected: String? = nil, because reason: Rejection = .expired) throws -> String {
         let now = clock()
         if let held = current.withLock({ $0 }), held.token != rejected, now - held.issuedAt < Self.reuseFor {
             return held.token
@@ -94,7 +94,7 @@ public final class ProviderTokenCache: Sendable {
     }
 
     /// True when this process made `token` (rather than reading it from the cache).
-    public func minted(_ token: String) -> Bool {
+    package func minted(_ token: String) -> Bool {
         mintedHere.withLock { $0.contains(token) }
     }
 

@@ -1,10 +1,10 @@
 import HTTP2
 
 /// Where `send` delivers: an `https://` (or `http://`, HTTP/2 without TLS) address, checked.
-public struct SendEndpoint: Sendable, Equatable, CustomStringConvertible {
+package struct SendEndpoint: Sendable, Equatable, CustomStringConvertible {
     let engine: ClientEndpoint
 
-    public init(url: String) throws(SendError) {
+    package init(url: String) throws(SendError) {
         do {
             engine = try ClientEndpoint(url: url)
         } catch {
@@ -13,16 +13,16 @@ public struct SendEndpoint: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// True for `https://`.
-    public var secure: Bool { engine.secure }
-    public var host: String { engine.host }
+    package var secure: Bool { engine.secure }
+    package var host: String { engine.host }
     /// True when the host is this machine (`localhost`, 127.0.0.0/8, `::1`).
-    public var isLoopback: Bool { engine.isLoopback }
-    public var description: String { engine.description }
+    package var isLoopback: Bool { engine.isLoopback }
+    package var description: String { engine.description }
 }
 
 /// How `send` reaches its endpoint: through which proxy, trusting what besides the system's
 /// CAs, over how many connections and streams, and how long it waits.
-public struct SendConnection: Sendable {
+package struct SendConnection: Sendable {
     let engine: HTTP2Client.Settings
 
     /// - Parameters:
@@ -32,7 +32,7 @@ public struct SendConnection: Sendable {
     ///   - timeout: how long a notification waits for its answer once sent; a connection
     ///     attempt gets no longer (and at most 10 s), so a server that accepts and then says
     ///     nothing is given up on as soon as a silent answer would be.
-    public init(endpoint: SendEndpoint, proxy: String?, trustFile: String?, connections: Int, streams: Int,
+    package init(endpoint: SendEndpoint, proxy: String?, trustFile: String?, connections: Int, streams: Int,
                 timeout: Duration) throws(SendError) {
         let chosen: ClientProxy?
         do {

@@ -1,6 +1,6 @@
 /// Why `send` could not run at all (as opposed to a device APNs refused).
-public struct SendError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Code: Sendable {
+package struct SendError: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Code: Sendable {
         /// The provider token could not be made or kept.
         case token
         /// The endpoint cannot be reached (after the connection attempts).
@@ -13,14 +13,14 @@ public struct SendError: Error, Sendable, Equatable, CustomStringConvertible {
         case setup
     }
 
-    public let code: Code
-    public let message: String
-    public var description: String { message }
+    package let code: Code
+    package let message: String
+    package var description: String { message }
 
-    public init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    public static func == (lhs: SendError, rhs: SendError) -> Bool { lhs.code == rhs.code }
+    package static func == (lhs: SendError, rhs: SendError) -> Bool { lhs.code == rhs.code }
 }

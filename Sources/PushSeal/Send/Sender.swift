@@ -22,18 +22,18 @@ import PushSealJSON
 ///   and sends again, once.
 /// - At most `window` results wait at once (added and not yet reported), so memory stays
 ///   flat whatever the number of devices.
-public final class Sender: Sendable {
-    public struct Settings: Sendable {
-        public var topic: String
-        public var pushType: APNs.PushType
-        public var priority: APNs.Priority?
-        public var expiration: String?
-        public var collapseID: String?
-        public var retries: Int
+package final class Sender: Sendable {
+    package struct Settings: Sendable {
+        package var topic: String
+        package var pushType: APNs.PushType
+        package var priority: APNs.Priority?
+        package var expiration: String?
+        package var collapseID: String?
+        package var retries: Int
         /// No retry starts later than this after a notification's first attempt.
-        public var retryFor: Duration
+        package var retryFor: Duration
 
-        public init(topic: String, pushType: APNs.PushType = .alert, priority: APNs.Priority? = nil, expiration: String? = nil,
+        package init(topic: String, pushType: APNs.PushType = .alert, priority: APNs.Priority? = nil, expiration: String? = nil,
                     collapseID: String? = nil, retries: Int = 3, retryFor: Duration = .seconds(60)) {
             self.topic = topic
             self.pushType = pushType
@@ -46,8 +46,8 @@ public final class Sender: Sendable {
     }
 
     /// What became of one device's notification.
-    public struct Result: Sendable {
-        public enum Outcome: String, Sendable {
+    package struct Result: Sendable {
+        package enum Outcome: String, Sendable {
             /// APNs accepted it.
             case ok
             /// APNs refused it for good (400, 403, 404, 405, 410, 413).
@@ -56,20 +56,20 @@ public final class Sender: Sendable {
             case failed
         }
 
-        public let device: String
-        public let outcome: Outcome
+        package let device: String
+        package let outcome: Outcome
         /// The HTTP status of the last answer; 0 when none came.
-        public let status: Int
-        public let apnsID: String
+        package let status: Int
+        package let apnsID: String
         /// APNs' reason, or the transport's words when no answer came.
-        public let reason: String?
+        package let reason: String?
         /// For 410: when APNs last knew the token was invalid (ms since 1970).
-        public let timestamp: Int64?
-        public let attempts: Int
-        public let elapsed: Duration
+        package let timestamp: Int64?
+        package let attempts: Int
+        package let elapsed: Duration
         /// It was sent again after an attempt whose outcome is unknown (sent, no answer):
         /// the device may have got it twice.
-        public let retriedAfterUnknownOutcome: Bool
+        package let retriedAfterUnknownOutcome: Bool
     }
 
     private struct Pending: Sendable {
@@ -88,14 +88,14 @@ public final class Sender: Sendable {
 
     /// Results that may wait at once: twice what can be in flight, so the connections never
     /// run dry, and memory stays flat whatever the number of devices.
-    public static func window(connections: Int, streams: Int) -> Int {
+    package static func window(connections: Int, streams: Int) -> Int {
         min(10_000, max(2_000, 2 * connections * streams))
     }
     private let settings: Settings
     private let tokens: ProviderTokenCache
     private let emit: @Sendable (Result) -> Void
     private let pending = Locked<[Int: Pending]>([:])
-    private let order = Locked(InOrder<Result>(first: 0))
+    private let order = Locked(ReorderBuffer<Result>(first: 0))
     private let room: DispatchSemaphore
     /// The authorization header for the token in use, made once per token rather than once
     /// per request (a 200-byte string each, ten thousand waiting).
@@ -112,12 +112,12 @@ public final class Sender: Sendable {
     private let endpoint: String
 
     /// Why the whole send stopped (an endpoint that cannot be reached or trusted), if it did.
-    public var failure: SendError? { stopped.withLock { $0 } }
+    package var failure: SendError? { stopped.withLock { $0 } }
 
     /// - Parameters:
     ///   - connection: the endpoint and how to reach it.
     ///   - emit: gets each result, in the order devices were added, one at a time.
-    public init(settings: Settings, tokens: ProviderTokenCache, connection given: SendConnection,
+    package init(settings: Settings, tokens: ProviderTokenCache, connection given: SendConnection,
                 emit: @escaping @Sendable (Result) -> Void) throws(SendError) {
         let connection = given.engine
         self.settings = settings
@@ -138,7 +138,7 @@ public final class Sender: Sendable {
 
     /// Sends `payload` to `device`; waits while `window` results are pending.
     /// - Parameter expiration: apns-expiration for this one, instead of the settings'.
-    public func add(device: String, payload: [UInt8], expiration: String? = nil) throws {
+    package func add(device: String, payload: [UInt8], expiration: String? = nil) throws {
         if let failure { throw failure }
         room.wait()
         outstanding.enter()
@@ -161,17 +161,17 @@ public final class Sender: Sendable {
     /// No more retries and no more sending: each request that fails from now on is reported
     /// as it stands, so a stop does not wait out backoffs or timeouts against a server that
     /// keeps failing or says nothing.
-    public func stopRetrying() {
+    package func stopRetrying() {
         retrying.withLock { $0 = false }
         // Devices not yet on the wire are not sent; answers on their way get five seconds.
         client.withLock { $0 }?.stop(grace: Self.stopGrace)
     }
 
     /// How long a stop waits for answers to requests already sent.
-    public static let stopGrace = Duration.seconds(5)
+    package static let stopGrace = Duration.seconds(5)
 
     /// Waits for every result, then closes the connections.
-    public func finish() {
+    package func finish() {
         outstanding.wait()
         client.withLock { $0 }?.finish()
     }

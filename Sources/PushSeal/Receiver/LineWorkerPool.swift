@@ -8,14 +8,14 @@ import Locking
 
 /// Lines gathered into one unit of work: one buffer and where each line ends, so a batch
 /// costs two allocations however many lines it holds.
-public struct LineBatch: Sendable {
-    public private(set) var bytes: [UInt8] = []
+package struct LineBatch: Sendable {
+    package private(set) var bytes: [UInt8] = []
     private var ends: [Int] = []
     private var numbers: [Int] = []
     private var tags: [Int] = []
 
-    public var count: Int { ends.count }
-    public var isEmpty: Bool { ends.isEmpty }
+    package var count: Int { ends.count }
+    package var isEmpty: Bool { ends.isEmpty }
 
     mutating func append(_ line: UnsafeRawBufferPointer, number: Int, tag: Int) {
         bytes.append(contentsOf: line)
@@ -25,7 +25,7 @@ public struct LineBatch: Sendable {
     }
 
     /// Calls `body` with each line, its line number and the tag it was added with, in order.
-    public func forEach(_ body: (UnsafeRawBufferPointer, _ number: Int, _ tag: Int) throws -> Void) rethrows {
+    package func forEach(_ body: (UnsafeRawBufferPointer, _ number: Int, _ tag: Int) throws -> Void) rethrows {
         try bytes.withUnsafeBytes { all in
             var start = 0
             for index in ends.indices {
@@ -42,17 +42,17 @@ public struct LineBatch: Sendable {
 /// no second reordering.
 ///
 /// With one job everything runs on the calling thread: no hand-off at all.
-public final class ParallelLines<Result: Sendable>: Sendable {
+package final class LineWorkerPool<Result: Sendable>: Sendable {
     /// The processors this process may run on.
-    public static var availableCores: Int {
+    package static var availableCores: Int {
         max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
 
-    public let jobs: Int
+    package let jobs: Int
     private let batchLines: Int
     private let process: @Sendable (LineBatch) -> Result
     private let emit: (@Sendable (Result) -> Void)?
-    private let order = Locked(InOrder<Result>(first: 0))
+    private let order = Locked(ReorderBuffer<Result>(first: 0))
     private let queue = DispatchQueue(label: "pushseal.lines", attributes: .concurrent)
     private let inFlight: DispatchSemaphore
     private let outstanding = DispatchGroup()
@@ -61,7 +61,7 @@ public final class ParallelLines<Result: Sendable>: Sendable {
     /// - Parameters:
     ///   - process: runs on a worker; must be safe to run on several batches at once.
     ///   - emit: receives results one at a time, in input order; nil drops them.
-    public init(jobs: Int, batchLines: Int = 512, process: @escaping @Sendable (LineBatch) -> Result,
+    package init(jobs: Int, batchLines: Int = 512, process: @escaping @Sendable (LineBatch) -> Result,
                 emit: (@Sendable (Result) -> Void)? = nil) {
         self.jobs = max(1, jobs)
         self.batchLines = batchLines
@@ -73,7 +73,7 @@ public final class ParallelLines<Result: Sendable>: Sendable {
 
     /// Adds a line; dispatches a batch when it is full. `tag` travels with the line (the
     /// receiver's sequence number, say).
-    public func add(_ line: UnsafeRawBufferPointer, number: Int, tag: Int = 0) {
+    package func add(_ line: UnsafeRawBufferPointer, number: Int, tag: Int = 0) {
         let full: (LineBatch, Int)? = pending.withLock { state in
             state.batch.append(line, number: number, tag: tag)
             guard state.batch.count >= batchLines else { return nil }
@@ -87,7 +87,7 @@ public final class ParallelLines<Result: Sendable>: Sendable {
 
     /// Dispatches the lines gathered so far without waiting for a full batch: for a slow
     /// stream, whose lines should not wait for the next ones.
-    public func dispatchPending() {
+    package func dispatchPending() {
         let rest: (LineBatch, Int)? = pending.withLock { state in
             guard !state.batch.isEmpty else { return nil }
             let ready = (state.batch, state.index)
@@ -99,7 +99,7 @@ public final class ParallelLines<Result: Sendable>: Sendable {
     }
 
     /// Dispatches what is left and waits until every result has been emitted.
-    public func finish() {
+    package func finish() {
         dispatchPending()
         outstanding.wait()
     }

@@ -1,5 +1,5 @@
 /// Results that finish in any order, handed on in the order they were started.
-struct InOrder<Value> {
+struct ReorderBuffer<Value> {
     private var next: Int
     private var waiting: [Int: Value] = [:]
 
@@ -28,4 +28,4 @@ struct InOrder<Value> {
     }
 }
 
-extension InOrder: Sendable where Value: Sendable {}
+extension ReorderBuffer: Sendable where Value: Sendable {}

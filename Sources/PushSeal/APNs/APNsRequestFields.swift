@@ -1,7 +1,7 @@
 /// How a notification reached the listener: the device it was addressed to and its APNs
 /// request headers, as its record shows them: as they came, before `APNsRules` judges them
 /// against `APNs`' types, so that a record shows even a push type APNs does not know.
-public struct APNsArrival: Sendable, Equatable {
+public struct APNsRequestFields: Sendable, Equatable {
     public var device: String?
     public var topic: String?
     public var pushType: String?

@@ -5,20 +5,20 @@ import CSystem
 import MonotonicTime
 
 /// How a command run by `pushseal run` ended, and what it last printed.
-public struct CommandOutcome: Sendable, Equatable {
-    public enum Ending: Sendable, Equatable {
+package struct CommandOutcome: Sendable, Equatable {
+    package enum Ending: Sendable, Equatable {
         case exited(Int32)
         case signalled(Int32)
         /// It never ran: 127 when it was not found, 126 when it could not be executed.
         case notStarted(status: Int32, reason: String)
 
         /// How `waitpid` says a child ended: its exit code, or the signal that killed it.
-        public init(waitStatus status: Int32) {
+        package init(waitStatus status: Int32) {
             self = (status & 0x7f) == 0 ? .exited((status >> 8) & 0xff) : .signalled(status & 0x7f)
         }
 
         /// `exit 3`, `signal 15`, for messages about programs pushseal runs.
-        public var description: String {
+        package var description: String {
             switch self {
             case .exited(let code): "exit \(code)"
             case .signalled(let number): "signal \(number)"
@@ -27,13 +27,13 @@ public struct CommandOutcome: Sendable, Equatable {
         }
     }
 
-    public var ending: Ending
-    public var duration: Duration
+    package var ending: Ending
+    package var duration: Duration
     /// Its last lines of output (stdout and stderr as they came), cleaned for an alert.
-    public var lastLines: [String]
+    package var lastLines: [String]
 
     /// The status a shell would give: the exit code, or 128 + the signal.
-    public var exitStatus: Int32 {
+    package var exitStatus: Int32 {
         switch ending {
         case .exited(let code): code
         case .signalled(let number): 128 + number
@@ -41,20 +41,20 @@ public struct CommandOutcome: Sendable, Equatable {
         }
     }
 
-    public var succeeded: Bool { ending == .exited(0) }
+    package var succeeded: Bool { ending == .exited(0) }
 }
 
 /// Runs one command to its end with its stdin, stdout and stderr passed through, keeping
 /// its last lines, and passing on the signals pushseal gets (see `CSystem`).
-public enum CommandRun {
+package enum WatchedCommand {
     /// Lines longer than this are cut: an alert has room for a few short lines only.
-    public static let lineLimit = 160
+    package static let lineLimit = 160
 
     /// - Parameters:
     ///   - arguments: the program (looked up in PATH) and its arguments.
     ///   - tail: how many of the last lines to keep; 0 leaves the output alone, unread.
     ///   - stdout: where the command's stdout goes (1, or 2 when stdout carries a payload).
-    public static func run(_ arguments: [String], tail: Int, stdout: Int32 = 1) -> CommandOutcome {
+    package static func run(_ arguments: [String], tail: Int, stdout: Int32 = 1) -> CommandOutcome {
         let started = MonotonicClock.system.now
         func elapsed() -> Duration { MonotonicClock.system.now - started }
         guard let program = arguments.first else {
@@ -130,7 +130,7 @@ public enum CommandRun {
 
 /// The last lines of a command's output, as they will read in an alert: terminal escape
 /// sequences and other control characters dropped, a progress bar's carriage returns
-/// keeping only its last state, each line cut at `CommandRun.lineLimit` characters.
+/// keeping only its last state, each line cut at `WatchedCommand.lineLimit` characters.
 struct LastLines {
     private let keeping: Int
     private var kept: [String] = []
@@ -146,7 +146,7 @@ struct LastLines {
             if byte == UInt8(ascii: "\n") {
                 keep(line)
                 line.removeAll(keepingCapacity: true)
-            } else if line.count < 4 * CommandRun.lineLimit + 64 {
+            } else if line.count < 4 * WatchedCommand.lineLimit + 64 {
                 line.append(byte)
             }
         }
@@ -174,7 +174,7 @@ struct LastLines {
         var text = ""
         var characters = String(decoding: line, as: UTF8.self).unicodeScalars.makeIterator()
         var count = 0
-        while let scalar = characters.next(), count < CommandRun.lineLimit {
+        while let scalar = characters.next(), count < WatchedCommand.lineLimit {
             if scalar == "\u{1B}" {
                 // CSI (ESC [ ... final byte) and OSC (ESC ] ... BEL or ESC \): colours, titles, links.
                 switch characters.next() {
@@ -198,7 +198,7 @@ struct LastLines {
             }
             count += 1
         }
-        if count == CommandRun.lineLimit, characters.next() != nil { text += "…" }
+        if count == WatchedCommand.lineLimit, characters.next() != nil { text += "…" }
         return text
     }
 }
