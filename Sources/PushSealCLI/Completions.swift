@@ -304,3 +304,28 @@ enum CompletionScript {
         "'" + text.replacing("\\", with: "\\\\").replacing("'", with: "\\'") + "'"
     }
 }
+
+extension Specs {
+    static let completions = CommandSpec(
+        name: ["completions"], overview: "Print a completion script for bash, zsh or fish.",
+        usage: "pushseal completions bash|zsh|fish", options: [],
+        discussion: """
+        The script is written from the same option tables the parser reads, so it always
+        matches this binary. Load it with:
+          bash:  source <(pushseal completions bash)   (or save it as ~/.local/share/bash-completion/completions/pushseal)
+          zsh:   pushseal completions zsh > "${fpath[1]}/_pushseal"   (then: compinit)
+          fish:  pushseal completions fish > ~/.config/fish/completions/pushseal.fish
+        """, arguments: .words(Shell.allCases.map(\.rawValue)))
+}
+
+func parseCompletions(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+    let spec = Specs.completions
+    let parsed = try parseArguments(arguments, spec: spec, environment: environment)
+    if parsed.helpRequested { return .help(spec.name) }
+    let names = Shell.allCases.map(\.rawValue).joined(separator: ", ")
+    guard parsed.positionals.count == 1, let shell = Shell(rawValue: parsed.positionals[0]) else {
+        throw UsageError(parsed.positionals.isEmpty ? "which shell? (\(names))" : "no completions for '\(parsed.positionals.joined(separator: " ").prefix(40))' (shells: \(names))",
+                         command: spec.name)
+    }
+    return .completions(shell)
+}

@@ -58,3 +58,35 @@ private func open(_ input: ArraySlice<UInt8>, with opener: PayloadOpener, now: I
         throw CLIFailure(.dataError, error.reason)
     }
 }
+
+extension Specs {
+    static let decrypt = CommandSpec(
+        name: ["decrypt"], overview: "Open a payload's sealed alert and print it as JSON.",
+        usage: "pushseal decrypt FILE|- [--field enc] [--keys DIR]",
+        options: [fieldOption, keysOption],
+        discussion: """
+        Reads a payload (or a bare ps1 or ps2 envelope) from FILE or stdin ('-') and prints the sealed
+        alert as one line of JSON. An altered envelope exits 65 and prints nothing on stdout.
+        """, arguments: .files)
+}
+
+struct DecryptRequest: Equatable {
+    var keysFolder: String
+    var field: String
+    var source: String
+}
+
+func parseDecrypt(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+    let spec = Specs.decrypt
+    let parsed = try parseArguments(arguments, spec: spec, environment: environment)
+    if parsed.helpRequested { return .help(spec.name) }
+    guard parsed.positionals.count == 1, let source = parsed.positionals.first else {
+        throw UsageError(
+            parsed.positionals.isEmpty
+                ? "missing the input: a payload FILE, or '-' to read it from stdin"
+                : "expected one input, got \(parsed.positionals.count)",
+            command: spec.name)
+    }
+    let field = parsed.value("field") ?? PayloadSealer.defaultField
+    return .decrypt(DecryptRequest(keysFolder: keysFolder(parsed), field: field, source: source))
+}

@@ -152,3 +152,199 @@ private func runBatch(sealers: SealerSet, jobs: Int, truncate: Bool, console: Co
     }
     return .ok
 }
+
+extension Specs {
+    /// The option for each alert field: the encrypt parser, its help and the batch-line
+    /// names all follow `AlertField`, so no field can have an option and be lost elsewhere.
+    static let alertFieldOptions: [(field: AlertField, option: OptionSpec)] = AlertField.every.map { field in
+        let option: OptionSpec = switch field {
+        case .title: OptionSpec("title", short: "t", value: "title", help: "Alert title (sealed).")
+        case .subtitle: OptionSpec("subtitle", value: "subtitle", help: "Alert subtitle (sealed).")
+        case .body: OptionSpec("body", short: "b", value: "body", help: "Alert body (sealed).")
+        case .badge: OptionSpec("badge", value: "n", help: "App icon badge number.")
+        case .sound: OptionSpec("sound", short: "s", value: "name", help: "Sound to play ('default' for the system sound).")
+        case .threadID: OptionSpec("group", short: "g", value: "id", help: "Thread id that groups notifications (thread-id).")
+        case .category: OptionSpec("category", value: "id", help: "Notification category (actions).")
+        case .targetContentID: OptionSpec("target-content-id", value: "id", help: "Which window or content the notification brings forward.")
+        case .interruptionLevel: OptionSpec("level", short: "l", value: "level", choices: InterruptionLevel.all.map(\.rawValue), help: "passive, active, time-sensitive (or timeSensitive) or critical.")
+        case .relevanceScore: OptionSpec("relevance-score", value: "0-1", help: "How the notification ranks in its summary (a number from 0 to 1).")
+        }
+        return (field, option)
+    }
+
+    /// The alert and sealing options `encrypt` and `send` share (one parser reads them).
+    static func sealingOptions(ttl ttlHelp: String) -> [OptionSpec] {
+        alertFieldOptions.map(\.option) + [
+            OptionSpec("message", short: "m", value: "body", help: "Same as --body."),
+            OptionSpec("url", value: "url", help: "URL for the app to open, sealed as data.url."),
+            OptionSpec("data", value: "key=value", repeatable: true, help: "Custom data merged into userInfo; key:=JSON for non-strings."),
+            OptionSpec("ttl", value: "duration", environment: "PUSHSEAL_TTL", help: ttlHelp),
+            OptionSpec("fallback-title", value: "title", environment: "PUSHSEAL_FALLBACK_TITLE", help: "Visible title when nothing decrypts (default: New notification)."),
+            OptionSpec("fallback-body", value: "body", environment: "PUSHSEAL_FALLBACK_BODY", help: "Visible body when nothing decrypts (default: Open the app to read it)."),
+            fieldOption,
+            OptionSpec("pad", value: "bytes", environment: "PUSHSEAL_PAD", help: "Pad the sealed alert to a multiple of this (default: 32)."),
+            OptionSpec("truncate", help: "Cut a body too long for APNs' payload limit to fit, on a character boundary, ending with '…'."),
+        ]
+    }
+
+    static let toOption = OptionSpec("to", value: "kid", environment: "PUSHSEAL_TO",
+                                     help: "Seal to this recipient's public key (ps2) instead of the primary key.")
+
+    static let encrypt = CommandSpec(
+        name: ["encrypt"], overview: "Seal an alert into an APNs payload.",
+        usage: "pushseal encrypt [options] [BODY...|-]",
+        options: sealingOptions(ttl: "Receivers show a placeholder after this long (e.g. 1h or 1h30m; 1s to 365d).") + [
+            OptionSpec("batch", help: "Read alerts as JSON lines on stdin; write one payload per line."),
+            toOption,
+            jobsOption,
+            keysOption,
+        ],
+        discussion: """
+        ARGUMENTS:
+          BODY...   The body as words, or '-' to read it from stdin. stdin is read only when
+                    '-' says so, so pushseal never hangs under cron or CI.
+
+        BATCH LINES (--batch): one JSON object per line with title, subtitle, body (or message),
+          badge, sound, thread-id (or group), category, target-content-id, interruption-level
+          (or level), relevance-score, url, data, ttl, id. The same rules as the options apply.
+          A bad line is reported on stderr with its line number and skipped; the exit status
+          is then 65.
+
+        INPUT: text must be valid UTF-8 (exit 65 otherwise). A body read from stdin may be at
+          most 4096 bytes: reading stops there, since no larger alert fits a payload.
+
+        EXAMPLES:
+          pushseal encrypt -t "Disk on db-3" -b "91% used"
+          df -h | pushseal encrypt -t "Disk on db-3" -
+          pushseal encrypt -t Deploy -b done | curl --http2 -H "apns-topic: $TOPIC" ... --data @- \\
+              https://api.push.apple.com/3/device/$TOKEN
+        """)
+}
+
+/// Where the alert body comes from.
+enum BodySource: Equatable {
+    case none
+    case text(String)
+    case standardInput
+}
+
+struct EncryptRequest: Equatable {
+    var keysFolder: String
+    /// Every alert field given as an option, except the body, which may come from stdin.
+    var fields = AlertFields()
+    var body: BodySource = .none
+    var url: String?
+    var data: [DataItem] = []
+    var timeToLive: Duration?
+    var fallback: FallbackAlert
+    var field: String
+    var pad: Int
+    var batch: Bool
+    /// `--to KID`: seal to that recipient key (`ps2`) instead of the primary.
+    var recipient: String? = nil
+    /// Worker threads for --batch.
+    var jobs: Int
+    /// `--truncate`: a body too long for the payload limit is cut to fit.
+    var truncate = false
+}
+
+/// One `--data key=value` (a string) or `--data key:=json` (any JSON value).
+struct DataItem: Equatable {
+    let key: String
+    let value: JSONValue
+}
+
+func parseEncrypt(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+    let spec = Specs.encrypt
+    let parsed = try parseArguments(arguments, spec: spec, environment: environment)
+    if parsed.helpRequested { return .help(spec.name) }
+    func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
+    let request = try alertOptions(parsed, spec: spec, stdinIsBody: true)
+    if request.batch {
+        guard request.fields.isEmpty, request.url == nil, request.body == .none, request.data.isEmpty, request.timeToLive == nil else {
+            throw fail("--batch reads every alert from stdin as JSON lines; alert options cannot be combined with it")
+        }
+    } else if request.fields.title == nil && request.body == .none {
+        throw fail("nothing to send: give --title, --body, a BODY argument, or '-' to read the body from stdin")
+    }
+    return .encrypt(request)
+}
+
+/// The alert and sealing options `encrypt` and `send` share, as an encrypt request.
+/// - Parameter stdinIsBody: whether a lone `-` reads the body (`encrypt`) or is left to the
+///   caller (`send`, where it reads a ready payload).
+func alertOptions(_ parsed: ParsedArguments, spec: CommandSpec, stdinIsBody: Bool) throws(UsageError) -> EncryptRequest {
+    func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
+    let field = parsed.value("field") ?? PayloadSealer.defaultField
+    do {
+        try PayloadSealer.validate(field: field)
+    } catch {
+        throw fail("\(parsed.origin("field")) must be a name of 1 to 64 bytes other than 'aps'")
+    }
+    var request = EncryptRequest(
+        keysFolder: keysFolder(parsed),
+        fallback: FallbackAlert(
+            title: parsed.value("fallback-title") ?? FallbackAlert.standard.title,
+            body: parsed.value("fallback-body") ?? FallbackAlert.standard.body),
+        field: field,
+        pad: PayloadSealer.defaultPad,
+        batch: parsed.has("batch"),
+        jobs: try jobs(parsed, command: spec.name),
+        truncate: parsed.has("truncate"))
+    // The options that set alert fields come from the one table in Specs.
+    for (field, option) in Specs.alertFieldOptions where field != .body {
+        guard let text = parsed.value(option.long) else { continue }
+        do {
+            try request.fields.set(field, text: text)
+        } catch {
+            throw fail("--\(option.long): \(error.reason)")
+        }
+    }
+    request.url = parsed.value("url")
+    if let to = parsed.value("to") {
+        guard KeyID.isValid(to) else { throw fail("\(parsed.origin("to")) takes a key id (1 to 64 of A-Z a-z 0-9 _ -); 'pushseal keys list' shows them") }
+        request.recipient = to
+    }
+
+    if let text = parsed.value("pad") {
+        guard let pad = Int(text), (1...4096).contains(pad) else { throw fail("\(parsed.origin("pad")) must be a whole number from 1 to 4096") }
+        request.pad = pad
+    }
+    request.timeToLive = try duration(parsed, "ttl", in: DurationRange.timeToLive, example: "3600s, 90m, 12h or 7d", command: spec.name)
+    for item in parsed.all("data") {
+        request.data.append(try parseDataItem(item, command: spec.name))
+    }
+
+    let bodyFlags = [parsed.value("body"), parsed.value("message")].compactMap { $0 }
+    guard bodyFlags.count <= 1 else { throw fail("give the body once: --body and --message are the same option") }
+    if parsed.positionals == ["-"] {
+        if stdinIsBody { request.body = .standardInput }
+    } else if parsed.positionals.contains("-") {
+        throw fail("'-' (body from stdin) cannot be combined with other body words")
+    } else if !parsed.positionals.isEmpty {
+        request.body = .text(parsed.positionals.joined(separator: " "))
+    }
+    if let flag = bodyFlags.first {
+        guard request.body == .none else { throw fail("the body was given both as --body and as an argument") }
+        request.body = .text(flag)
+    }
+
+    return request
+}
+
+private func parseDataItem(_ item: String, command: CommandSpec.Name) throws(UsageError) -> DataItem {
+    guard let equals = item.firstIndex(of: "="), equals != item.startIndex else {
+        throw UsageError("--data takes key=value (a string) or key:=JSON", command: command)
+    }
+    let value = String(item[item.index(after: equals)...])
+    let beforeEquals = item.index(before: equals)
+    if item[beforeEquals] == ":", beforeEquals != item.startIndex {
+        let key = String(item[..<beforeEquals])
+        do {
+            return DataItem(key: key, value: try JSONParser.parse(value))
+        } catch {
+            throw UsageError("--data \(key):= needs a JSON value (\(error))", command: command)
+        }
+    }
+    return DataItem(key: String(item[..<equals]), value: .string(value))
+}

@@ -172,3 +172,164 @@ private func show(_ share: String, of kid: String, secret: Bool, as picture: Sha
         console.diagnostic("wrote the QR code of key \(kid)'s \(secret ? "psk1 share to \(file) (mode 0600; a secret: delete it once scanned)" : "ppk1 share to \(file)")")
     }
 }
+
+extension Specs {
+    static let keys: [CommandSpec] = [
+        CommandSpec(
+            name: ["keys", "init"], overview: "Create a keyring with one primary key.",
+            usage: "pushseal keys init [--recipient] [--keys DIR]", options: [keysOption, lockTimeoutOption, recipientOption],
+            discussion: "Creates DIR (mode 0700) and DIR/keyring.json (mode 0600); prints the new key id.\nRefuses to overwrite an existing keyring. With --recipient (on the device's side) the key\nis a P-256 key pair: 'keys export --public' prints the share senders import."),
+        CommandSpec(
+            name: ["keys", "add"], overview: "Add a key that decrypts but does not encrypt yet.",
+            usage: "pushseal keys add [--recipient] [--keys DIR]", options: [keysOption, lockTimeoutOption, addRecipientOption],
+            discussion: "Step one of a two-step roll-out: export the new key to receivers, then 'keys promote' it.\nPrints the new key id. The key is of the primary's kind (a key pair in a recipient\nkeyring, a shared secret otherwise) unless --recipient asks for a key pair."),
+        CommandSpec(
+            name: ["keys", "promote"], overview: "Make a key the primary.",
+            usage: "pushseal keys promote KID [--grace 30d] [--keys DIR]", options: [keysOption, graceOption, lockTimeoutOption],
+            discussion: "The previous primary keeps decrypting until the grace period passes.", arguments: .keyIDs),
+        CommandSpec(
+            name: ["keys", "rotate"], overview: "Make a new primary of its kind; the old one decrypts for --grace.",
+            usage: "pushseal keys rotate [--grace 30d] [--keys DIR]", options: [keysOption, graceOption, lockTimeoutOption],
+            discussion: "Prints the new key id. Payloads sealed under the old primary still open until the grace\nperiod passes; then 'keys prune' destroys it. The new key is of the old one's kind: a shared\nsecret, or a key pair on a device. A device's public key is rotated on the device\n('keys rotate' there, then 'keys export --public' there and 'keys import' here)."),
+        CommandSpec(
+            name: ["keys", "list"], overview: "Show the keys, never their secrets.",
+            usage: "pushseal keys list [--json] [--keys DIR]",
+            options: [keysOption, lockTimeoutOption, OptionSpec("json", help: "Print a JSON array instead of a table.")],
+            discussion: ""),
+        CommandSpec(
+            name: ["keys", "export"], overview: "Print a key as a one-line share for a receiver.",
+            usage: "pushseal keys export [KID] [--public] [--qr | --qr-png FILE] [--keys DIR]",
+            options: [keysOption, lockTimeoutOption,
+                      OptionSpec("public", help: "Print a recipient key's public share (ppk1.…), which holds no secret."),
+                      OptionSpec("qr", help: "Draw the share as a QR code in the terminal for a phone's camera (a psk1 share: only on a terminal)."),
+                      OptionSpec("qr-png", value: "file", help: "Write the share's QR code to FILE as a PNG image (mode 0600) instead of printing it.")],
+            discussion: "Prints psk1.<kid>.<secret> for the primary key, or for KID. This is the only command that\nshows a secret: send it over a channel you trust, e.g. 'pushseal keys export | ssh host pushseal keys import -'.\nWith --public it prints ppk1.<kid>.<point> for a recipient key: safe to paste anywhere.\n--qr draws the share as a QR code instead (Unicode half blocks, dark on light); since a psk1\nshare is a secret, its QR code is drawn only when stdout is a terminal, never into a pipe or\na file, and an image of it is written only to the FILE --qr-png names.", arguments: .keyIDs),
+        CommandSpec(
+            name: ["keys", "import"], overview: "Add a shared key, or a recipient's public key, to this keyring.",
+            usage: "pushseal keys import SHARE|FILE|- [--keys DIR]", options: [keysOption, lockTimeoutOption],
+            discussion: "Reads the share from stdin ('-') or a FILE; creates the keyring if there is none. A psk1\nkey is added enabled: it decrypts, and 'keys promote KID' makes it the key that encrypts.\nA ppk1 public key only encrypts ('encrypt --to KID', or promote it to seal to it by default).\nA psk1 share typed as an argument works but shows in 'ps' and shell history, so it earns a\nwarning; a ppk1 share holds no secret and may be given as it is.",
+            arguments: .files),
+        CommandSpec(
+            name: ["keys", "disable"], overview: "Stop a key from decrypting.",
+            usage: "pushseal keys disable KID [--keys DIR]", options: [keysOption, lockTimeoutOption],
+            discussion: "Reversible with 'pushseal keys enable KID'. The primary cannot be disabled.", arguments: .keyIDs),
+        CommandSpec(
+            name: ["keys", "enable"], overview: "Let a disabled key decrypt again.",
+            usage: "pushseal keys enable KID [--keys DIR]", options: [keysOption, lockTimeoutOption], discussion: "", arguments: .keyIDs),
+        CommandSpec(
+            name: ["keys", "destroy"], overview: "Wipe a key's secret for good.",
+            usage: "pushseal keys destroy KID [--keys DIR]", options: [keysOption, lockTimeoutOption],
+            discussion: "The id stays in the keyring so receivers can say why a message cannot be read.\nThe primary cannot be destroyed.", arguments: .keyIDs),
+        CommandSpec(
+            name: ["keys", "prune"], overview: "Destroy keys whose grace period has passed.",
+            usage: "pushseal keys prune [--keys DIR]", options: [keysOption, lockTimeoutOption],
+            discussion: "Prints the ids it destroyed, one per line."),
+    ]
+
+    static let recipientOption = OptionSpec("recipient", help: "Make a recipient key pair (P-256, for ps2) instead of a shared secret.")
+
+    static let addRecipientOption = OptionSpec("recipient", help: "Make a recipient key pair (P-256, for ps2) whatever the primary's kind.")
+}
+
+enum KeysAction: Equatable {
+    case initialize(recipient: Bool)
+    case add(recipient: Bool)
+    case promote(kid: String, grace: Duration)
+    case rotate(grace: Duration)
+    case list(json: Bool)
+    case export(kid: String?, public: Bool, picture: SharePicture? = nil)
+    case importShare(source: ShareSource)
+    case disable(kid: String)
+    case enable(kid: String)
+    case destroy(kid: String)
+    case prune
+}
+
+/// `keys export --qr` (a QR code in the terminal) or `--qr-png FILE`.
+enum SharePicture: Equatable {
+    case terminal
+    case png(String)
+}
+
+/// Where `keys import` reads the share from.
+enum ShareSource: Equatable {
+    case standardInput
+    case file(String)
+    /// Typed on the command line: works, but earns a warning.
+    case argument(String)
+}
+
+func parseKeys(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+    let names = Specs.keys.compactMap(\.name.last)
+    guard let name = arguments.first, !name.hasPrefix("-") else {
+        if arguments.contains("--help") || arguments.contains("-h") { return .help(["keys"]) }
+        throw UsageError("missing a keys subcommand (\(names.joined(separator: ", ")))", command: ["keys"])
+    }
+    guard let spec = Specs.keys.first(where: { $0.name.last == name }) else {
+        let guess = Suggestion.closest(to: name, among: names)
+        throw UsageError("unknown keys subcommand '\(name)'" + (guess.map { " (did you mean '\($0)'?)" } ?? ""), command: ["keys"])
+    }
+    let parsed = try parseArguments(Array(arguments.dropFirst()), spec: spec, environment: environment)
+    if parsed.helpRequested { return .help(spec.name) }
+    let folder = keysFolder(parsed)
+
+    func kid(optional: Bool = false) throws(UsageError) -> String? {
+        guard parsed.positionals.count <= 1 else {
+            throw UsageError("expected one key id, got \(parsed.positionals.count)", command: spec.name)
+        }
+        guard let kid = parsed.positionals.first else {
+            if optional { return nil }
+            throw UsageError("missing the key id (KID); 'pushseal keys list' shows them", command: spec.name)
+        }
+        guard KeyID.isValid(kid) else {
+            throw UsageError("'\(kid.prefix(70))' is not a key id (1 to 64 of A-Z a-z 0-9 _ -)", command: spec.name)
+        }
+        return kid
+    }
+    func noArguments() throws(UsageError) {
+        guard parsed.positionals.isEmpty else {
+            throw UsageError("unexpected argument '\(parsed.positionals[0].prefix(70))'", command: spec.name)
+        }
+    }
+    func grace() throws(UsageError) -> Duration {
+        try duration(parsed, "grace", in: DurationRange.grace, example: "30d, 12h or 0s", command: spec.name) ?? Keyring.defaultGrace
+    }
+    let lockTimeout = try duration(parsed, "lock-timeout", in: DurationRange.lockTimeout, example: "30s", command: spec.name)
+        ?? KeyringStore.defaultLockTimeout
+
+    let action: KeysAction
+    switch name {
+    case "init": try noArguments(); action = .initialize(recipient: parsed.has("recipient"))
+    case "add": try noArguments(); action = .add(recipient: parsed.has("recipient"))
+    case "promote": action = .promote(kid: try kid()!, grace: try grace())
+    case "rotate": try noArguments(); action = .rotate(grace: try grace())
+    case "list": try noArguments(); action = .list(json: parsed.has("json"))
+    case "export":
+        var picture: SharePicture?
+        if let file = parsed.value("qr-png") {
+            guard !parsed.has("qr") else { throw UsageError("give --qr (the terminal) or --qr-png FILE (an image), not both", command: spec.name) }
+            guard !file.isEmpty else { throw UsageError("--qr-png needs a file name", command: spec.name) }
+            picture = .png(file)
+        } else if parsed.has("qr") {
+            picture = .terminal
+        }
+        action = .export(kid: try kid(optional: true), public: parsed.has("public"), picture: picture)
+    case "import":
+        guard parsed.positionals.count == 1, let source = parsed.positionals.first else {
+            throw UsageError("expected one SHARE: '-' to read it from stdin, or a file holding it", command: spec.name)
+        }
+        if source == "-" {
+            action = .importShare(source: .standardInput)
+        } else if source.hasPrefix(KeyShare.prefix) || source.hasPrefix(PublicShare.prefix) {
+            action = .importShare(source: .argument(source))
+        } else {
+            action = .importShare(source: .file(source))
+        }
+    case "disable": action = .disable(kid: try kid()!)
+    case "enable": action = .enable(kid: try kid()!)
+    case "destroy": action = .destroy(kid: try kid()!)
+    case "prune": try noArguments(); action = .prune
+    default: throw UsageError("unknown keys subcommand '\(name)'", command: ["keys"])
+    }
+    return .keys(folder: folder, lockTimeout: lockTimeout, action: action)
+}

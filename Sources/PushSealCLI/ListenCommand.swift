@@ -119,3 +119,76 @@ enum DescriptorLimit {
         setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 }
+
+/// `receive --listen` and the options that go with it.
+struct ListenRequest: Equatable {
+    var host: String
+    var port: Int
+    /// Both or neither; neither (and not plaintext) uses the keyring folder's self-signed pair.
+    var certificateFile: String?
+    var keyFile: String?
+    var plaintext: Bool
+    var devices: [String]
+    var unregistered: [String]
+    var topics: [String]
+    /// `KEYID=FILE` pairs, in the order given.
+    var providerKeys: [ProviderKeyFile]
+    var team: String?
+    var idleTimeout: Duration
+
+    struct ProviderKeyFile: Equatable {
+        var keyID: String
+        var file: String
+    }
+
+    static let options = ["tls-cert", "tls-key", "plaintext", "device", "unregistered", "topic", "provider-key", "team", "idle-timeout"]
+}
+
+/// The --listen options, or nil without --listen (when the others are usage errors).
+func parseListen(_ parsed: ParsedArguments, spec: CommandSpec) throws(UsageError) -> ListenRequest? {
+    func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
+    guard let address = parsed.value("listen") else {
+        if let stray = ListenRequest.options.first(where: { parsed.has($0) || !parsed.all($0).isEmpty }) {
+            throw fail("--\(stray) goes with --listen")
+        }
+        return nil
+    }
+    var host = "127.0.0.1"
+    var portText = Substring(address)
+    if let colon = address.lastIndex(of: ":") {
+        let given = address[..<colon]
+        if !given.isEmpty { host = String(given) }
+        portText = address[address.index(after: colon)...]
+    }
+    if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+    guard let port = Int(portText), (0...65_535).contains(port) else {
+        throw fail("--listen takes [HOST:]PORT, such as 8443, 127.0.0.1:0 or [::1]:8443 (port 0 picks a free one)")
+    }
+    let certificate = parsed.value("tls-cert")
+    let key = parsed.value("tls-key")
+    if (certificate == nil) != (key == nil) {
+        throw fail("--tls-cert and --tls-key go together")
+    }
+    if parsed.has("plaintext"), certificate != nil {
+        throw fail("--plaintext serves without TLS; give it or --tls-cert/--tls-key, not both")
+    }
+    func tokens(_ option: String) throws(UsageError) -> [String] {
+        try CheckedValues.deviceTokens(parsed, option, command: spec.name)
+    }
+    var providerKeys: [ListenRequest.ProviderKeyFile] = []
+    for pair in parsed.all("provider-key") {
+        guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex, pair.index(after: equals) != pair.endIndex else {
+            throw fail("--provider-key takes KEYID=FILE, such as ABC123DEFG=AuthKey_ABC123DEFG.p8")
+        }
+        providerKeys.append(.init(keyID: String(pair[..<equals]), file: String(pair[pair.index(after: equals)...])))
+    }
+    if Set(providerKeys.map(\.keyID)).count != providerKeys.count {
+        throw fail("--provider-key names each key id once")
+    }
+    return ListenRequest(
+        host: host, port: port, certificateFile: certificate, keyFile: key, plaintext: parsed.has("plaintext"),
+        devices: try tokens("device"), unregistered: try tokens("unregistered"), topics: parsed.all("topic"),
+        providerKeys: providerKeys, team: try CheckedValues.appleID(parsed, "team", command: spec.name),
+        idleTimeout: try duration(parsed, "idle-timeout", in: DurationRange.idleTimeout, example: "30s or 5m", command: spec.name)
+            ?? ListenerLimits().idleTimeout)
+}

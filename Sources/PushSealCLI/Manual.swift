@@ -88,3 +88,20 @@ enum Manual {
         return escaped.first == "." || escaped.first == "'" ? "\\&" + escaped : escaped
     }
 }
+
+extension Specs {
+    static let manual = CommandSpec(
+        name: ["manual"], overview: "Print pushseal's man page (roff).",
+        usage: "pushseal manual", options: [],
+        discussion: """
+        Written from the same tables as the help pages. Read it with 'pushseal manual | man -l -'
+        or install it as man1/pushseal.1 (Scripts/install.sh does).
+        """)
+}
+
+func parseManual(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+    let parsed = try parseArguments(arguments, spec: Specs.manual, environment: environment)
+    if parsed.helpRequested { return .help(Specs.manual.name) }
+    guard parsed.positionals.isEmpty else { throw UsageError("manual takes no arguments", command: Specs.manual.name) }
+    return .manual
+}

@@ -5,6 +5,8 @@ import Darwin
 #endif
 import Dispatch
 import PushSeal
+import NotificationText
+import PushSealJSON
 import Locking
 
 /// Runs `pushseal receive`: every input becomes exactly one record on stdout.
@@ -233,4 +235,173 @@ private func desktopNotifier(console: Console) throws -> DesktopNotifier {
 func exitAtOnce(_ status: Int32, console: Console) -> Never {
     console.flushIfFree()
     _exit(status)
+}
+
+extension Specs {
+    static let receive = CommandSpec(
+        name: ["receive"], overview: "Show what a device would display: run payloads through an emulated Notification Service Extension.",
+        usage: "pushseal receive FILE...|- [--json] [--budget 30s] [--extension CMD] [--keys DIR]\n       pushseal receive --watch DIR [--once] [options]\n       pushseal receive --listen [HOST:]PORT [--tls-cert F --tls-key F | --plaintext] [--device TOKEN]... [options]",
+        options: [
+            OptionSpec("json", help: "Write one JSON record per line instead of text."),
+            OptionSpec("watch", value: "dir", help: "Deliver *.json and *.apns files dropped into DIR, then move them to DIR/processed/."),
+            OptionSpec("once", help: "With --watch: deliver the files there now, then exit."),
+            OptionSpec("listen", value: "[host:]port", help: "Serve Apple's provider API over HTTP/2 on HOST (default 127.0.0.1) and PORT (0: a free one)."),
+            OptionSpec("tls-cert", value: "file", help: "With --listen: the PEM certificate chain to serve (default: a self-signed one in the keyring folder)."),
+            OptionSpec("tls-key", value: "file", help: "With --listen: the PEM private key of --tls-cert."),
+            OptionSpec("plaintext", help: "With --listen: HTTP/2 without TLS (prior knowledge, as curl --http2-prior-knowledge)."),
+            OptionSpec("device", value: "token", repeatable: true, help: "With --listen: a known device token; others get BadDeviceToken (default: any well-formed one)."),
+            OptionSpec("unregistered", value: "token", repeatable: true, help: "With --listen: a token answered 410 Unregistered."),
+            OptionSpec("topic", value: "bundle", repeatable: true, help: "With --listen: an accepted apns-topic; others get TopicDisallowed (default: any)."),
+            OptionSpec("provider-key", value: "kid=file", repeatable: true, help: "With --listen: verify provider tokens with key id KID's public key or .p8 FILE."),
+            OptionSpec("team", value: "teamid", help: "With --listen: the only team id (iss) accepted in provider tokens."),
+            OptionSpec("idle-timeout", value: "duration", help: "With --listen: close a connection quiet this long (default: 60s; 1s to 24h)."),
+            OptionSpec("budget", value: "duration", environment: "PUSHSEAL_BUDGET", help: "Time the extension has per notification, from the moment it is taken (default: 30s, Apple's; 1ms to 24h)."),
+            OptionSpec("expiry-grace", value: "duration", help: "Wait after serviceExtensionTimeWillExpire before showing the original (default: 1s; 1ms to 1h)."),
+            OptionSpec("extension", value: "command", help: "Run your own extension program instead of the decrypting one."),
+            OptionSpec("then", value: "command", help: "After decrypting, run your own extension program on the opened alert, within the same budget."),
+            OptionSpec("notify", help: "Also show each delivery as a desktop notification (notify-send, the freedesktop notification service)."),
+            OptionSpec("max-extensions", value: "n", help: "At most this many extension programs run at once; others wait, their clock running (default: 64)."),
+            OptionSpec("memory-limit", value: "size", help: "Kill an --extension program above this resident memory (default: 24MB)."),
+            OptionSpec("placeholder-title", value: "title", environment: "PUSHSEAL_PLACEHOLDER_TITLE", help: "Shown when a sealed alert cannot be opened (default: Encrypted notification)."),
+            OptionSpec("placeholder-body", value: "body", environment: "PUSHSEAL_PLACEHOLDER_BODY", help: "Shown when a sealed alert cannot be opened, whatever the reason."),
+            OptionSpec("placeholder-for", value: "reason=body", repeatable: true,
+                       help: "The body for one reason: key-missing, auth-failed (also malformed), expired or deadline."),
+            jobsOption,
+            fieldOption,
+            keysOption,
+        ],
+        discussion: """
+        INPUTS:
+          FILE...   APNs payloads (.json, or .apns files as 'xcrun simctl push' takes them),
+                    delivered in the order given. '-' reads one payload per line from stdin.
+          --watch   A spool folder: files that cannot be read move to DIR/failed/ with a
+                    NAME.reason beside them. Write files elsewhere and rename them in.
+          --listen  An APNs-compatible endpoint: POST /3/device/TOKEN over HTTP/2 (TLS by
+                    default, loopback by default). Each request is answered as APNs would
+                    (200 with apns-id, or the status and {"reason":...}) and every accepted
+                    one is delivered. Records carry device and the apns-* headers; a refused
+                    request's record is 'rejected' with http-status and reason.
+
+        STATUSES: decrypted, passthrough, key-missing, key-disabled, key-expired, auth-failed,
+          malformed, expired, deadline, original, modified (an --extension's own content),
+          rejected (--listen refused the request). Every input gets exactly one record, in
+          input order (with --watch and --listen: as delivered).
+          Payloads over APNs' 4096 bytes (5120 for voip) are malformed, as APNs would refuse them.
+
+        STOPPING: SIGINT or SIGTERM stops taking input, ends running extension programs
+          (SIGTERM, then SIGKILL after --expiry-grace) and writes every record still due;
+          with FILEs or stdin it then says input was left unread and exits 130 or 143, as
+          send does; --listen (after GOAWAY, letting deliveries in flight finish within
+          their budget) and --watch exit 0, a signal being their normal stop. A second
+          signal stops at once (exit 130 or 143).
+
+        EXIT STATUS: 0 every input got its record (whatever its status); 64 usage; 66 a FILE
+          or the keyring is missing; 74 records could not be written (full disk) or a --watch
+          file could not be moved; 77 permission; 78 the keyring is damaged; 141 the reader
+          of the records went away (| head), without a word.
+
+        EXAMPLES:
+          pushseal encrypt -t Hi -b there | pushseal receive -
+          pushseal receive --json --budget 2s payloads/*.json
+          pushseal receive --extension ./my-extension.py --budget 500ms payload.apns
+          pushseal receive --listen 8443 --json
+        """, arguments: .files)
+}
+
+struct ReceiveRequest: Equatable {
+    var keysFolder: String
+    var field: String
+    /// Files to deliver in order; `-` reads JSON lines from stdin.
+    var inputs: [String]
+    var watch: String?
+    var once: Bool
+    var json: Bool
+    var timing: ExtensionRunner.Timing
+    var extensionCommand: String?
+    /// `--then CMD`: the user's program, after the decrypting extension, on the opened alert.
+    var thenCommand: String? = nil
+    var memoryLimit: Int
+    var placeholder: Placeholder
+    /// Worker threads for stdin input.
+    var jobs: Int
+    /// At most this many --extension programs run at once.
+    var maximumExtensions: Int
+    /// Set with --listen: serve Apple's provider API instead of reading inputs.
+    var listen: ListenRequest? = nil
+    /// --notify: show each delivery on the desktop too.
+    var notify = false
+}
+
+extension ReceiveRequest {
+    /// The documented cap on extension programs running at once.
+    static let defaultMaximumExtensions = 64
+}
+
+func parseReceive(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+    let spec = Specs.receive
+    let parsed = try parseArguments(arguments, spec: spec, environment: environment)
+    if parsed.helpRequested { return .help(spec.name) }
+    func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
+    let timing = ExtensionRunner.Timing(
+        budget: try duration(parsed, "budget", in: DurationRange.budget, example: "250ms, 2s or 30s", command: spec.name)
+            ?? ExtensionRunner.Timing.standard.budget,
+        expiryGrace: try duration(parsed, "expiry-grace", in: DurationRange.expiryGrace, example: "200ms or 1s", command: spec.name)
+            ?? ExtensionRunner.Timing.standard.expiryGrace)
+    var maximumExtensions = ReceiveRequest.defaultMaximumExtensions
+    if let text = parsed.value("max-extensions") {
+        guard let count = Int(text), (1...1024).contains(count) else {
+            throw fail("\(parsed.origin("max-extensions")) must be a whole number from 1 to 1024")
+        }
+        maximumExtensions = count
+    }
+    var memoryLimit = ProcessExtension.defaultMemoryLimit
+    if let text = parsed.value("memory-limit") {
+        guard let bytes = parseByteCount(text), (4096...(1 << 40)).contains(bytes) else {
+            throw fail("--memory-limit must be a size from 4KB to 1024GB, such as 24MB, 512KB or 1GB")
+        }
+        memoryLimit = bytes
+    }
+    let watch = parsed.value("watch")
+    let listen = try parseListen(parsed, spec: spec)
+    if listen != nil, watch != nil || !parsed.positionals.isEmpty {
+        throw fail("--listen takes its notifications from the network; give no FILE or --watch with it")
+    }
+    if watch != nil, !parsed.positionals.isEmpty {
+        throw fail("--watch reads its folder; give no FILE arguments with it")
+    }
+    if watch == nil, listen == nil, parsed.positionals.isEmpty {
+        throw fail("nothing to receive: give payload FILEs, '-' for JSON lines on stdin, --watch DIR or --listen PORT")
+    }
+    if parsed.positionals.filter({ $0 == "-" }).count > 1 {
+        throw fail("'-' (stdin) can be given once")
+    }
+    if parsed.has("once"), watch == nil {
+        throw fail("--once goes with --watch")
+    }
+    let field = parsed.value("field") ?? PayloadSealer.defaultField
+    do {
+        try PayloadSealer.validate(field: field)
+    } catch {
+        throw fail("\(parsed.origin("field")) must be a name of 1 to 64 bytes other than 'aps'")
+    }
+    if parsed.value("extension") != nil, parsed.value("then") != nil {
+        throw fail("give --extension (your program instead of the decrypting one) or --then (your program after it), not both")
+    }
+    // The standard words, or one body for every reason, then a body per reason on top.
+    var placeholder = Placeholder.standard
+    if let title = parsed.value("placeholder-title") { placeholder.title = title }
+    if let body = parsed.value("placeholder-body") { placeholder = Placeholder(title: placeholder.title, body: body) }
+    for item in parsed.all("placeholder-for") {
+        guard let equals = item.firstIndex(of: "="),
+              placeholder.setBody(String(item[item.index(after: equals)...]), forReason: String(item[..<equals])) else {
+            throw fail("--placeholder-for takes REASON=BODY, with REASON one of \(Placeholder.reasons.joined(separator: ", "))")
+        }
+    }
+    return .receive(ReceiveRequest(
+        keysFolder: keysFolder(parsed), field: field, inputs: parsed.positionals, watch: watch,
+        once: parsed.has("once"), json: parsed.has("json"), timing: timing,
+        extensionCommand: parsed.value("extension"), thenCommand: parsed.value("then"), memoryLimit: memoryLimit,
+        placeholder: placeholder,
+        jobs: try jobs(parsed, command: spec.name), maximumExtensions: maximumExtensions, listen: listen,
+        notify: parsed.has("notify")))
 }

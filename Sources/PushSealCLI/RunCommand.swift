@@ -94,3 +94,82 @@ private func hostName() -> String {
     guard gethostname(&buffer, buffer.count - 1) == 0 else { return "this machine" }
     return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
+
+extension Specs {
+    static let run = CommandSpec(
+        name: ["run"], overview: "Run a command, then send (or print) its outcome as a sealed alert.",
+        usage: "pushseal run [send options] [--tail 5] [--print] -- CMD [ARGS...]",
+        options: send.options.filter { !["batch", "body", "message"].contains($0.long) } + [
+            OptionSpec("tail", value: "n", help: "Seal the last N lines of the command's output into the body (default: 5; 0: none, and the output is left alone)."),
+            OptionSpec("print", help: "Print the payload on stdout instead of sending it (no APNs options needed)."),
+            OptionSpec("results", value: "stream", choices: ["stderr", "stdout"], help: "Where the delivery results go: stderr (the default; stdout is the command's) or stdout."),
+        ],
+        discussion: """
+        Runs CMD with its arguments as given (no shell), its stdin, stdout and stderr passed
+        through, and keeps the last --tail lines of its output. When it ends, one alert goes
+        out: the title says whether it worked (--title replaces it), the sealed body holds the
+        command line, the exit status, how long it ran and those lines; a failure is
+        time-sensitive unless --level says otherwise. The sealed data carries "command",
+        "exit-status" and "duration-ms" for an app to read.
+
+        EXIT STATUS: the command's own (128+N when signal N ended it); 127 when it cannot be
+          started, 126 when it is not executable. The alert is sent either way; when it
+          cannot be, pushseal says why on stderr and still exits with the command's status.
+
+        SIGNALS: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to pushseal are
+          passed on to the command (a Ctrl-C at the terminal reaches it directly, once).
+
+        With --print the command's stdout goes to stderr, so stdout carries only the payload.
+        The delivery results ("ok TOKEN APNS-ID" per device) go to stderr, so that the
+        command's own output on stdout stays as it was; --results stdout puts them there.
+
+        EXAMPLES:
+          pushseal run --device "$TOKEN" -- make test
+          pushseal run --print --tail 10 -- ./backup.sh | pushseal send --device "$TOKEN" -
+        """, arguments: .commands)
+}
+
+/// `pushseal run`: the command, and the alert its outcome becomes.
+struct RunRequest: Equatable {
+    var command: [String]
+    var tail: Int
+    /// The alert options given (a --title replaces the one made from the outcome).
+    var alert: EncryptRequest
+    /// Where it goes; nil with --print, which prints the payload instead.
+    var delivery: SendRequest?
+    /// `--results stdout`: delivery results on stdout; by default on stderr, since stdout
+    /// is the command's own output.
+    var resultsOnStdout = false
+}
+
+func parseRun(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+    let spec = Specs.run
+    // Everything after the first `--` is the command, whatever it looks like.
+    let split = arguments.firstIndex(of: "--")
+    let options = Array(arguments[..<(split ?? arguments.endIndex)])
+    var parsed = try parseArguments(options, spec: spec, environment: environment)
+    if parsed.helpRequested { return .help(spec.name) }
+    func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
+    guard let split else {
+        throw fail(parsed.positionals.isEmpty ? "no command: give it after '--', as in 'pushseal run -- make test'"
+                                              : "put the command after '--' ('pushseal run [options] -- \(parsed.positionals.joined(separator: " "))'), so its options stay its own")
+    }
+    guard parsed.positionals.isEmpty else { throw fail("unexpected argument '\(parsed.positionals[0].prefix(70))' before '--'") }
+    let command = Array(arguments[(split + 1)...])
+    guard let program = command.first, !program.isEmpty else { throw fail("no command after '--'") }
+    var tail = 5
+    if let text = parsed.value("tail") {
+        guard let value = Int(text), (0...50).contains(value) else { throw fail("--tail is a whole number of lines from 0 to 50") }
+        tail = value
+    }
+    if parsed.value("devices") == "-" { throw fail("the command keeps stdin; give the devices with --device TOKEN or --devices FILE") }
+    parsed.positionals = []
+    let alert = try alertOptions(parsed, spec: spec, stdinIsBody: false)
+    let print = parsed.has("print")
+    let results = parsed.value("results") ?? "stderr"
+    guard results == "stderr" || results == "stdout" else { throw fail("--results is stderr (the default) or stdout") }
+    if print, parsed.value("results") != nil { throw fail("--print sends nothing, so there are no results for --results") }
+    return .run(RunRequest(command: command, tail: tail, alert: alert,
+                           delivery: print ? nil : try delivery(parsed, spec: spec, alert: alert, batch: false),
+                           resultsOnStdout: results == "stdout"))
+}

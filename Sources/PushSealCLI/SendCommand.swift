@@ -161,52 +161,6 @@ private func providerTokens(_ request: SendRequest, console: Console) throws -> 
     try providerTokens(authKey: request.authKey, keyID: request.keyID, teamID: request.teamID, keysFolder: request.keysFolder, console: console)
 }
 
-/// The provider token cache for a .p8, team and key id: `send`'s and `token`'s alike.
-func providerTokens(authKey: String, keyID: String, teamID: String, keysFolder: String, console: Console) throws -> ProviderTokenCache {
-    let keyBytes = try InputFiles.read(authKey)
-    // As ssh does for a private key: a signing key others can read is said out loud.
-    var info = stat()
-    if authKey != "-", stat(authKey, &info) == 0, info.st_mode & 0o077 != 0 {
-        console.warning("\(authKey) can be read by group or others (mode \(FileIO.modeText(info.st_mode & 0o777))); make it private: chmod 600 \(authKey)")
-    }
-    let key: ES256Key
-    do {
-        key = try ES256Key(pem: keyBytes)
-        guard key.canSign else { throw SealCryptoError(.invalidKey, "a public key cannot sign") }
-    } catch let error as SealCryptoError {
-        throw CLIFailure(.dataError, "\(authKey) is not an APNs signing key (\(error.reason)); give the .p8 file Apple made")
-    }
-    return ProviderTokenCache(folder: try tokenFolder(keysFolder: keysFolder), key: key, keyID: keyID, teamID: teamID)
-}
-
-/// `pushseal token`: the cached provider token, or a fresh one, on stdout.
-func runToken(_ request: TokenRequest, console: Console) throws {
-    let tokens = try providerTokens(authKey: request.authKey, keyID: request.keyID, teamID: request.teamID,
-                                    keysFolder: request.keysFolder, console: console)
-    console.output(try tokens.token())
-}
-
-/// Where the provider token is kept: beside the keys when there is a keyring folder;
-/// otherwise in the user's cache folder (`$XDG_CACHE_HOME/pushseal`, or
-/// `~/.cache/pushseal`), so that sending a ready payload leaves no `./Keys` behind.
-private func tokenFolder(keysFolder: String) throws -> String {
-    var info = stat()
-    if stat(keysFolder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { return keysFolder }
-    let cacheHome: String
-    if let cache = getenv("XDG_CACHE_HOME").map({ String(cString: $0) }), cache.hasPrefix("/") {
-        cacheHome = cache
-    } else if let home = getenv("HOME").map({ String(cString: $0) }), home.hasPrefix("/") {
-        cacheHome = home + "/.cache"
-    } else {
-        throw CLIFailure(.cannotCreate, "no keyring folder (\(keysFolder)) and no HOME or XDG_CACHE_HOME for the provider token; give --keys DIR")
-    }
-    let folder = cacheHome + "/pushseal"
-    for path in [cacheHome, folder] where mkdir(path, 0o700) != 0 && errno != EEXIST {
-        throw CLIFailure(.cannotCreate, "cannot create \(path) for the provider token: \(String(cString: strerror(errno)))")
-    }
-    return folder
-}
-
 /// `--batch`: each JSON line names a device and its own alert, sealed on its own (a line's
 /// ttl is its apns-expiration too). A bad line is reported with its number and skipped.
 /// Returns how many lines were bad, of how many, and how many were not blank.
@@ -402,4 +356,243 @@ private func format3(_ duration: Duration) -> String {
     let micros = Int64((duration.milliseconds * 1_000).rounded())
     let fraction = String(micros % 1_000)
     return "\(micros / 1_000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
+}
+
+extension Specs {
+    static let send = CommandSpec(
+        name: ["send"], overview: "Seal an alert and deliver it to APNs over HTTP/2, one result line per device.",
+        usage: "pushseal send --device TOKEN...|--devices FILE|- --topic BUNDLE --auth-key F.p8 --key-id K --team-id T [alert options] [BODY...]\n       pushseal encrypt ... | pushseal send --device TOKEN... [options] -\n       pushseal send --batch [options] < alerts.jsonl",
+        options: sealingOptions(ttl: "Sealed exp and apns-expiration this far ahead (e.g. 1h or 1h30m; 1s to 365d).") + [
+            OptionSpec("device", value: "token", repeatable: true, help: "A device token (hex) to send to."),
+            OptionSpec("devices", value: "file", help: "Device tokens, one per line ('-': stdin; blank lines and # comments skipped)."),
+            OptionSpec("batch", help: "Read JSON lines on stdin, each a device and its own alert: {\"device\": TOKEN, \"title\": …}."),
+            toOption,
+            OptionSpec("topic", value: "bundle", environment: "PUSHSEAL_TOPIC", help: "apns-topic: the app's bundle id (required)."),
+            authKeyOption,
+            keyIDOption,
+            teamIDOption,
+            OptionSpec("sandbox", help: "Send to APNs' sandbox (development builds)."),
+            OptionSpec("production", help: "Send to APNs' production servers (the default)."),
+            OptionSpec("endpoint", value: "url", environment: "PUSHSEAL_ENDPOINT", help: "Another APNs-compatible server, such as pushseal receive --listen."),
+            OptionSpec("allow-cleartext", help: "Let an http:// --endpoint be another machine (the provider token then travels in clear)."),
+            OptionSpec("cacert", value: "file", help: "Trust the certificates in FILE (PEM) for --endpoint."),
+            OptionSpec("priority", value: "10|5|1", choices: APNs.Priority.allCases.map(\.rawValue), help: "apns-priority."),
+            OptionSpec("collapse-id", value: "id", help: "apns-collapse-id (at most 64 bytes)."),
+            OptionSpec("push-type", value: "type", choices: APNs.PushType.allCases.map(\.rawValue).sorted(), help: "apns-push-type (default: alert)."),
+            OptionSpec("expiration", value: "unix", help: "apns-expiration: UNIX seconds (0: deliver now or never)."),
+            OptionSpec("retries", value: "n", help: "Send again after 429, 500, 502, 503, 504 or no answer, at most N times (default: 3)."),
+            OptionSpec("retry-for", value: "duration", help: "Start no retry later than this after a device's first attempt (default: 1m)."),
+            OptionSpec("concurrency", value: "n", help: "At most N requests in flight on each connection (default: the server's limit, up to 1000)."),
+            OptionSpec("connections", value: "n", help: "Spread the devices over N HTTP/2 connections (default: 1; 1 to 64)."),
+            OptionSpec("proxy", value: "url", help: "Tunnel through this HTTP proxy (http://[user:password@]host:port; '' for none). Default: $HTTPS_PROXY unless $NO_PROXY names the host."),
+            OptionSpec("timeout", value: "duration", help: "Give up on an answer this long after its request went out, and on a connection attempt (default: 30s; 100ms to 600s)."),
+            OptionSpec("json", help: "Write one JSON result per line instead of text."),
+            keysOption,
+        ],
+        discussion: """
+        ARGUMENTS:
+          BODY...   The body as words. '-' instead sends a ready payload read from stdin (what
+                    'pushseal encrypt' printed) to every device.
+
+        BATCH LINES (--batch): one JSON object per line: "device" (hex) and the alert's own
+          fields as in 'pushseal encrypt --batch' (title, subtitle, body, level, url, data,
+          ttl, ...). Each line is sealed on its own; a line's ttl also sets its
+          apns-expiration. A bad line is reported on stderr with its number and skipped.
+
+        RESULTS: one line per device, in the order given: 'ok TOKEN APNS-ID', or
+          'fail TOKEN STATUS REASON [TIMESTAMP]', each ending '(retried after an unknown
+          outcome)' when the device may have got it twice. With --json: {"device","status"
+          (ok, refused, failed),"http-status","apns-id","reason","timestamp","attempts",
+          "retried-after-unknown-outcome","elapsed_ms"}. A device given twice is sent once.
+
+        PROVIDER TOKEN: signed with --auth-key (ES256), kept in the keyring folder (mode 0600),
+          or in $XDG_CACHE_HOME/pushseal (~/.cache/pushseal) when there is none, and shared
+          by every pushseal process for 50 minutes; minted again only then, or when APNs
+          answers ExpiredProviderToken for a token at least 20 minutes old (the request is
+          then sent once more; a younger one means a clock is wrong, and the result says so).
+          A cached token made with another key is never used.
+
+        RETRIES: 429, 500, 502, 503 and 504 are sent again with exponential backoff and
+          jitter (or after the server's retry-after), at most --retries times and within
+          --retry-for of the first attempt; other refusals are final. What the server did not
+          process (a refused stream, past a GOAWAY) goes out again at once on another
+          connection; a request that went out and got no answer is sent again once at most.
+
+        CONNECTING: HTTP/2 only (ALPN h2 over TLS; prior knowledge over http://), the
+          system's CA store plus --cacert, every address of the name in turn. HTTPS_PROXY
+          (http_proxy for http://) and NO_PROXY are honoured; --proxy beats them. Four
+          failed attempts, with backoff, fail every device at once with one line.
+
+        STOPPING: a first SIGINT or SIGTERM stops taking devices, sending and retrying;
+          answers already on their way get 5 s, are printed, then pushseal exits 130
+          (SIGINT) or 143 (SIGTERM). A second signal exits at once.
+
+        EXIT STATUS: 0 every device accepted; 69 some refused for good; 75 only temporary
+          failures left, or the endpoint cannot be reached; 78 its certificate is not
+          accepted, it does not speak HTTP/2, or the proxy refused; 64 usage; 65 a bad
+          payload, batch line or .p8; 66 a missing file; 74 results could not be written
+          (sending stops: nobody would see them).
+
+        EXAMPLES:
+          pushseal send --device "$TOKEN" --topic com.example.app -t "Deploy" -b "api-7 is live"
+          pushseal encrypt -t Hi -b there | pushseal send --devices tokens.txt -
+          pushseal send --endpoint https://127.0.0.1:8443 --cacert Keys/tls-cert.pem --device "$TOKEN" -b test
+        """)
+}
+
+/// `pushseal send`: what to seal (or a ready payload), where to, and how.
+struct SendRequest: Equatable {
+    /// The alert to seal; nil when a ready payload comes on stdin (`-`).
+    var alert: EncryptRequest?
+    var devices: [String]
+    /// A file of tokens, or `-` for stdin.
+    var devicesFile: String?
+    var topic: String
+    var authKey: String
+    var keyID: String
+    var teamID: String
+    var endpoint: String
+    var caFile: String?
+    var priority: APNs.Priority?
+    var collapseID: String?
+    var pushType: APNs.PushType
+    var expiration: String?
+    var retries: Int
+    /// No retry starts later than this after a device's first attempt.
+    var retryFor: Duration
+    var concurrency: Int
+    /// HTTP/2 connections the devices are spread over.
+    var connections: Int
+    /// `--proxy`: nil when not given (the environment decides), empty for none.
+    var proxy: String?
+    /// How long one request may wait for its answer before it is given up (and retried).
+    var timeout: Duration
+    var json: Bool
+    var keysFolder: String
+
+    static let production = "https://api.push.apple.com"
+    static let sandbox = "https://api.sandbox.push.apple.com"
+}
+
+func parseSend(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+    let spec = Specs.send
+    let parsed = try parseArguments(arguments, spec: spec, environment: environment)
+    if parsed.helpRequested { return .help(spec.name) }
+    func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
+    let ready = parsed.positionals == ["-"]
+    let batch = parsed.has("batch")
+    var alert: EncryptRequest?
+    if batch {
+        let request = try alertOptions(parsed, spec: spec, stdinIsBody: false)
+        guard request.fields.isEmpty, request.url == nil, request.body == .none, request.data.isEmpty, request.timeToLive == nil,
+              parsed.positionals.isEmpty else {
+            throw fail("--batch reads every device and alert from stdin as JSON lines; alert options cannot be combined with it")
+        }
+        guard parsed.all("device").isEmpty, parsed.value("devices") == nil else {
+            throw fail("--batch names each device in its line ({\"device\": TOKEN, …}); --device and --devices cannot be combined with it")
+        }
+        alert = request
+    } else if !ready {
+        let request = try alertOptions(parsed, spec: spec, stdinIsBody: false)
+        guard request.fields.title != nil || request.body != .none else {
+            throw fail("nothing to send: give --title, --body, a BODY argument, or '-' to send a ready payload from stdin")
+        }
+        alert = request
+    } else if Specs.alertFieldOptions.contains(where: { parsed.value($0.option.long) != nil }) || parsed.value("url") != nil
+                || !parsed.all("data").isEmpty {
+        throw fail("'-' sends the payload read from stdin as it is; alert options cannot be combined with it")
+    }
+    if parsed.value("devices") == "-", ready {
+        throw fail("stdin can carry the payload ('-') or the devices (--devices -), not both")
+    }
+    return .send(try delivery(parsed, spec: spec, alert: alert, batch: batch))
+}
+
+/// Where and how `send` (and `run`) deliver: devices, APNs settings, retries.
+func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: EncryptRequest?, batch: Bool) throws(UsageError) -> SendRequest {
+    func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
+    func required(_ option: String, _ what: String) throws(UsageError) -> String {
+        try requiredValue(parsed, option, what, command: spec.name)
+    }
+    let devicesFile = parsed.value("devices")
+    let devices = try CheckedValues.deviceTokens(parsed, "device", command: spec.name)
+    guard !devices.isEmpty || devicesFile != nil || batch else {
+        throw fail(spec.name == Specs.run.name ? "no devices: give --device TOKEN (repeatable) or --devices FILE, or --print to print the payload"
+                                               : "no devices: give --device TOKEN (repeatable), --devices FILE or --batch")
+    }
+    if parsed.has("sandbox"), parsed.has("production") { throw fail("--sandbox and --production contradict each other") }
+    // A flag beats the environment; two flags that name different servers are a mistake.
+    let server = parsed.has("sandbox") ? "--sandbox" : parsed.has("production") ? "--production" : nil
+    if let server, parsed.value("endpoint") != nil, parsed.fromEnvironment["endpoint"] == nil {
+        throw fail("--endpoint and \(server) name different servers; give one")
+    }
+    var endpoint = parsed.has("sandbox") ? SendRequest.sandbox : SendRequest.production
+    if server == nil, let given = parsed.value("endpoint") {
+        guard (given.hasPrefix("https://") || given.hasPrefix("http://")), given.count > 8 else {
+            throw fail("\(parsed.origin("endpoint")) takes a URL such as https://127.0.0.1:8443 (http:// for HTTP/2 without TLS)")
+        }
+        let parsedEndpoint: SendEndpoint
+        do {
+            parsedEndpoint = try SendEndpoint(url: given)
+        } catch {
+            throw fail("\(parsed.origin("endpoint")): \(error.message)")
+        }
+        endpoint = parsedEndpoint.description
+        // Over http:// the provider token travels in clear: only to this machine, unless asked.
+        if !parsedEndpoint.secure, !parsedEndpoint.isLoopback, !parsed.has("allow-cleartext") {
+            throw fail("\(parsed.origin("endpoint")) is http:// to \(parsedEndpoint.host), so the provider token would travel in clear; use https://, or --allow-cleartext on a network you trust")
+        }
+    }
+    var priority: APNs.Priority?
+    if let given = parsed.value("priority") {
+        guard let known = APNs.Priority(rawValue: given) else { throw fail("--priority is 10 (now), 5 (when convenient) or 1 (background)") }
+        priority = known
+    }
+    if let collapse = parsed.value("collapse-id"), collapse.utf8.count > APNs.collapseIDLimit {
+        throw fail("--collapse-id is at most 64 bytes")
+    }
+    guard let pushType = APNs.PushType(rawValue: parsed.value("push-type") ?? "alert") else {
+        throw fail("--push-type is one of \(APNs.PushType.allCases.map(\.rawValue).sorted().joined(separator: ", "))")
+    }
+    // APNs' rules for background pushes: no alert (it would be shown), priority 5.
+    if pushType == .background {
+        if alert != nil || batch {
+            throw fail("--push-type background carries no alert, and pushseal seals an alert: send it as alert (the default), or pipe a payload without 'alert' into '-'")
+        }
+        guard priority == nil || priority == .whenConvenient else { throw fail("--push-type background goes with --priority 5, as APNs requires") }
+        priority = .whenConvenient
+    }
+    var expiration = parsed.value("expiration")
+    if let text = expiration, Int64(text).map({ $0 < 0 }) ?? true { throw fail("--expiration takes UNIX seconds") }
+    if let ttl = alert?.timeToLive {
+        guard expiration == nil else { throw fail("--ttl sets apns-expiration itself; give --ttl or --expiration") }
+        expiration = String(Timestamp.now() + ttl.components.seconds)
+    }
+    var retries = 3
+    if let text = parsed.value("retries") {
+        guard let value = Int(text), (0...10).contains(value) else { throw fail("--retries is a whole number from 0 to 10") }
+        retries = value
+    }
+    var concurrency = 1_000
+    if let text = parsed.value("concurrency") {
+        guard let value = Int(text), (1...1_000).contains(value) else { throw fail("--concurrency is a whole number from 1 to 1000") }
+        concurrency = value
+    }
+    var connections = 1
+    if let text = parsed.value("connections") {
+        guard let value = Int(text), (1...64).contains(value) else { throw fail("--connections is a whole number from 1 to 64") }
+        connections = value
+    }
+    let topic = try required("topic", "the app's bundle id")
+    let (authKey, keyID, teamID) = try providerCredentials(parsed, spec: spec)
+    return SendRequest(
+        alert: alert, devices: devices, devicesFile: devicesFile,
+        topic: topic, authKey: authKey, keyID: keyID, teamID: teamID,
+        endpoint: endpoint, caFile: parsed.value("cacert"), priority: priority,
+        collapseID: parsed.value("collapse-id"), pushType: pushType, expiration: expiration,
+        retries: retries,
+        retryFor: try duration(parsed, "retry-for", in: DurationRange.retryFor, example: "1m", command: spec.name) ?? .seconds(60),
+        concurrency: concurrency, connections: connections, proxy: parsed.value("proxy"),
+        timeout: try duration(parsed, "timeout", in: DurationRange.requestTimeout, example: "30s", command: spec.name) ?? .seconds(30),
+        json: parsed.has("json"), keysFolder: keysFolder(parsed))
 }

@@ -1,0 +1,87 @@
+import PushSeal
+
+/// Every duration option's accepted range, in one place: the help and the checks use it.
+enum DurationRange {
+    static let grace = Duration.zero...Duration.seconds(3_650 * 86_400)
+    static let budget = Duration.milliseconds(1)...Duration.seconds(86_400)
+    static let expiryGrace = Duration.milliseconds(1)...Duration.seconds(3_600)
+    static let timeToLive = AlertRequest.timeToLiveRange
+    static let lockTimeout = Duration.zero...Duration.seconds(3_600)
+    static let idleTimeout = Duration.seconds(1)...Duration.seconds(86_400)
+    static let requestTimeout = Duration.milliseconds(100)...Duration.seconds(600)
+    static let retryFor = Duration.zero...Duration.seconds(86_400)
+
+    static func text(_ range: ClosedRange<Duration>) -> String {
+        "from \(DurationText.format(range.lowerBound)) to \(DurationText.format(range.upperBound))"
+    }
+}
+
+/// A duration option's value, or nil when absent; outside its range is a usage error that
+/// names the flag or variable the user gave.
+func duration(
+    _ parsed: ParsedArguments, _ option: String, in range: ClosedRange<Duration>, example: String,
+    command: CommandSpec.Name
+) throws(UsageError) -> Duration? {
+    guard let text = parsed.value(option) else { return nil }
+    guard let duration = DurationText.parse(text, in: range) else {
+        throw UsageError("\(parsed.origin(option)) must be a duration \(DurationText.format(range.lowerBound)) to \(DurationText.format(range.upperBound)), such as \(example) (got '\(text.prefix(40))')", command: command)
+    }
+    return duration
+}
+
+func keysFolder(_ parsed: ParsedArguments) -> String {
+    parsed.value("keys") ?? "Keys"
+}
+
+/// `--jobs N`: how many cores to use; all of them unless told.
+func jobs(_ parsed: ParsedArguments, command: CommandSpec.Name) throws(UsageError) -> Int {
+    guard let text = parsed.value("jobs") else { return LineWorkerPool<Int>.availableCores }
+    guard let count = Int(text), (1...1024).contains(count) else {
+        throw UsageError("\(parsed.origin("jobs")) must be a whole number from 1 to 1024", command: command)
+    }
+    return count
+}
+
+/// `24MB`, `512KB`, `1GB` or plain bytes; units are powers of 1024, as `ps` reports.
+func parseByteCount(_ text: String) -> Int? {
+    let upper = text.uppercased()
+    let units: [(String, Int)] = [("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10), ("B", 1)]
+    for (suffix, scale) in units where upper.hasSuffix(suffix) {
+        guard let amount = Int(upper.dropLast(suffix.count)), amount <= Int.max / scale else { return nil }
+        return amount * scale
+    }
+    return Int(upper)
+}
+
+/// An option that must be given (on the line or by its variable), or the usage error that
+/// says what it is and which variable sets it.
+func requiredValue(_ parsed: ParsedArguments, _ option: String, _ what: String, command: CommandSpec.Name) throws(UsageError) -> String {
+    guard let value = parsed.value(option), !value.isEmpty else {
+        throw UsageError("--\(option) is required: \(what) (or set PUSHSEAL_\(String(option.uppercased().map { $0 == "-" ? "_" : $0 })))", command: command)
+    }
+    return value
+}
+
+/// The values of a field that more than one command takes, checked in one place: a bad one
+/// is a usage error that names the flag (or variable) it came from.
+enum CheckedValues {
+    /// The device tokens given to `option` (repeatable), lowercased.
+    static func deviceTokens(_ parsed: ParsedArguments, _ option: String, command: CommandSpec.Name) throws(UsageError) -> [String] {
+        let values = parsed.all(option).map { $0.lowercased() }
+        for value in values where !APNsRules.isDeviceToken(value) {
+            throw UsageError("--\(option) takes a device token in hex (64 digits for today's devices), not '\(value)'", command: command)
+        }
+        return values
+    }
+
+    /// `option`'s value as an Apple key id or team id, when given: `ABC123DEFG`, 10 capital
+    /// letters and digits. Anything else is a typo APNs would answer only with
+    /// InvalidProviderToken.
+    static func appleID(_ parsed: ParsedArguments, _ option: String, command: CommandSpec.Name) throws(UsageError) -> String? {
+        guard let value = parsed.value(option) else { return nil }
+        guard value.utf8.count == 10, value.utf8.allSatisfy({ (0x41...0x5A).contains($0) || (0x30...0x39).contains($0) }) else {
+            throw UsageError("\(parsed.origin(option)) is 10 capital letters and digits, as Apple's developer account shows it (got '\(value.prefix(40))')", command: command)
+        }
+        return value
+    }
+}
