@@ -7,6 +7,13 @@ struct UsageError: Error, Equatable {
         self.message = message
         self.command = command
     }
+
+    /// What stderr shows for it, line by line: the error, the command's usage, where its
+    /// help is. The exit status is always 64.
+    var report: [String] {
+        let spec = Specs.spec(named: command) ?? Specs.root
+        return ["error: \(message)", "Usage: \(spec.usage)", "See '\(spec.displayName) --help'."]
+    }
 }
 
 /// One option a command accepts.

@@ -69,10 +69,7 @@ do {
     }
     try console.finish()
 } catch let error as UsageError {
-    console.error(error.message)
-    let spec = Specs.spec(named: error.command) ?? Specs.root
-    console.diagnostic("Usage: \(spec.usage)")
-    console.diagnostic("See '\(spec.displayName) --help'.")
+    for line in error.report { console.diagnostic(line) }
     status = .usage
 } catch where exitStatus(for: error) == .ioError && StdoutReader.closed.load(ordering: .relaxed) {
     // The reader has what it wanted; nothing went wrong worth a line.

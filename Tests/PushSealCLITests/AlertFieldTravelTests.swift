@@ -87,8 +87,7 @@ struct AlertFieldTravelTests {
 
     @Test(arguments: [["--level", "loud"], ["--relevance-score", "2"], ["--relevance-score", "x"], ["--badge", "-1"]])
     func aBadFieldValueIsAUsageError(_ option: [String]) throws {
-        let keyring = try KeyringFixture()
-        let run = try keyring.encrypt(["-t", "T"] + option)
+        let run = parsed(["encrypt", "--keys", "Keys", "-t", "T"] + option)
         #expect(run.status == 64)
         #expect(run.stderr.hasPrefix("error: \(option[0]): "))
     }

@@ -111,8 +111,7 @@ struct CommandPromiseTests {
     }
 
     @Test func bodyAndMessageTogetherAreAUsageError() throws {
-        let keyring = try KeyringFixture()
-        let run = try keyring.encrypt(["-t", "T", "-b", "a", "-m", "b"])
+        let run = parsed(["encrypt", "--keys", "Keys", "-t", "T", "-b", "a", "-m", "b"])
         #expect(run.status == 64)
     }
 
@@ -158,16 +157,14 @@ struct CommandPromiseTests {
     // MARK: Messages in the user's words
 
     @Test func anEnvironmentValueIsNamedInItsError() throws {
-        let keyring = try KeyringFixture()
-        let run = try pushseal(["encrypt", "--keys", keyring.keys, "-t", "T"], environment: ["PUSHSEAL_PAD": "abc"])
+        let run = parsed(["encrypt", "--keys", "Keys", "-t", "T"], environment: ["PUSHSEAL_PAD": "abc"])
         #expect(run.status == 64)
         #expect(run.stderr.hasPrefix("error: PUSHSEAL_PAD must be"))
     }
 
     @Test(arguments: [["encrypt", "-t", "T", "--field", "aps"], ["receive", "--field", "aps", "-"]])
     func aForbiddenFieldIsAUsageError(_ arguments: [String]) throws {
-        let keyring = try KeyringFixture()
-        let run = try pushseal(arguments + ["--keys", keyring.keys], stdin: "")
+        let run = parsed(arguments + ["--keys", "Keys"])
         #expect(run.status == 64)
         #expect(run.stderr.contains("\nUsage: "))
     }

@@ -107,7 +107,7 @@ struct EncryptDecryptTests {
     }
 
     @Test func usageErrorsExit64WithUsageLine() throws {
-        let run = try pushseal(["encrypt", "--no-such-flag"])
+        let run = parsed(["encrypt", "--no-such-flag"])
         #expect(run.status == 64)
         #expect(run.stderr.hasPrefix("error: unknown option '--no-such-flag'\nUsage: pushseal encrypt"))
         #expect(run.stdout.isEmpty)

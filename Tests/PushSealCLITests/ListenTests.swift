@@ -558,7 +558,7 @@ struct ListenTests {
         (["receive", "--listen", "0", "payload.json"], "--listen takes its notifications from the network"),
     ])
     func badListenOptionsAreUsageErrors(arguments: [String], message: String) throws {
-        let run = try pushseal(arguments)
+        let run = parsed(arguments)
         #expect(run.status == 64)
         #expect(run.stderr.contains(message), "\(run.stderr)")
         #expect(run.stdout.isEmpty)

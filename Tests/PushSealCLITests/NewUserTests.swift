@@ -126,7 +126,7 @@ struct NewUserTests {
         (["--keys", "K"], "error: options go after the command, as in 'pushseal keys list --keys DIR'"),
     ])
     func usageMistakesExit64WithTheWordMeant(_ arguments: [String], line: String) throws {
-        let run = try pushseal(arguments)
+        let run = parsed(arguments)
         #expect(run.status == 64 && run.stdout.isEmpty)
         #expect(run.stderr.split(separator: "\n").first.map(String.init) == line)
     }
@@ -198,7 +198,7 @@ struct NewUserTests {
         #expect(try bodies(["--placeholder-for", "expired=Too late", "--placeholder-for", "key-missing=Pair again"])
                 == ["Too late", "Pair again", "This message could not be decrypted on this device."])
         #expect(try bodies(["--placeholder-body", "Open the app"]) == ["Open the app", "Open the app", "Open the app"])
-        let bad = try pushseal(["receive", "--placeholder-for", "late=x", "--keys", sender.keys, "-"], stdin: "")
+        let bad = parsed(["receive", "--placeholder-for", "late=x", "--keys", sender.keys, "-"])
         #expect(bad.status == 64 && bad.stderr.hasPrefix("error: --placeholder-for takes REASON=BODY, with REASON one of key-missing, auth-failed, expired, deadline"))
     }
 
@@ -224,7 +224,7 @@ struct NewUserTests {
         #expect(reply.status == 200)
         let records = listener.finish().stdout.split(separator: "\n").map { jsonObject(String($0)) }
         #expect(records.first?["title"] as? String == "By curl")
-        let missing = try pushseal(["token", "--auth-key", key.p8, "--key-id", "KEY1234567"])
+        let missing = parsed(["token", "--auth-key", key.p8, "--key-id", "KEY1234567"])
         #expect(missing.status == 64 && missing.stderr.hasPrefix("error: --team-id is required"))
     }
 
@@ -293,7 +293,7 @@ struct NewUserTests {
         #expect(late["status"] as? String == "deadline" && late["title"] as? String == "Build 42", "the opened alert, at once")
         #expect(processesRunning(marker) == 0, "none outlives the receiver")
 
-        let both = try pushseal(["receive", "--keys", sender.keys, "--then", "true", "--extension", "true", "-"], stdin: "")
+        let both = parsed(["receive", "--keys", sender.keys, "--then", "true", "--extension", "true", "-"])
         #expect(both.status == 64 && both.stderr.hasPrefix("error: give --extension"))
         let missing = try pushseal(["receive", "--keys", sender.keys, "--then", "./no-such-program", "-"], stdin: payload)
         #expect(missing.status == 66 && missing.stdout.isEmpty)

@@ -205,12 +205,12 @@ struct ReceiveCommandTests {
     }
 
     @Test func receiveNeedsAnInputAndAUsableKeyring() throws {
-        let none = try pushseal(["receive"])
+        let none = parsed(["receive"])
         #expect(none.status == 64 && none.stderr.contains("nothing to receive"))
         let folder = TemporaryFolder()
         let noKeys = try pushseal(["receive", "--keys", folder.file("nothing"), "-"], stdin: "")
         #expect(noKeys.status == 66 && noKeys.stderr.contains("pushseal keys init"))
-        let badBudget = try pushseal(["receive", "--budget", "soon", "-"])
+        let badBudget = parsed(["receive", "--budget", "soon", "-"])
         #expect(badBudget.status == 64)
         let sender = try KeyringFixture()
         // Every FILE is checked before anything is delivered: the good one before the typo gets no record.

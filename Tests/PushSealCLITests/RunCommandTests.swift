@@ -133,7 +133,7 @@ struct RunCommandTests {
             (["run", "--", "true"], "error: no devices: give --device TOKEN (repeatable) or --devices FILE, or --print to print the payload\n"),
             (["run", "--devices", "-", "--", "true"], "error: the command keeps stdin; give the devices with --device TOKEN or --devices FILE\n"),
         ] {
-            let run = try pushseal(["run", "--keys", keyring.keys] + arguments.dropFirst())
+            let run = parsed(["run", "--keys", keyring.keys] + arguments.dropFirst())
             #expect(run.status == 64)
             #expect(run.stderr.hasPrefix(message), "\(arguments): \(run.stderr)")
         }

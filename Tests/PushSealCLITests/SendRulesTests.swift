@@ -53,7 +53,7 @@ struct SendRulesTests {
         #expect(flagWins.status == 0, "\(flagWins.stderr)")
         #expect(listener.finish().stdout.split(separator: "\n").count == 1)
         // --endpoint with --sandbox names two servers.
-        let both = try pushseal(["send", "--sandbox", "--endpoint", "https://127.0.0.1:8443", "--device", deviceToken,
+        let both = parsed(["send", "--sandbox", "--endpoint", "https://127.0.0.1:8443", "--device", deviceToken,
                                  "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x"])
         #expect(both.status == 64)
         #expect(both.stderr.hasPrefix("error: --endpoint and --sandbox name different servers; give one"), "\(both.stderr)")
@@ -62,7 +62,7 @@ struct SendRulesTests {
                                        "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x"],
                                       environment: ["PUSHSEAL_ENDPOINT": "not a url"])
         #expect(production.status == 66, "the flag's server is taken; the missing .p8 is what stops it: \(production.stderr)")
-        let badEnvironment = try pushseal(["send", "--device", deviceToken, "--topic", topic, "--auth-key", "k.p8",
+        let badEnvironment = parsed(["send", "--device", deviceToken, "--topic", topic, "--auth-key", "k.p8",
                                            "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x"],
                                           environment: ["PUSHSEAL_ENDPOINT": "not a url"])
         #expect(badEnvironment.status == 64)
@@ -153,15 +153,15 @@ struct SendRulesTests {
     @Test func typosAndCleartextAreRefusedAndAnOpenP8IsSaidOutLoud() throws {
         let sending = try SendTests.Sending()
         let base = ["send", "--keys", sending.keyring.keys, "--device", deviceToken, "--topic", topic, "--auth-key", sending.p8, "-b", "x"]
-        let shortKey = try pushseal(base + ["--key-id", "KEY123", "--team-id", "TEAM123456"])
+        let shortKey = parsed(base + ["--key-id", "KEY123", "--team-id", "TEAM123456"])
         #expect(shortKey.status == 64)
         #expect(shortKey.stderr.hasPrefix("error: --key-id is 10 capital letters and digits"), "\(shortKey.stderr)")
-        let lowerTeam = try pushseal(base + ["--key-id", "KEY1234567"], environment: ["PUSHSEAL_TEAM_ID": "team123456"])
+        let lowerTeam = parsed(base + ["--key-id", "KEY1234567"], environment: ["PUSHSEAL_TEAM_ID": "team123456"])
         #expect(lowerTeam.status == 64)
         #expect(lowerTeam.stderr.hasPrefix("error: PUSHSEAL_TEAM_ID is 10 capital letters and digits"), "\(lowerTeam.stderr)")
         // http:// to another machine would carry the token in clear.
         let ids = ["--key-id", "KEY1234567", "--team-id", "TEAM123456"]
-        let cleartext = try pushseal(base + ids + ["--endpoint", "http://192.0.2.7:8080"])
+        let cleartext = parsed(base + ids + ["--endpoint", "http://192.0.2.7:8080"])
         #expect(cleartext.status == 64)
         #expect(cleartext.stderr.contains("http:// to 192.0.2.7, so the provider token would travel in clear"), "\(cleartext.stderr)")
         // To this machine it is fine, and a .p8 others can read is named with the fix.

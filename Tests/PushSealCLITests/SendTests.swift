@@ -182,7 +182,7 @@ struct SendTests {
         #expect(badKey.stderr.contains("is not an APNs signing key"))
         let publicOnly = try sending.send(to: listener, ["--device", deviceToken, "-b", "x"], authKey: sending.publicKey)
         #expect(publicOnly.status == 65)
-        let missingTeam = try pushseal(["send", "--keys", sending.keyring.keys, "--topic", topic, "--auth-key", sending.p8,
+        let missingTeam = parsed(["send", "--keys", sending.keyring.keys, "--topic", topic, "--auth-key", sending.p8,
                                         "--key-id", "KEY1234567", "--device", deviceToken, "-b", "x"])
         #expect(missingTeam.status == 64)
         #expect(missingTeam.stderr.contains("--team-id is required"))
@@ -343,7 +343,7 @@ struct SendTests {
         (["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "--timeout", "1ms", "-b", "x"], "--timeout must be a duration"),
     ])
     func badSendOptionsAreUsageErrors(arguments: [String], message: String) throws {
-        let run = try pushseal(["send"] + arguments)
+        let run = parsed(["send"] + arguments)
         #expect(run.status == 64)
         #expect(run.stderr.contains(message), "\(run.stderr)")
     }

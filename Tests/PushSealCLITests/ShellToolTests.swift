@@ -207,10 +207,10 @@ struct ShellToolTests {
     }
 
     @Test func anUnknownShellIsAUsageError() throws {
-        let run = try pushseal(["completions", "tcsh"])
+        let run = parsed(["completions", "tcsh"])
         #expect(run.status == 64)
         #expect(run.stderr.hasPrefix("error: no completions for 'tcsh' (shells: bash, zsh, fish)\n"))
-        #expect(try pushseal(["completions"]).status == 64)
+        #expect(parsed(["completions"]).status == 64)
     }
 
     // MARK: manual
@@ -309,7 +309,7 @@ struct QRCodeTests {
 
     @Test func mistakesAreOneLineErrors() throws {
         let keyring = try KeyringFixture()
-        let both = try keyring.keysCommand(["export", "--qr", "--qr-png", keyring.folder.file("x.png")])
+        let both = parsed(["keys", "export", "--qr", "--qr-png", keyring.folder.file("x.png"), "--keys", keyring.keys])
         #expect(both.status == 64)
         #expect(both.stderr.hasPrefix("error: give --qr (the terminal) or --qr-png FILE (an image), not both\n"))
         let unwritable = try keyring.keysCommand(["export", "--qr-png", "/nonexistent/x.png"])

@@ -1,4 +1,5 @@
 import Foundation
+@testable import PushSealCLI
 
 /// What one run of the built `pushseal` binary did.
 struct Run: Sendable {
@@ -54,6 +55,18 @@ final class TemporaryFolder: Sendable {
 /// outputs cannot fill a pipe and stall the test.
 func pushseal(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Run {
     try runProcess(pushsealBinary, arguments, stdin: stdin, environment: environment)
+}
+
+/// `pushseal ARGUMENTS` as far as its parser goes, in this process: a usage error comes back
+/// as the binary reports it (status 64, its stderr lines), anything else as status 0 with
+/// nothing said. For tests of what the parser refuses: no process, no keyring read.
+func parsed(_ arguments: [String], environment: [String: String] = [:]) -> Run {
+    do {
+        _ = try parseCommand(arguments, environment: environment)
+        return Run(status: 0, stdout: "", stderr: "")
+    } catch {
+        return Run(status: 64, stdout: "", stderr: error.report.joined(separator: "\n") + "\n")
+    }
 }
 
 /// The test's environment for a child, with `extra` on top: without PUSHSEAL_* settings,
