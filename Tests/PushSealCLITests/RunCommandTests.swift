@@ -85,7 +85,8 @@ struct RunCommandTests {
 
         // A command that does not catch it dies of it: 128 + 15, as a shell reports.
         let killed = try RunningProcess(["run", "--print", "--keys", keyring.keys, "--", "sleep", "30"])
-        usleep(300_000)
+        // The signal goes once the command runs, so it is the command that gets it.
+        #expect(eventually { childCommands(of: killed.process.processIdentifier).contains("sleep") })
         killed.signal(SIGTERM)
         let ended = killed.wait()
         #expect(ended.status == 143)

@@ -212,6 +212,25 @@ func eventually(within limit: Duration = .seconds(10), _ condition: () -> Bool) 
 
 /// Processes whose command line starts with `marker`: extension programs a test started as
 /// `exec -a MARKER sleep …`, so that neither pushseal nor the shell counts.
+/// The command names (`comm`) of `pid`'s children, as /proc lists them.
+func childCommands(of pid: Int32) -> [String] {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+    return tasks.flatMap { task -> [String] in
+        let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? ""
+        return children.split(separator: " ").compactMap { child in
+            (try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+    }
+}
+
+/// True while `signal` sent to process `pid` waits to be taken (its ShdPnd mask in /proc).
+func signalIsPending(_ signal: Int32, for pid: Int32) -> Bool {
+    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("ShdPnd:") }),
+          let mask = UInt64(line.dropFirst("ShdPnd:".count).trimmingCharacters(in: .whitespaces), radix: 16) else { return false }
+    return mask & (1 << UInt64(signal - 1)) != 0
+}
+
 func processesRunning(_ marker: String) -> Int {
     let run = try? runProcess("/usr/bin/pgrep", ["-f", "-c", "^" + marker])
     return Int(run?.stdout.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
