@@ -50,12 +50,20 @@ public final class P256PrivateKey: @unchecked Sendable {
     }
 
     /// The key whose private scalar is these 32 big-endian bytes (in [1, n-1]).
-    public convenience init(scalar: [UInt8]) throws(SealCryptoError) {
-        guard scalar.count == Self.scalarByteCount,
-              let key = scalar.withUnsafeBufferPointer({ pushseal_p256_private($0.baseAddress) }) else {
+    public convenience init(scalar: SecureBytes) throws(SealCryptoError) {
+        let key = scalar.withUnsafeBytes { bytes -> OpaquePointer? in
+            guard bytes.count == Self.scalarByteCount else { return nil }
+            return pushseal_p256_private(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
+        guard let key else {
             throw SealCryptoError.openSSL(.invalidKey, "not a P-256 private scalar (32 bytes, from 1 to the group order)")
         }
         try self.init(taking: key)
+    }
+
+    /// The same from bytes the caller keeps (and wipes): published test vectors.
+    public convenience init(scalar: [UInt8]) throws(SealCryptoError) {
+        try self.init(scalar: scalar.withUnsafeBytes { SecureBytes(copying: $0) })
     }
 
     private init(taking key: OpaquePointer) throws(SealCryptoError) {
@@ -71,23 +79,24 @@ public final class P256PrivateKey: @unchecked Sendable {
         EVP_PKEY_free(key)
     }
 
-    /// Hands the 32-byte scalar to `body` (for the keyring file) and wipes it afterwards.
-    public func withScalar<Result>(_ body: ([UInt8]) throws -> Result) throws -> Result {
-        var scalar = [UInt8](repeating: 0, count: Self.scalarByteCount)
-        defer { SecureMemory.wipe(&scalar) }
-        guard pushseal_p256_private_bytes(key, &scalar) == 1 else {
-            throw SealCryptoError(.libraryFailure, "OpenSSL could not read a P-256 private scalar")
+    /// Lends the 32-byte scalar to `body` (for the keyring file); it is wiped once `body`
+    /// returns and nothing else holds it.
+    public func withScalar<Result>(_ body: (SecureBytes) throws -> Result) throws -> Result {
+        let scalar = SecureBytes(count: Self.scalarByteCount)
+        let ok = scalar.withUnsafeMutableBytes { pushseal_p256_private_bytes(key, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+        guard ok == 1 else {
+            throw SealCryptoError.openSSL(.libraryFailure, "OpenSSL could not read a P-256 private scalar")
         }
         return try body(scalar)
     }
 
-    /// ECDH with `peer`: the shared point's x coordinate. The caller wipes it. (Tests reach
-    /// it to check it against Wycheproof's vectors.)
+    /// ECDH with `peer`: the shared point's x coordinate. (Tests reach it to check it
+    /// against Wycheproof's vectors.)
     @_spi(Testing)
-    public func sharedSecret(with peer: P256PublicKey) throws(SealCryptoError) -> [UInt8] {
-        var secret = [UInt8](repeating: 0, count: 32)
-        guard pushseal_ecdh(key, peer.key, &secret) == 1 else {
-            SecureMemory.wipe(&secret)
+    public func sharedSecret(with peer: P256PublicKey) throws(SealCryptoError) -> SecureBytes {
+        let secret = SecureBytes(count: 32)
+        let ok = secret.withUnsafeMutableBytes { pushseal_ecdh(key, peer.key, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+        guard ok == 1 else {
             throw SealCryptoError.openSSL(.invalidKey, "ECDH on P-256 failed")
         }
         return secret
@@ -132,10 +141,8 @@ public enum HPKE {
     public static func sender(to recipient: P256PublicKey, info: [UInt8], ephemeral: P256PrivateKey? = nil) throws -> ([UInt8], Context) {
         let ephemeral = try ephemeral ?? P256PrivateKey.generate()
         let enc = ephemeral.publicKey.x963Representation
-        var dh = try ephemeral.sharedSecret(with: recipient)
-        defer { SecureMemory.wipe(&dh) }
-        var shared = try extractAndExpand(dh: dh, kemContext: enc + recipient.x963Representation)
-        defer { SecureMemory.wipe(&shared) }
+        let dh = try ephemeral.sharedSecret(with: recipient)
+        let shared = try extractAndExpand(dh: dh, kemContext: enc + recipient.x963Representation)
         return (enc, try keySchedule(sharedSecret: shared, info: info))
     }
 
@@ -144,10 +151,8 @@ public enum HPKE {
     @_spi(Testing)
     public static func receiver(enc: [UInt8], recipient: P256PrivateKey, info: [UInt8]) throws -> Context {
         let ephemeral = try P256PublicKey(x963Representation: enc)
-        var dh = try recipient.sharedSecret(with: ephemeral)
-        defer { SecureMemory.wipe(&dh) }
-        var shared = try extractAndExpand(dh: dh, kemContext: enc + recipient.publicKey.x963Representation)
-        defer { SecureMemory.wipe(&shared) }
+        let dh = try recipient.sharedSecret(with: ephemeral)
+        let shared = try extractAndExpand(dh: dh, kemContext: enc + recipient.publicKey.x963Representation)
         return try keySchedule(sharedSecret: shared, info: info)
     }
 
@@ -189,49 +194,52 @@ public enum HPKE {
     // MARK: RFC 9180's building blocks
 
     /// DHKEM's ExtractAndExpand: the KEM's shared secret from the Diffie-Hellman output.
-    static func extractAndExpand(dh: [UInt8], kemContext: [UInt8]) throws -> [UInt8] {
-        var prk = try labeledExtract(salt: [], label: "eae_prk", ikm: dh, suite: kemSuite)
-        defer { SecureMemory.wipe(&prk) }
+    static func extractAndExpand(dh: SecureBytes, kemContext: [UInt8]) throws -> SecureBytes {
+        let prk = try labeledExtract(salt: nil, label: "eae_prk", ikm: dh, suite: kemSuite)
         return try labeledExpand(prk: prk, label: "shared_secret", info: kemContext, length: 32, suite: kemSuite)
     }
 
     /// The base-mode key schedule (no PSK): the AEAD key and base nonce.
-    static func keySchedule(sharedSecret: [UInt8], info: [UInt8]) throws -> Context {
-        let pskIDHash = try labeledExtract(salt: [], label: "psk_id_hash", ikm: [], suite: suite)
-        let infoHash = try labeledExtract(salt: [], label: "info_hash", ikm: info, suite: suite)
-        let context = [0x00] + pskIDHash + infoHash
-        var secret = try labeledExtract(salt: sharedSecret, label: "secret", ikm: [], suite: suite)
-        defer { SecureMemory.wipe(&secret) }
-        var key = try labeledExpand(prk: secret, label: "key", info: context, length: SymmetricKey.byteCount, suite: suite)
-        defer { SecureMemory.wipe(&key) }
+    static func keySchedule(sharedSecret: SecureBytes, info: [UInt8]) throws -> Context {
+        let pskIDHash = try labeledExtract(salt: nil, label: "psk_id_hash", ikm: SecureBytes(count: 0), suite: suite)
+        let infoHash = try labeledExtract(salt: nil, label: "info_hash", ikm: info.withUnsafeBytes { SecureBytes(copying: $0) }, suite: suite)
+        let context = pskIDHash.withUnsafeBytes { psk in infoHash.withUnsafeBytes { [0x00] + Array(psk) + Array($0) } }
+        let secret = try labeledExtract(salt: sharedSecret, label: "secret", ikm: SecureBytes(count: 0), suite: suite)
+        let key = try labeledExpand(prk: secret, label: "key", info: context, length: SymmetricKey.byteCount, suite: suite)
         let nonce = try labeledExpand(prk: secret, label: "base_nonce", info: context, length: AESGCM.nonceByteCount, suite: suite)
-        return Context(key: try SymmetricKey(bytes: key), baseNonce: nonce)
+        return Context(key: try key.withUnsafeBytes { try SymmetricKey(bytes: $0) }, baseNonce: nonce.withUnsafeBytes { Array($0) })
     }
 
-    static func labeledExtract(salt: [UInt8], label: String, ikm: [UInt8], suite: [UInt8]) throws(SealCryptoError) -> [UInt8] {
-        var labeled = Array("HPKE-v1".utf8) + suite + Array(label.utf8) + ikm
-        defer { SecureMemory.wipe(&labeled) }
-        return try hkdf(extract: true, salt, labeled, length: 32)
+    /// LabeledExtract; a nil salt is HKDF's default (the empty salt).
+    static func labeledExtract(salt: SecureBytes?, label: String, ikm: SecureBytes, suite: [UInt8]) throws -> SecureBytes {
+        let prefix = Array("HPKE-v1".utf8) + suite + Array(label.utf8)
+        let labeled = prefix.withUnsafeBytes { head in ikm.withUnsafeBytes { SecureBytes(concatenating: [head, $0]) } }
+        let salt = salt ?? SecureBytes(count: 0)
+        return try salt.withUnsafeBytes { first in
+            try labeled.withUnsafeBytes { second in try hkdf(extract: true, first, second, length: 32) }
+        }
     }
 
-    static func labeledExpand(prk: [UInt8], label: String, info: [UInt8], length: Int, suite: [UInt8]) throws(SealCryptoError) -> [UInt8] {
+    static func labeledExpand(prk: SecureBytes, label: String, info: [UInt8], length: Int, suite: [UInt8]) throws -> SecureBytes {
         let labeled = [UInt8(length >> 8), UInt8(length & 0xff)] + Array("HPKE-v1".utf8) + suite + Array(label.utf8) + info
-        return try hkdf(extract: false, prk, labeled, length: length)
+        return try prk.withUnsafeBytes { first in
+            try labeled.withUnsafeBytes { second in try hkdf(extract: false, first, second, length: length) }
+        }
     }
 
     /// OpenSSL's HKDF, fetched once: a fetch per call would look it up in the provider
     /// store (under a lock) seven times a message.
     nonisolated(unsafe) private static let kdf = EVP_KDF_fetch(nil, "HKDF", nil)
 
-    private static func hkdf(extract: Bool, _ first: [UInt8], _ second: [UInt8], length: Int) throws(SealCryptoError) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: length)
-        let ok = first.withUnsafeBufferPointer { a in
-            second.withUnsafeBufferPointer { b in
-                pushseal_hkdf_sha256(kdf, extract ? 1 : 0, a.baseAddress, a.count, b.baseAddress, b.count, &out, length)
-            }
+    private static func hkdf(extract: Bool, _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer,
+                             length: Int) throws(SealCryptoError) -> SecureBytes {
+        let out = SecureBytes(count: length)
+        let ok = out.withUnsafeMutableBytes { output in
+            pushseal_hkdf_sha256(kdf, extract ? 1 : 0, first.baseAddress?.assumingMemoryBound(to: UInt8.self), first.count,
+                                 second.baseAddress?.assumingMemoryBound(to: UInt8.self), second.count,
+                                 output.baseAddress?.assumingMemoryBound(to: UInt8.self), length)
         }
         guard ok == 1 else {
-            SecureMemory.wipe(&out)
             throw SealCryptoError.openSSL(.libraryFailure, "OpenSSL's HKDF failed")
         }
         return out

@@ -66,7 +66,7 @@ struct HPKETests {
         let plaintext = Array(#"{"title":"Deploy finished","body":"api-7 is live"}"#.utf8)
         let sealed = try HPKE.seal(plaintext, to: recipient.publicKey, info: info)
         #expect(sealed.count == 65 + plaintext.count + 16)
-        let scalar = try recipient.withScalar { hex($0) }
+        let scalar = try recipient.withScalar { $0.withUnsafeBytes { hex(Array($0)) } }
         let opened = try python("""
             import sys
             from cryptography.hazmat.primitives import hpke

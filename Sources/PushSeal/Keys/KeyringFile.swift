@@ -26,7 +26,7 @@ enum KeyringFile {
                 } ?? .null
             case .private:
                 object["secret"] = entry.privateKey.flatMap { key in
-                    try? key.withScalar { JSONValue.string(Base64.encode($0, alphabet: .standard)) }
+                    try? key.withScalar { scalar in scalar.withUnsafeBytes { JSONValue.string(Base64.encode($0, alphabet: .standard)) } }
                 } ?? .null
                 object["public"] = entry.publicKey.map { .string(Base64.encode($0.x963Representation, alphabet: .standard)) } ?? .null
             case .public:
@@ -133,8 +133,19 @@ enum KeyringFile {
             default: throw corrupt("the \(name) of key \(id) is not a string")
             }
         }
-        var scalar = try bytes("secret")
-        defer { if scalar != nil { SecureMemory.wipe(&scalar!) } }
+        // The scalar moves into storage of its own at once: the decoded array is wiped while
+        // it is still its buffer's only reference (a second one would make the wipe reach a
+        // copy).
+        let scalar: SecureBytes?
+        switch entry["secret"] {
+        case nil, .null?:
+            scalar = nil
+        case .string(let text)?:
+            guard var decoded = try? Base64.decode(text, alphabet: .standard) else { throw corrupt("the secret of key \(id) is not base64") }
+            scalar = SecureBytes(moving: &decoded)
+        default:
+            throw corrupt("the secret of key \(id) is not a string")
+        }
         let point = try bytes("public")
         if state == .destroyed {
             guard scalar == nil, point == nil else { throw corrupt("destroyed key \(id) still has key material") }
