@@ -58,7 +58,7 @@ let package = Package(
             providers: [.apt(["libpng-dev"])]
         ),
         .executableTarget(name: "PushSealQR", dependencies: ["CQRencode", "CPNG"]),
-        .executableTarget(name: "PushSealCLI", dependencies: ["PushSeal", "PushSealJSON", "NotificationText", "HTTP2", "MonotonicTime", "Locking"]),
+        .executableTarget(name: "PushSealCLI", dependencies: ["PushSeal", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking"]),
         .executableTarget(name: "PushSealBench", dependencies: ["PushSeal"]),
         .testTarget(
             name: "SealCryptoTests",
