@@ -77,7 +77,7 @@ package enum FileIO {
 }
 
 /// A failed system call, with the OS's own words.
-package struct FileIOFailure: Error, CustomStringConvertible {
+package struct FileIOFailure: Error, Sendable, CustomStringConvertible {
     /// The `errno` value, when the failure came from the system.
     package let code: Int32?
     package let message: String

@@ -122,7 +122,7 @@ private func runBatch(sealers: SealerSet, jobs: Int, truncate: Bool, console: Co
                     .payload(for: try alert.alert(now: now), truncatingBody: truncate).payload)
                 sealed.payloads.append(UInt8(ascii: "\n"))
             } catch {
-                sealed.failures.append((number, "\(error)"))
+                sealed.failures.append((number, message(for: error)))
             }
         }
         return sealed

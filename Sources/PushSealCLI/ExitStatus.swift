@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import PushSeal
 
 /// The process exit codes, from BSD's sysexits.h so scripts can tell failures apart.
@@ -88,7 +91,7 @@ func exitStatus(for error: any Error) -> ExitStatus {
         case .corrupt: return .configuration
         case .io: return .ioError
         case .lockTimeout: return .temporaryFailure
-        case .notAllowed, .invalidShare, .conflict: return .dataError
+        case .notAllowed, .notARecipient, .deviceKey, .invalidShare, .conflict: return .dataError
         }
     case is EnvelopeError, is PayloadError:
         return .dataError
@@ -100,27 +103,38 @@ func exitStatus(for error: any Error) -> ExitStatus {
 }
 
 /// The error line for a failure: the library's fact, then (for the failures a command can
-/// fix) what to run. Only the CLI knows its commands and options, so hints live here.
+/// fix) what to run. Only the CLI knows its commands and options, so advice lives here.
 func message(for error: any Error) -> String {
-    let hint: String?
+    var advice: String?
+    var separator = "; "
     switch error {
     case let error as KeyringError:
         switch error.code {
-        case .keyringMissing: hint = "create one with 'pushseal keys init', or name another folder with --keys (PUSHSEAL_KEYS)"
-        case .keyringExists: hint = "'pushseal keys rotate' makes a new primary key in it"
-        case .noPrimary: hint = "make one with 'pushseal keys add' and 'pushseal keys promote KID'"
-        case .unknownKey: hint = "'pushseal keys list' shows the keys; 'pushseal keys import' adds a shared one"
-        case .keyDisabled: hint = "'pushseal keys enable KID' lets it decrypt again"
-        case .invalidShare: hint = "'pushseal keys export' prints a share on the sending side"
-        case .lockTimeout: hint = "try again later, or wait longer with --lock-timeout"
-        default: hint = nil
+        case .keyringMissing: advice = "create one with 'pushseal keys init', or name another folder with --keys (PUSHSEAL_KEYS)"
+        case .keyringExists: advice = "'pushseal keys rotate' makes a new primary key in it"
+        case .noPrimary: advice = "make one with 'pushseal keys add' and 'pushseal keys promote KID'"
+        case .unknownKey: advice = "'pushseal keys list' shows the keys; 'pushseal keys import' adds a shared one"
+        case .keyDisabled: advice = "'pushseal keys enable KID' lets it decrypt again"
+        case .invalidShare: advice = "'pushseal keys export' prints a share on the sending side"
+        case .lockTimeout: advice = "try again later, or wait longer with --lock-timeout"
+        case .notARecipient: advice = "--to takes a recipient key (imported with 'keys import ppk1…')"
+        case .deviceKey:
+            separator = ": "
+            advice = "run 'pushseal keys rotate' there, then 'keys export --public' there and 'keys import' the line here"
+        case .insecurePermissions:
+            if let path = error.path {
+                var info = stat()
+                let isFolder = stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+                advice = "make it private: chmod \(isFolder ? "700" : "600") \(path)"
+            }
+        default: advice = nil
         }
     case let error as EnvelopeError where error.code == .missingEnvelope:
-        hint = "if the sender chose another field name, give it with --field"
+        advice = "if the sender chose another field name, give it with --field"
     case let error as PayloadError where error.code == .tooLarge:
-        hint = "shorten the alert, or lower --pad"
+        advice = "shorten the alert, or lower --pad"
     default:
-        hint = nil
+        advice = nil
     }
-    return hint.map { "\(error); \($0)" } ?? "\(error)"
+    return advice.map { "\(error)\(separator)\($0)" } ?? "\(error)"
 }

@@ -45,7 +45,7 @@ func serveListener(_ listen: ListenRequest, keysFolder: String, runner: Extensio
         do {
             made = try ListenerIdentity.selfSigned(in: keysFolder)
         } catch {
-            throw CLIFailure(.cannotCreate, error.message)
+            throw CLIFailure(.cannotCreate, error.reason)
         }
         identity = made.identity
         certificateNote = "\(made.created ? "made a self-signed certificate" : "using the self-signed certificate") \(made.identity.certificateFile) (trust it with: curl --cacert \(made.identity.certificateFile))"
@@ -64,7 +64,7 @@ func serveListener(_ listen: ListenRequest, keysFolder: String, runner: Extensio
         case .file: .cannotCreate
         case .resources: .ioError
         }
-        throw CLIFailure(status, error.message)
+        throw CLIFailure(status, error.reason)
     }
     if let certificateNote { console.diagnostic(certificateNote) }
     if !tokens.verifiesSignatures {

@@ -65,7 +65,7 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
         connection = try SendConnection(endpoint: SendEndpoint(url: request.endpoint), proxy: request.proxy, trustFile: request.caFile,
                                         connections: request.connections, streams: request.concurrency, timeout: request.timeout)
     } catch {
-        throw CLIFailure(.usage, error.message)
+        throw CLIFailure(.usage, error.reason)
     }
     let sender = try Sender(
         settings: .init(topic: request.topic, pushType: request.pushType, priority: request.priority,
@@ -132,9 +132,9 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     if let failure = sender.failure {
         // --cacert helps only when no trusted issuer was found, not for an expired
         // certificate or one made for another host.
-        let unknownIssuer = ["self-signed", "self signed", "local issuer"].contains { failure.message.contains($0) }
+        let unknownIssuer = ["self-signed", "self signed", "local issuer"].contains { failure.reason.contains($0) }
         throw CLIFailure(failure.code == .unreachable ? .temporaryFailure : .configuration,
-                         failure.message + (failure.code == .untrusted && unknownIssuer ? "; give --cacert FILE to trust it" : ""))
+                         failure.reason + (failure.code == .untrusted && unknownIssuer ? "; give --cacert FILE to trust it" : ""))
     }
     if let stoppedEarly { throw stoppedEarly }
     if let signal = stoppedBy.withLock({ $0.signal }) {
@@ -178,7 +178,7 @@ private func sendBatch(sealer: SealerSet, sender: Sender, stop: StopRequest, con
             sealed = try batchLine(line, sealer: sealer)
         } catch {
             bad += 1
-            return console.error("line \(number): \(error)")
+            return console.error("line \(number): \(message(for: error))")
         }
         try sender.add(device: sealed.device, payload: sealed.payload, expiration: sealed.expiration)
     }
@@ -535,7 +535,7 @@ func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: EncryptReques
         do {
             parsedEndpoint = try SendEndpoint(url: given)
         } catch {
-            throw fail("\(parsed.origin("endpoint")): \(error.message)")
+            throw fail("\(parsed.origin("endpoint")): \(error.reason)")
         }
         endpoint = parsedEndpoint.description
         // Over http:// the provider token travels in clear: only to this machine, unless asked.

@@ -138,6 +138,16 @@ struct RecipientKeyTests {
         #expect(jsonObject(opened.stdout)["title"] as? String == "to the second")
     }
 
+    /// The library says what the key is; the CLI adds what --to takes, in one line.
+    @Test func toASharedSecretSaysWhatToTakes() throws {
+        let keyring = try KeyringFixture()
+        let listed = try keyring.keysCommand(["list", "--json"]).stdout
+        let kid = try #require((try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [[String: Any]])?.first?["id"] as? String)
+        let run = try keyring.encrypt(["--to", kid, "-b", "x"])
+        #expect(run.status == 65)
+        #expect(run.stderr == "error: key \(kid) is a shared secret; --to takes a recipient key (imported with 'keys import ppk1…')\n", "\(run.stderr)")
+    }
+
     @Test func disableDestroyAndPruneWorkForEveryKind() throws {
         let pairing = try Pairing()
         // The sender's public key: disabled, it seals nothing; enabled again, it does.

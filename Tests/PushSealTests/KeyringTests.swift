@@ -88,21 +88,25 @@ struct KeyringStoreTests {
         #expect(throws: KeyringError(.keyringExists, "")) { try store.create(keyring) }
     }
 
-    @Test func groupReadableKeyringIsRefusedWithTheFix() throws {
+    /// The library states the fact and names the path; the CLI adds the chmod to run
+    /// (KeysCommandTests checks that line).
+    @Test func groupReadableKeyringIsRefusedNamingThePath() throws {
         let store = KeyringStore(folder: folder)
         try store.create(try Keyring.generate(now: 0))
         chmod(store.path, 0o644)
         #expect {
             try store.load()
         } throws: { error in
-            (error as? KeyringError)?.code == .insecurePermissions && "\(error)".contains("chmod 600")
+            let error = error as? KeyringError
+            return error?.code == .insecurePermissions && error?.path == store.path && "\(error!)".contains("(mode 0644)") && !"\(error!)".contains("chmod")
         }
         chmod(store.path, 0o600)
         chmod(folder, 0o755)
         #expect {
             try store.load()
         } throws: { error in
-            (error as? KeyringError)?.code == .insecurePermissions && "\(error)".contains("chmod 700")
+            let error = error as? KeyringError
+            return error?.code == .insecurePermissions && error?.path == folder && "\(error!)".contains("(mode 0755)") && !"\(error!)".contains("chmod")
         }
     }
 

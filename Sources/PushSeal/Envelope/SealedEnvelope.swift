@@ -115,10 +115,10 @@ public struct SealedEnvelope: Sendable, Equatable {
         }
         do {
             return try HPKE.open(combined, with: key, info: Array(header.utf8))
-        } catch is SealCryptoError {
+        } catch let error as SealCryptoError {
             throw EnvelopeError(
                 .authenticationFailed,
-                "authentication failed: the envelope sealed to key \(kid) was altered or sealed to another key")
+                "authentication failed: the envelope sealed to key \(kid) was altered or sealed to another key", underlying: error)
         }
     }
 
@@ -132,7 +132,7 @@ public struct SealedEnvelope: Sendable, Equatable {
         } catch let error as SealCryptoError where error.code == .authenticationFailed {
             throw EnvelopeError(
                 .authenticationFailed,
-                "authentication failed: the envelope under key \(kid) was altered or sealed with another key")
+                "authentication failed: the envelope under key \(kid) was altered or sealed with another key", underlying: error)
         }
     }
 }

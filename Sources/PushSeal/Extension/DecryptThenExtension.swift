@@ -48,7 +48,7 @@ package final class DecryptThenExtension: NotificationServiceExtension {
                 if let answerNote, answerNote.status == .original {
                     // The program gave nothing usable: the opened alert stands.
                     deliver(content, DeliveryNote(status: .decrypted, kid: note.kid,
-                                                  reason: "the --then program's answer was not used: \(answerNote.reason ?? "no content")"))
+                                                  reason: "the program run after decrypting gave an answer that was not used: \(answerNote.reason ?? "no content")"))
                 } else {
                     deliver(answer, DeliveryNote(status: answerNote?.status ?? .modified, kid: note.kid, reason: answerNote?.reason))
                 }
@@ -62,7 +62,7 @@ package final class DecryptThenExtension: NotificationServiceExtension {
             decrypting.serviceExtensionTimeWillExpire()
         case .running(let running, let opened, let kid):
             deliver(opened, DeliveryNote(status: .deadline, kid: kid,
-                                         reason: "time ran out while the --then program worked; the opened alert was shown"))
+                                         reason: "time ran out while the program run after decrypting worked; the opened alert was shown"))
             running.serviceExtensionTimeWillExpire()
         case .delivered:
             break

@@ -62,7 +62,7 @@ public struct Keyring: Sendable {
         }
         let entry = try usableEntry(kid, now: now)
         guard entry.kind != .secret, let point = entry.publicKey else {
-            throw KeyringError(.notAllowed, "key \(kid) is a shared secret; --to takes a recipient key (imported with 'keys import ppk1…')")
+            throw KeyringError(.notARecipient, "key \(kid) is a shared secret")
         }
         return .recipient(kid: kid, publicKey: point)
     }
@@ -137,7 +137,7 @@ public struct Keyring: Sendable {
     @discardableResult
     public mutating func rotate(grace: Duration, now: Int64) throws -> String {
         if let primary, primary.kind == .public {
-            throw KeyringError(.notAllowed, "the primary key \(primary.id) is a device's public key, and only the device can make its successor: run 'pushseal keys rotate' there, then 'keys export --public' there and 'keys import' the line here")
+            throw KeyringError(.deviceKey, "the primary key \(primary.id) is a device's public key, and only the device can make its successor")
         }
         let entry = try newKey(state: .primary, now: now, kind: newKind)
         retirePrimary(grace: grace, now: now)
@@ -239,7 +239,7 @@ public struct Keyring: Sendable {
         case .private:
             return KeyEntry(id: kid, kind: .private, privateKey: try P256PrivateKey.generate(), publicKey: nil, state: state, created: now)
         case .public:
-            throw KeyringError(.notAllowed, "a public key is imported from its device ('keys import ppk1…'), not made here")
+            throw KeyringError(.deviceKey, "a public key comes from its device, and only the device can make it")
         }
     }
 

@@ -53,26 +53,24 @@ public struct KeyringStore: Sendable {
             case EACCES:
                 throw KeyringError(.insecurePermissions, "cannot read \(path): permission denied")
             default:
-                throw KeyringError(.io, "cannot read \(path): \(FileIO.lastError())")
+                throw systemError(.io, "cannot read \(path)")
             }
         }
         defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw KeyringError(.io, "cannot read \(path): \(FileIO.lastError())") }
+        guard fstat(descriptor, &info) == 0 else { throw systemError(.io, "cannot read \(path)") }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw KeyringError(.corrupt, "\(path) is not a regular file")
         }
         let mode = info.st_mode & 0o777
         guard mode & 0o077 == 0 else {
-            throw KeyringError(
-                .insecurePermissions,
-                "\(path) is accessible by group or others (mode \(FileIO.modeText(mode))); secrets must be private: chmod 600 \(path)")
+            throw KeyringError(.insecurePermissions, "\(path) is accessible by group or others (mode \(FileIO.modeText(mode)))", path: path)
         }
         let bytes: [UInt8]
         do {
             bytes = try FileIO.readAll(descriptor)
         } catch {
-            throw KeyringError(.io, "cannot read \(path): \(error.message)")
+            throw KeyringError(.io, "cannot read \(path): \(error.message)", underlying: error)
         }
         return try KeyringFile.decode(bytes, path: path)
     }
@@ -117,7 +115,7 @@ public struct KeyringStore: Sendable {
         let lockPath = folder + "/" + Self.lockName
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
-            throw KeyringError(.cannotCreate, "cannot open the lock file \(lockPath): \(FileIO.lastError())")
+            throw systemError(.cannotCreate, "cannot open the lock file \(lockPath)")
         }
         defer { close(descriptor) }
         try lock(descriptor, path: lockPath)
@@ -134,7 +132,7 @@ public struct KeyringStore: Sendable {
         var told = false
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else {
-                throw KeyringError(.io, "cannot lock \(lockPath): \(FileIO.lastError())")
+                throw systemError(.io, "cannot lock \(lockPath)")
             }
             let waited = clock.now - start
             if waited >= lockTimeout {
@@ -178,7 +176,7 @@ public struct KeyringStore: Sendable {
         do {
             try FileIO.replace(path, with: text)
         } catch {
-            throw KeyringError(error.code != nil ? .cannotCreate : .io, error.message)
+            throw KeyringError(error.code != nil ? .cannotCreate : .io, error.message, underlying: error)
         }
     }
 
@@ -186,7 +184,7 @@ public struct KeyringStore: Sendable {
     /// owner's explicit act, so tightening a freshly cloned 0755 `Keys/` is what they mean.
     private func prepareFolder() throws {
         if mkdir(folder, 0o700) != 0 && errno != EEXIST {
-            throw KeyringError(.cannotCreate, "cannot create the keyring folder \(folder): \(FileIO.lastError())")
+            throw systemError(.cannotCreate, "cannot create the keyring folder \(folder)")
         }
         var info = stat()
         guard stat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
@@ -194,7 +192,7 @@ public struct KeyringStore: Sendable {
         }
         if info.st_mode & 0o077 != 0 {
             guard chmod(folder, 0o700) == 0 else {
-                throw KeyringError(.insecurePermissions, "cannot make \(folder) private: \(FileIO.lastError()); run chmod 700 \(folder)")
+                throw systemError(.insecurePermissions, "cannot make \(folder) private", path: folder)
             }
         }
     }
@@ -205,17 +203,22 @@ public struct KeyringStore: Sendable {
             if errno == ENOENT {
                 throw KeyringError(.keyringMissing, "no keyring at \(path)")
             }
-            throw KeyringError(.io, "cannot open the keyring folder \(folder): \(FileIO.lastError())")
+            throw systemError(.io, "cannot open the keyring folder \(folder)")
         }
         guard info.st_mode & S_IFMT == S_IFDIR else {
             throw KeyringError(.keyringMissing, "\(folder) is not a folder")
         }
         let mode = info.st_mode & 0o777
         guard mode & 0o077 == 0 else {
-            throw KeyringError(
-                .insecurePermissions,
-                "the keyring folder \(folder) is accessible by group or others (mode \(FileIO.modeText(mode))); make it private: chmod 700 \(folder)")
+            throw KeyringError(.insecurePermissions, "the keyring folder \(folder) is accessible by group or others (mode \(FileIO.modeText(mode)))",
+                               path: folder)
         }
     }
-}
 
+    /// A failure of the system call just made: `what`, then the system's words, with its
+    /// `errno` kept as the cause.
+    private func systemError(_ code: KeyringError.Code, _ what: String, path: String? = nil) -> KeyringError {
+        let cause = FileIOFailure(code: errno)
+        return KeyringError(code, "\(what): \(cause.message)", path: path, underlying: cause)
+    }
+}

@@ -36,14 +36,14 @@ public struct ListenerIdentity: Sendable, Equatable {
         do {
             made = try SelfSignedCertificate.make(names: selfSignedNames, commonName: "pushseal receive --listen")
         } catch {
-            throw ListenerError(.resources, error.reason)
+            throw ListenerError(.resources, error.reason, underlying: error)
         }
         defer { SecureMemory.wipe(&made.key) }
         do {
             try FileIO.replace(identity.keyFile, with: made.key)
             try FileIO.replace(identity.certificateFile, with: made.certificate)
         } catch {
-            throw ListenerError(.file, error.message, errno: error.code ?? 0)
+            throw ListenerError(.file, error.message, path: folder, underlying: error)
         }
         return (identity, true)
     }
@@ -92,41 +92,28 @@ public struct ListenerLimits: Sendable {
 }
 
 /// Why a listener could not start; `errno` keeps the system's code when it had one.
-public struct ListenerError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Code: Sendable {
-        /// The address cannot be listened on (taken, not local, not an address).
-        case address
-        /// The certificate or key cannot be read, or they do not match.
-        case identity
-        /// A file could not be written (the self-signed pair).
-        case file
-        /// The system or a library ran out of something.
-        case resources
-    }
+public typealias ListenerError = PushSealError<ListenerFailure>
 
-    public let code: Code
-    public let message: String
-    /// The `errno` behind the failure, or 0.
-    public let errno: Int32
-    public var description: String { message }
+/// The kinds of `ListenerError`.
+public enum ListenerFailure: Hashable, Sendable {
+    /// The address cannot be listened on (taken, not local, not an address).
+    case address
+    /// The certificate or key cannot be read, or they do not match.
+    case identity
+    /// A file could not be written (the self-signed pair).
+    case file
+    /// The system or a library ran out of something.
+    case resources
+}
 
-    init(_ code: Code, _ message: String, errno: Int32 = 0) {
-        self.code = code
-        self.message = message
-        self.errno = errno
-    }
-
+extension PushSealError where Kind == ListenerFailure {
     init(_ engine: HTTP2ServerError) {
-        let code: Code = switch engine.code {
+        let code: ListenerFailure = switch engine.code {
         case .address: .address
         case .identity: .identity
         case .file: .file
         case .resources: .resources
         }
-        self.init(code, engine.message, errno: engine.errno)
-    }
-
-    public static func == (lhs: ListenerError, rhs: ListenerError) -> Bool {
-        lhs.code == rhs.code
+        self.init(code, engine.message, underlying: engine.errno == 0 ? nil : FileIOFailure(code: engine.errno))
     }
 }

@@ -1,0 +1,59 @@
+import Foundation
+import PushSeal
+import SealCrypto
+import Testing
+
+/// Library errors state facts (no flags, no commands to run) and keep the failure beneath.
+@Suite("library errors")
+struct ErrorPatternTests {
+    @Test func aFailedOpenKeepsTheCryptoErrorBeneath() throws {
+        let key = try SymmetricKey.generate()
+        let envelope = try SealedEnvelope.seal(Array("hello".utf8), kid: "aaaaaaaa", key: key)
+        let other = try SymmetricKey.generate()
+        #expect {
+            try envelope.open(with: other)
+        } throws: { error in
+            let error = error as? EnvelopeError
+            return error?.code == .authenticationFailed && (error?.underlying as? SealCryptoError)?.code == .authenticationFailed
+        }
+    }
+
+    @Test func openSSLsOwnErrorCodeIsKept() {
+        let garbage = Array("-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n".utf8)
+        #expect {
+            _ = try ES256Key(pem: garbage)
+        } throws: { error in
+            let error = error as? SealCryptoError
+            return error?.code == .invalidKey && error?.openSSLError != 0 && error?.openSSLReason != nil
+        }
+    }
+
+    @Test func aSystemFailureKeepsItsErrno() throws {
+        let folder = NSTemporaryDirectory() + "pushseal-errors-" + UUID().uuidString
+        _ = FileManager.default.createFile(atPath: folder, contents: Data())
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // A keyring folder below a plain file cannot be made: ENOTDIR, kept as the cause.
+        let store = KeyringStore(folder: folder + "/Keys")
+        #expect {
+            try store.create(try Keyring.generate(now: 0))
+        } throws: { error in
+            let error = error as? KeyringError
+            return error?.code == .cannotCreate && error?.errno == ENOTDIR
+        }
+    }
+
+    @Test func reasonsCarryNoCommandLineWords() throws {
+        var keyring = try Keyring.generate(now: 0)
+        let secretKid = try #require(keyring.primary?.id)
+        var devicesKey = Keyring(keys: [KeyEntry(id: "abcd1234", kind: .public, privateKey: nil,
+                                                 publicKey: try P256PrivateKey.generate().publicKey, state: .primary, created: 0)])
+        var reasons: [String: String] = [:]
+        do { _ = try keyring.sealingKey(to: secretKid, now: 0) } catch let error as KeyringError { reasons["\(error.code)"] = error.reason }
+        do { try keyring.destroy(secretKid) } catch let error as KeyringError { reasons["\(error.code)"] = error.reason }
+        do { try devicesKey.rotate(grace: .zero, now: 0) } catch let error as KeyringError { reasons["\(error.code)"] = error.reason }
+        #expect(Set(reasons.keys) == ["notARecipient", "notAllowed", "deviceKey"])
+        for (code, reason) in reasons {
+            #expect(!reason.contains("--") && !reason.contains("pushseal ") && !reason.contains("keys ") && !reason.contains("chmod"), "\(code): \(reason)")
+        }
+    }
+}
