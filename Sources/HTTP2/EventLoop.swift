@@ -2,6 +2,7 @@
 import Glibc
 #endif
 internal import CNGHTTP2
+import Locking
 import MonotonicTime
 import Synchronization
 
@@ -54,6 +55,13 @@ final class EventLoop: @unchecked Sendable {
     private var acceptPausedUntil: MonotonicClock.Instant?
     /// Connections whose read budget ran out with input left: served again next round.
     private var ready: [Connection] = []
+    /// The loop a newcomer is handed to when this one is at the cap with no idle connection
+    /// of its own to close (the kernel may have given one loop every connection). Set
+    /// before the threads start; weak, as the server owns its loops.
+    weak var sibling: EventLoop?
+    /// Newcomers handed over by the sibling, admitted on this loop's thread; once the loop
+    /// has ended, a newcomer is refused at the door instead.
+    private let handedOver = Locked<(newcomers: [Int32], ended: Bool)>(([], false))
     /// Where reads land before nghttp2 takes them; one per loop, as one read runs at a time.
     let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 32 * 1_024, alignment: 16)
     let callbacks: OpaquePointer
@@ -124,6 +132,9 @@ final class EventLoop: @unchecked Sendable {
                     var value: UInt64 = 0
                     _ = read(wake, &value, 8)
                     beginDrain()
+                    for newcomer in handedOver.withLock({ state in defer { state.newcomers.removeAll() }; return state.newcomers }) {
+                        admit(newcomer, mayHandOver: false)
+                    }
                 } else if let connection = connections[descriptor] {
                     if connection.handle(events: flags) { ready.append(connection) }
                     again.removeAll { $0 === connection }
@@ -150,6 +161,31 @@ final class EventLoop: @unchecked Sendable {
                 }
             }
         }
+        // A newcomer handed over as the loop ended is closed, not leaked.
+        let left = handedOver.withLock { state in
+            state.ended = true
+            defer { state.newcomers.removeAll() }
+            return state.newcomers
+        }
+        for newcomer in left { refuse(newcomer) }
+    }
+
+    /// Takes a newcomer the sibling could not make room for; admitted on this loop's thread.
+    private func adopt(_ descriptor: Int32) {
+        let taken = handedOver.withLock { state -> Bool in
+            guard !state.ended else { return false }
+            state.newcomers.append(descriptor)
+            return true
+        }
+        guard taken else { return refuse(descriptor) }
+        var one: UInt64 = 1
+        _ = write(wake, &one, 8)
+    }
+
+    /// Closes a newcomer there is no room for, and counts it.
+    private func refuse(_ descriptor: Int32) {
+        shared.counters.refused.add(1, ordering: .relaxed)
+        close(descriptor)
     }
 
     private func beginDrain() {
@@ -176,31 +212,40 @@ final class EventLoop: @unchecked Sendable {
                 }
                 return
             }
-            if shared.openConnections.add(1, ordering: .relaxed).newValue > shared.connectionLimit {
-                // At the cap: make room by closing this loop's longest-idle connection (GOAWAY
-                // first), so idle clients cannot lock out working ones; with none idle here,
-                // the newcomer is refused.
-                if let oldest = connections.values.filter(\.isIdle).min(by: { $0.idleSince < $1.idleSince }) {
-                    shared.counters.evicted.add(1, ordering: .relaxed)
-                    oldest.goAwayAndClose()
-                } else {
-                    shared.openConnections.subtract(1, ordering: .relaxed)
-                    shared.counters.refused.add(1, ordering: .relaxed)
-                    close(descriptor)
-                    continue
-                }
-            }
-            var one: Int32 = 1
-            setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            guard let connection = Connection(descriptor: descriptor, number: shared.nextConnection(), loop: self) else {
-                shared.openConnections.subtract(1, ordering: .relaxed)
-                close(descriptor)
-                continue
-            }
-            connections[descriptor] = connection
-            watch(descriptor, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, add: true)
-            connection.start()
+            admit(descriptor, mayHandOver: true)
         }
+    }
+
+    /// Runs a newcomer here, within the cap. At the cap this loop's longest-idle connection
+    /// is closed (GOAWAY first) to make room, so idle clients cannot lock out working ones;
+    /// with none idle here, the sibling loop is asked once (it may hold every idle
+    /// connection); with none idle there either, the newcomer is refused and counted.
+    private func admit(_ descriptor: Int32, mayHandOver: Bool) {
+        if drainDeadline != nil { return refuse(descriptor) }
+        if shared.openConnections.add(1, ordering: .relaxed).newValue > shared.connectionLimit {
+            if let oldest = connections.values.filter(\.isIdle).min(by: { $0.idleSince < $1.idleSince }) {
+                shared.counters.evicted.add(1, ordering: .relaxed)
+                oldest.goAwayAndClose()
+            } else {
+                shared.openConnections.subtract(1, ordering: .relaxed)
+                if mayHandOver, let sibling, sibling !== self {
+                    sibling.adopt(descriptor)
+                } else {
+                    refuse(descriptor)
+                }
+                return
+            }
+        }
+        var one: Int32 = 1
+        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        guard let connection = Connection(descriptor: descriptor, number: shared.nextConnection(), loop: self) else {
+            shared.openConnections.subtract(1, ordering: .relaxed)
+            close(descriptor)
+            return
+        }
+        connections[descriptor] = connection
+        watch(descriptor, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, add: true)
+        connection.start()
     }
 
     /// The server's one clock, for timeouts.

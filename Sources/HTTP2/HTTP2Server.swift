@@ -172,6 +172,8 @@ package final class HTTP2Server: Sendable {
         for _ in 0..<max(1, threads) {
             loops.append(try EventLoop(shared: shared))
         }
+        // A ring: a loop at the cap with nothing idle of its own asks the next one.
+        for (index, loop) in loops.enumerated() { loop.sibling = loops[(index + 1) % loops.count] }
         self.loops = loops
     }
 
