@@ -13,6 +13,7 @@
 #include <openssl/param_build.h>
 #include <openssl/x509v3.h>
 #include <sys/prctl.h>
+#include <string.h>
 
 // Swift cannot import function-like macros or the EVP_CTRL_* constants as typed values,
 // so the few that SealCrypto needs are wrapped here.
@@ -53,140 +54,149 @@ static inline int pushseal_is_dumpable(void) {
     return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 }
 
-// HPKE's DHKEM(P-256) and HKDF, on OpenSSL 3.0's EVP interfaces (3.0 has no OSSL_HPKE_*).
-// Building OSSL_PARAM arrays and the variadic key generation read poorly in Swift, so
-// each step is one small function here; every secret buffer is cleansed before it is freed.
+// HPKE's DHKEM(P-256) and HKDF-SHA256 (OpenSSL 3.0 has no OSSL_HPKE_*).
+//
+// The key agreement works on the curve's own objects (EC_GROUP, EC_POINT, BIGNUM), which
+// is what OpenSSL's EC provider itself calls underneath EVP_PKEY_derive and EVP_PKEY_keygen
+// (ossl_ecdh_simple_compute_key, ec_generate_key): the same constant-time scalar
+// multiplication, without building an EVP_PKEY from OSSL_PARAMs per message, which cost
+// as much as half a derive. Private scalars live in secure-heap BIGNUMs marked
+// constant-time and are freed with BN_clear_free; every intermediate is cleared.
 
-// A P-256 public key from its 65-byte uncompressed encoding, or NULL unless the point is
-// on the curve and not the point at infinity (OpenSSL decodes and checks it, and the quick
-// public check repeats both tests). P-256's cofactor is 1, so every such point has the
-// group's prime order: the full check's extra scalar multiplication would prove nothing.
-static inline EVP_PKEY *pushseal_p256_public(const unsigned char *point, size_t length) {
-    if (length != 65 || point[0] != 0x04) return NULL;
-    OSSL_PARAM_BLD *build = OSSL_PARAM_BLD_new();
-    if (build == NULL) return NULL;
-    OSSL_PARAM *params = NULL;
-    EVP_PKEY *key = NULL;
-    EVP_PKEY_CTX *context = NULL;
-    if (OSSL_PARAM_BLD_push_utf8_string(build, OSSL_PKEY_PARAM_GROUP_NAME, "prime256v1", 0) != 1
-        || OSSL_PARAM_BLD_push_octet_string(build, OSSL_PKEY_PARAM_PUB_KEY, point, length) != 1
-        || (params = OSSL_PARAM_BLD_to_param(build)) == NULL
-        || (context = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL)) == NULL
-        || EVP_PKEY_fromdata_init(context) != 1
-        || EVP_PKEY_fromdata(context, &key, EVP_PKEY_PUBLIC_KEY, params) != 1) {
-        key = NULL;
+// A P-256 point from its 65-byte uncompressed encoding, or NULL unless it is on the curve
+// (EC_POINT_oct2point checks that) and not the point at infinity (which has no such
+// encoding). P-256's cofactor is 1, so every such point has the group's prime order.
+static inline EC_POINT *pushseal_p256_point(const EC_GROUP *group, const unsigned char *bytes, size_t length) {
+    if (length != 65 || bytes[0] != 0x04) return NULL;
+    EC_POINT *point = EC_POINT_new(group);
+    if (point == NULL) return NULL;
+    if (EC_POINT_oct2point(group, point, bytes, length, NULL) != 1 || EC_POINT_is_at_infinity(group, point)) {
+        EC_POINT_free(point);
+        return NULL;
     }
-    EVP_PKEY_CTX_free(context);
-    context = NULL;
-    if (key != NULL) {
-        context = EVP_PKEY_CTX_new_from_pkey(NULL, key, NULL);
-        if (context == NULL || EVP_PKEY_public_check_quick(context) != 1) {
-            EVP_PKEY_free(key);
-            key = NULL;
+    return point;
+}
+
+// The 65-byte uncompressed encoding of a point.
+static inline int pushseal_p256_point_bytes(const EC_GROUP *group, const EC_POINT *point, unsigned char *out) {
+    return EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, out, 65, NULL) == 65;
+}
+
+static inline BIGNUM *pushseal_p256_new_scalar(void) {
+    BIGNUM *scalar = BN_secure_new();
+    if (scalar != NULL) BN_set_flags(scalar, BN_FLG_CONSTTIME);
+    return scalar;
+}
+
+// A private scalar from 32 big-endian bytes, or NULL unless it is in [1, n-1].
+static inline BIGNUM *pushseal_p256_scalar(const EC_GROUP *group, const unsigned char *bytes) {
+    BIGNUM *scalar = pushseal_p256_new_scalar();
+    if (scalar == NULL) return NULL;
+    if (BN_bin2bn(bytes, 32, scalar) == NULL || BN_is_zero(scalar) || BN_cmp(scalar, EC_GROUP_get0_order(group)) >= 0) {
+        BN_clear_free(scalar);
+        return NULL;
+    }
+    return scalar;
+}
+
+// A fresh private scalar, uniform in [1, n-1], from OpenSSL's private random generator:
+// OpenSSL's own EC key generation, step for step.
+static inline BIGNUM *pushseal_p256_generate_scalar(const EC_GROUP *group) {
+    BIGNUM *scalar = pushseal_p256_new_scalar();
+    if (scalar == NULL) return NULL;
+    do {
+        if (BN_priv_rand_range_ex(scalar, EC_GROUP_get0_order(group), 0, NULL) != 1) {
+            BN_clear_free(scalar);
+            return NULL;
         }
-        EVP_PKEY_CTX_free(context);
+    } while (BN_is_zero(scalar));
+    return scalar;
+}
+
+// The public point of a private scalar: scalar * G.
+static inline EC_POINT *pushseal_p256_public_point(const EC_GROUP *group, const BIGNUM *scalar) {
+    EC_POINT *point = EC_POINT_new(group);
+    if (point == NULL) return NULL;
+    if (EC_POINT_mul(group, point, scalar, NULL, NULL, NULL) != 1) {
+        EC_POINT_free(point);
+        return NULL;
     }
-    OSSL_PARAM_free(params);
-    OSSL_PARAM_BLD_free(build);
-    return key;
+    return point;
 }
 
-// A P-256 key pair from its 32-byte private scalar, which must be in [1, n-1]; the public
-// point is computed from it. NULL otherwise.
-static inline EVP_PKEY *pushseal_p256_private(const unsigned char *scalar) {
-    EC_GROUP *group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1);
-    BIGNUM *secret = BN_secure_new();
-    EC_POINT *point = NULL;
-    OSSL_PARAM_BLD *build = NULL;
-    OSSL_PARAM *params = NULL;
-    EVP_PKEY_CTX *context = NULL;
-    EVP_PKEY *key = NULL;
-    unsigned char encoded[65];
-    if (group == NULL || secret == NULL || BN_bin2bn(scalar, 32, secret) == NULL
-        || BN_is_zero(secret) || BN_cmp(secret, EC_GROUP_get0_order(group)) >= 0
-        || (point = EC_POINT_new(group)) == NULL
-        || EC_POINT_mul(group, point, secret, NULL, NULL, NULL) != 1
-        || EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, encoded, sizeof encoded, NULL) != 65
-        || (build = OSSL_PARAM_BLD_new()) == NULL
-        || OSSL_PARAM_BLD_push_utf8_string(build, OSSL_PKEY_PARAM_GROUP_NAME, "prime256v1", 0) != 1
-        || OSSL_PARAM_BLD_push_octet_string(build, OSSL_PKEY_PARAM_PUB_KEY, encoded, sizeof encoded) != 1
-        || OSSL_PARAM_BLD_push_BN(build, OSSL_PKEY_PARAM_PRIV_KEY, secret) != 1
-        || (params = OSSL_PARAM_BLD_to_param(build)) == NULL
-        || (context = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL)) == NULL
-        || EVP_PKEY_fromdata_init(context) != 1
-        || EVP_PKEY_fromdata(context, &key, EVP_PKEY_KEYPAIR, params) != 1) {
-        key = NULL;
+// The 32-byte private scalar, big-endian, left-padded.
+static inline int pushseal_p256_scalar_bytes(const BIGNUM *scalar, unsigned char *out) {
+    return BN_bn2binpad(scalar, out, 32) == 32;
+}
+
+// ECDH: the 32-byte x coordinate of scalar * peer. The peer was checked when it was
+// decoded (pushseal_p256_point); a result at infinity (impossible for a scalar in range
+// and a point of prime order) is refused all the same.
+static inline int pushseal_p256_ecdh(const EC_GROUP *group, const BIGNUM *scalar, const EC_POINT *peer, unsigned char *out) {
+    BN_CTX *context = BN_CTX_secure_new();
+    EC_POINT *shared = EC_POINT_new(group);
+    BIGNUM *x = NULL;
+    int ok = 0;
+    if (context != NULL && shared != NULL) {
+        BN_CTX_start(context);
+        x = BN_CTX_get(context);
+        ok = x != NULL && EC_POINT_mul(group, shared, NULL, peer, scalar, context) == 1
+            && !EC_POINT_is_at_infinity(group, shared)
+            && EC_POINT_get_affine_coordinates(group, shared, x, NULL, context) == 1
+            && BN_bn2binpad(x, out, 32) == 32;
+        BN_CTX_end(context);
     }
-    EVP_PKEY_CTX_free(context);
-    // OSSL_PARAM_clear_free is 3.2's; here the scalar's copy is wiped by hand.
-    OSSL_PARAM *copy = params != NULL ? OSSL_PARAM_locate(params, OSSL_PKEY_PARAM_PRIV_KEY) : NULL;
-    if (copy != NULL) OPENSSL_cleanse(copy->data, copy->data_size);
-    OSSL_PARAM_free(params);
-    OSSL_PARAM_BLD_free(build);
-    EC_POINT_free(point);
-    BN_clear_free(secret);
-    EC_GROUP_free(group);
-    return key;
-}
-
-// A fresh P-256 key pair from OpenSSL's random generator.
-static inline EVP_PKEY *pushseal_p256_generate(void) {
-    return EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
-}
-
-// The 65-byte uncompressed public point of a P-256 key.
-static inline int pushseal_p256_public_bytes(const EVP_PKEY *key, unsigned char *out) {
-    size_t length = 0;
-    return EVP_PKEY_get_octet_string_param(key, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, out, 65, &length) == 1 && length == 65;
-}
-
-// The 32-byte private scalar of a P-256 key pair, big-endian, left-padded.
-static inline int pushseal_p256_private_bytes(const EVP_PKEY *key, unsigned char *out) {
-    BIGNUM *secret = NULL;
-    if (EVP_PKEY_get_bn_param(key, OSSL_PKEY_PARAM_PRIV_KEY, &secret) != 1) return 0;
-    int ok = BN_bn2binpad(secret, out, 32) == 32;
-    BN_clear_free(secret);
+    EC_POINT_clear_free(shared);
+    BN_CTX_free(context);  // a secure BN_CTX clears what it held
     return ok;
 }
 
-// ECDH: the 32-byte x coordinate of private * peer. The peer was checked when it was made
-// (pushseal_p256_public), so it is not checked again here.
-static inline int pushseal_ecdh(EVP_PKEY *private_key, EVP_PKEY *peer, unsigned char *out) {
-    EVP_PKEY_CTX *context = EVP_PKEY_CTX_new_from_pkey(NULL, private_key, NULL);
-    size_t length = 32;
-    int ok = context != NULL && EVP_PKEY_derive_init(context) == 1
-        && EVP_PKEY_derive_set_peer_ex(context, peer, 0) == 1
-        && EVP_PKEY_derive(context, out, &length) == 1 && length == 32;
-    EVP_PKEY_CTX_free(context);
-    return ok;
+// HMAC-SHA256 contexts for HKDF: `template` has its digest set once; each HKDF step dups it
+// (a fetch and parameter parse per step was most of HKDF's cost) and frees the copy, which
+// OpenSSL cleanses.
+static inline EVP_MAC_CTX *pushseal_hmac_sha256_template(void) {
+    EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    if (mac == NULL) return NULL;
+    EVP_MAC_CTX *context = EVP_MAC_CTX_new(mac);
+    EVP_MAC_free(mac);  // the context keeps its own reference
+    if (context == NULL) return NULL;
+    OSSL_PARAM params[2];
+    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0);
+    params[1] = OSSL_PARAM_construct_end();
+    if (EVP_MAC_CTX_set_params(context, params) != 1) {
+        EVP_MAC_CTX_free(context);
+        return NULL;
+    }
+    return context;
 }
 
-// HKDF-SHA256 in one of its two halves (RFC 5869): extract (salt, ikm) -> 32-byte PRK, or
-// expand (prk, info) -> length bytes.
-// `kdf` is OpenSSL's HKDF, fetched once by the caller (EVP_KDF_fetch(NULL, "HKDF", NULL)).
-static inline int pushseal_hkdf_sha256(EVP_KDF *kdf, int extract, const unsigned char *salt_or_prk, size_t first_length,
+// HKDF-SHA256 (RFC 5869) in one of its two halves, each one HMAC:
+// extract: PRK = HMAC(salt, ikm), 32 bytes (an empty salt is HashLen zero bytes);
+// expand, for out_length <= 32: OKM = first out_length bytes of HMAC(prk, info || 0x01).
+static inline int pushseal_hkdf_sha256(const EVP_MAC_CTX *template, int extract,
+                                       const unsigned char *salt_or_prk, size_t first_length,
                                        const unsigned char *ikm_or_info, size_t second_length,
                                        unsigned char *out, size_t out_length) {
-    EVP_KDF_CTX *context = kdf != NULL ? EVP_KDF_CTX_new(kdf) : NULL;
-    if (context == NULL) return 0;
-    int mode = extract ? EVP_KDF_HKDF_MODE_EXTRACT_ONLY : EVP_KDF_HKDF_MODE_EXPAND_ONLY;
-    // An empty salt is HKDF's default (HashLen zero bytes); OpenSSL wants it left out.
     static const unsigned char zeros[32] = {0};
-    OSSL_PARAM params[5];
-    int n = 0;
-    params[n++] = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode);
-    params[n++] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA256", 0);
-    if (extract) {
-        params[n++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT,
-            (void *)(first_length > 0 ? salt_or_prk : zeros), first_length > 0 ? first_length : sizeof zeros);
-        params[n++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)ikm_or_info, second_length);
-    } else {
-        params[n++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)salt_or_prk, first_length);
-        params[n++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)ikm_or_info, second_length);
+    static const unsigned char counter = 0x01;
+    if (template == NULL || out_length > 32 || (extract && out_length != 32)) return 0;
+    EVP_MAC_CTX *context = EVP_MAC_CTX_dup(template);
+    if (context == NULL) return 0;
+    const unsigned char *key = salt_or_prk;
+    size_t key_length = first_length;
+    if (extract && first_length == 0) {
+        key = zeros;
+        key_length = sizeof zeros;
     }
-    params[n] = OSSL_PARAM_construct_end();
-    int ok = EVP_KDF_derive(context, out, out_length, params) == 1;
-    EVP_KDF_CTX_free(context);
+    unsigned char mac[32];
+    size_t mac_length = 0;
+    int ok = EVP_MAC_init(context, key, key_length, NULL) == 1
+        && (second_length == 0 || EVP_MAC_update(context, ikm_or_info, second_length) == 1)
+        && (extract || EVP_MAC_update(context, &counter, 1) == 1)
+        && EVP_MAC_final(context, mac, &mac_length, sizeof mac) == 1 && mac_length == 32;
+    if (ok) memcpy(out, mac, out_length);
+    OPENSSL_cleanse(mac, sizeof mac);
+    EVP_MAC_CTX_free(context);
     return ok;
 }
 

@@ -118,8 +118,14 @@ private func runBatch(sealers: SealerSet, jobs: Int, truncate: Bool, console: Co
                     throw PayloadError(.invalidAlert, "not JSON (\(error)); each line is one alert, such as {\"title\":\"Deploy\",\"body\":\"done\"}")
                 }
                 let alert = try AlertRequest(json: object)
-                sealed.payloads.append(contentsOf: try sealers.sealer(to: alert.recipient)
-                    .payload(for: try alert.alert(now: now), truncatingBody: truncate).payload)
+                let sealer = try sealers.sealer(to: alert.recipient)
+                let stamped = try alert.alert(now: now)
+                do {
+                    try sealer.append(stamped, to: &sealed.payloads)
+                } catch let error as PayloadError where error.code == .tooLarge && truncate {
+                    // Cutting the body to fit takes several seals; only such lines pay for them.
+                    sealed.payloads.append(contentsOf: try sealer.payload(for: stamped, truncatingBody: true).payload)
+                }
                 sealed.payloads.append(UInt8(ascii: "\n"))
             } catch {
                 sealed.failures.append((number, message(for: error)))

@@ -1,10 +1,19 @@
 internal import COpenSSL
 
+/// The curve both key types live on. An EC_GROUP is read-only once made, so one is shared
+/// by every thread; made on first use (Swift's lazy globals run their initialiser once).
+nonisolated(unsafe) private let p256: OpaquePointer = {
+    guard let group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1) else {
+        fatalError("OpenSSL has no P-256 group")
+    }
+    return group
+}()
+
 /// A P-256 public key: a recipient's share, or the ephemeral key an HPKE message carries.
 /// Made only from a point that is on the curve (and so not the point at infinity).
 public final class P256PublicKey: @unchecked Sendable {
-    // Read-only once made; OpenSSL allows concurrent use of one EVP_PKEY for derivation.
-    let key: OpaquePointer
+    // Read-only once made: an EC_POINT is only read by the scalar multiplications that use it.
+    let point: OpaquePointer
     /// The 65-byte uncompressed point, 0x04 ‖ x ‖ y (X9.63, CryptoKit's x963Representation).
     public let x963Representation: [UInt8]
 
@@ -14,51 +23,55 @@ public final class P256PublicKey: @unchecked Sendable {
         guard bytes.count == Self.byteCount, bytes[0] == 0x04 else {
             throw SealCryptoError(.invalidKey, "a P-256 public key is 65 bytes starting 04, not \(bytes.count) bytes")
         }
-        guard let key = bytes.withUnsafeBufferPointer({ pushseal_p256_public($0.baseAddress, $0.count) }) else {
+        guard let point = bytes.withUnsafeBufferPointer({ pushseal_p256_point(p256, $0.baseAddress, $0.count) }) else {
             throw SealCryptoError.openSSL(.invalidKey, "not a point on P-256")
         }
-        self.key = key
+        self.point = point
         x963Representation = bytes
     }
 
-    /// The public half of a key pair, sharing its EVP_PKEY (a reference is taken).
-    init?(sharing pair: OpaquePointer) {
+    /// The public point of `scalar`, taking ownership of `point`.
+    fileprivate init?(taking point: OpaquePointer) {
         var bytes = [UInt8](repeating: 0, count: Self.byteCount)
-        guard pushseal_p256_public_bytes(pair, &bytes) == 1, EVP_PKEY_up_ref(pair) == 1 else { return nil }
-        key = pair
+        guard pushseal_p256_point_bytes(p256, point, &bytes) == 1 else {
+            EC_POINT_free(point)
+            return nil
+        }
+        self.point = point
         x963Representation = bytes
     }
 
     deinit {
-        EVP_PKEY_free(key)
+        EC_POINT_free(point)
     }
 }
 
 /// A P-256 private key: a device's recipient key, or an HPKE sender's ephemeral key.
 public final class P256PrivateKey: @unchecked Sendable {
-    let key: OpaquePointer
+    // A secure-heap BIGNUM marked constant-time, cleared when freed; read-only once made.
+    private let scalar: OpaquePointer
     public let publicKey: P256PublicKey
 
     public static let scalarByteCount = 32
 
-    /// A fresh key from OpenSSL's random generator.
+    /// A fresh key from OpenSSL's private random generator.
     public static func generate() throws(SealCryptoError) -> P256PrivateKey {
-        guard let key = pushseal_p256_generate() else {
+        guard let scalar = pushseal_p256_generate_scalar(p256) else {
             throw SealCryptoError.openSSL(.randomUnavailable, "OpenSSL could not make a P-256 key")
         }
-        return try P256PrivateKey(taking: key)
+        return try P256PrivateKey(taking: scalar)
     }
 
     /// The key whose private scalar is these 32 big-endian bytes (in [1, n-1]).
     public convenience init(scalar: SecureBytes) throws(SealCryptoError) {
-        let key = scalar.withUnsafeBytes { bytes -> OpaquePointer? in
+        let made = scalar.withUnsafeBytes { bytes -> OpaquePointer? in
             guard bytes.count == Self.scalarByteCount else { return nil }
-            return pushseal_p256_private(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            return pushseal_p256_scalar(p256, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
         }
-        guard let key else {
+        guard let made else {
             throw SealCryptoError.openSSL(.invalidKey, "not a P-256 private scalar (32 bytes, from 1 to the group order)")
         }
-        try self.init(taking: key)
+        try self.init(taking: made)
     }
 
     /// The same from bytes the caller keeps (and wipes): published test vectors.
@@ -66,28 +79,28 @@ public final class P256PrivateKey: @unchecked Sendable {
         try self.init(scalar: scalar.withUnsafeBytes { SecureBytes(copying: $0) })
     }
 
-    private init(taking key: OpaquePointer) throws(SealCryptoError) {
-        self.key = key
-        guard let copy = P256PublicKey(sharing: key) else {
-            EVP_PKEY_free(key)
-            throw SealCryptoError(.libraryFailure, "OpenSSL could not encode a P-256 public key")
+    private init(taking scalar: OpaquePointer) throws(SealCryptoError) {
+        guard let point = pushseal_p256_public_point(p256, scalar), let publicKey = P256PublicKey(taking: point) else {
+            BN_clear_free(scalar)
+            throw SealCryptoError.openSSL(.libraryFailure, "OpenSSL could not compute a P-256 public key")
         }
-        publicKey = copy
+        self.scalar = scalar
+        self.publicKey = publicKey
     }
 
     deinit {
-        EVP_PKEY_free(key)
+        BN_clear_free(scalar)
     }
 
     /// Lends the 32-byte scalar to `body` (for the keyring file); it is wiped once `body`
     /// returns and nothing else holds it.
     public func withScalar<Result>(_ body: (SecureBytes) throws -> Result) throws -> Result {
-        let scalar = SecureBytes(count: Self.scalarByteCount)
-        let ok = scalar.withUnsafeMutableBytes { pushseal_p256_private_bytes(key, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+        let bytes = SecureBytes(count: Self.scalarByteCount)
+        let ok = bytes.withUnsafeMutableBytes { pushseal_p256_scalar_bytes(scalar, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
         guard ok == 1 else {
             throw SealCryptoError.openSSL(.libraryFailure, "OpenSSL could not read a P-256 private scalar")
         }
-        return try body(scalar)
+        return try body(bytes)
     }
 
     /// ECDH with `peer`: the shared point's x coordinate. (Tests reach it to check it
@@ -95,7 +108,7 @@ public final class P256PrivateKey: @unchecked Sendable {
     @_spi(Testing)
     public func sharedSecret(with peer: P256PublicKey) throws(SealCryptoError) -> SecureBytes {
         let secret = SecureBytes(count: 32)
-        let ok = secret.withUnsafeMutableBytes { pushseal_ecdh(key, peer.key, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+        let ok = secret.withUnsafeMutableBytes { pushseal_p256_ecdh(p256, scalar, peer.point, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
         guard ok == 1 else {
             throw SealCryptoError.openSSL(.invalidKey, "ECDH on P-256 failed")
         }
@@ -201,7 +214,7 @@ public enum HPKE {
 
     /// The base-mode key schedule (no PSK): the AEAD key and base nonce.
     static func keySchedule(sharedSecret: SecureBytes, info: [UInt8]) throws -> Context {
-        let pskIDHash = try labeledExtract(salt: nil, label: "psk_id_hash", ikm: SecureBytes(count: 0), suite: suite)
+        let pskIDHash = try emptyPSKIDHash ?? labeledExtract(salt: nil, label: "psk_id_hash", ikm: SecureBytes(count: 0), suite: suite)
         let infoHash = try labeledExtract(salt: nil, label: "info_hash", ikm: info.withUnsafeBytes { SecureBytes(copying: $0) }, suite: suite)
         let context = pskIDHash.withUnsafeBytes { psk in infoHash.withUnsafeBytes { [0x00] + Array(psk) + Array($0) } }
         let secret = try labeledExtract(salt: sharedSecret, label: "secret", ikm: SecureBytes(count: 0), suite: suite)
@@ -209,6 +222,9 @@ public enum HPKE {
         let nonce = try labeledExpand(prk: secret, label: "base_nonce", info: context, length: AESGCM.nonceByteCount, suite: suite)
         return Context(key: try key.withUnsafeBytes { try SymmetricKey(bytes: $0) }, baseNonce: nonce.withUnsafeBytes { Array($0) })
     }
+
+    /// Base mode's psk_id is empty, so its hash is one constant: worked out once.
+    private static let emptyPSKIDHash = try? labeledExtract(salt: nil, label: "psk_id_hash", ikm: SecureBytes(count: 0), suite: suite)
 
     /// LabeledExtract; a nil salt is HKDF's default (the empty salt).
     static func labeledExtract(salt: SecureBytes?, label: String, ikm: SecureBytes, suite: [UInt8]) throws -> SecureBytes {
@@ -227,15 +243,16 @@ public enum HPKE {
         }
     }
 
-    /// OpenSSL's HKDF, fetched once: a fetch per call would look it up in the provider
-    /// store (under a lock) seven times a message.
-    nonisolated(unsafe) private static let kdf = EVP_KDF_fetch(nil, "HKDF", nil)
+    /// HMAC-SHA256 with its digest fetched and set once; each HKDF step works on a copy.
+    /// (OpenSSL's EVP_KDF HKDF looked the digest up and parsed its parameters at every
+    /// step, which cost four times the hashing.)
+    nonisolated(unsafe) private static let hmac = pushseal_hmac_sha256_template()
 
     private static func hkdf(extract: Bool, _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer,
                              length: Int) throws(SealCryptoError) -> SecureBytes {
         let out = SecureBytes(count: length)
         let ok = out.withUnsafeMutableBytes { output in
-            pushseal_hkdf_sha256(kdf, extract ? 1 : 0, first.baseAddress?.assumingMemoryBound(to: UInt8.self), first.count,
+            pushseal_hkdf_sha256(hmac, extract ? 1 : 0, first.baseAddress?.assumingMemoryBound(to: UInt8.self), first.count,
                                  second.baseAddress?.assumingMemoryBound(to: UInt8.self), second.count,
                                  output.baseAddress?.assumingMemoryBound(to: UInt8.self), length)
         }

@@ -18,6 +18,52 @@ struct PayloadTests {
         #expect(opened == alert)
     }
 
+    /// The plaintext is written member by member, without building the JSON object; it must
+    /// stay byte for byte what the object would give, escapes and every field included.
+    @Test func plaintextIsTheAlertsJSONByteForByte() throws {
+        var fields = AlertFields()
+        fields.title = "Deploy \"prod\"\n\u{1}"
+        fields.subtitle = "ünïcode ✓"
+        fields.body = "back\\slash\ttab"
+        fields.badge = 7
+        fields.sound = "default"
+        fields.threadID = "t-1"
+        fields.category = "DEPLOY"
+        fields.targetContentID = "c"
+        fields.interruptionLevel = .timeSensitive
+        fields.relevanceScore = "0.5"
+        let data = JSONObject([("url", .string("https://x/y")), ("n", .integer(3)), ("list", .array([.bool(true), .null]))])
+        let alerts = [
+            SealedAlert(fields: fields, data: data, id: "id\"1", sent: -5, expires: Int64.max),
+            SealedAlert(title: "t", id: "a", sent: 0),
+            SealedAlert(body: "only a body", id: "b", sent: 1_700_000_000),
+        ]
+        for alert in alerts {
+            for pad in [1, 32, 100] {
+                var expected = JSONWriter.bytes(.object(alert.json))
+                if pad > 1, expected.count % pad != 0 { expected += Array(repeating: UInt8(ascii: " "), count: pad - expected.count % pad) }
+                #expect(alert.plaintext(paddedTo: pad) == expected)
+            }
+        }
+    }
+
+    /// Batch lines are read by comparing names; every name and alias still finds its field.
+    @Test func everyFieldNameAndAliasIsFound() {
+        for field in AlertField.every {
+            #expect(AlertField.named(field.key) == field)
+            for alias in field.aliases { #expect(AlertField.named(alias) == field) }
+        }
+        #expect(AlertField.named("Title") == nil)
+        #expect(AlertField.named("") == nil)
+    }
+
+    @Test func aFieldAndItsAliasTogetherAreRefusedInEitherOrder() throws {
+        for line in [#"{"body":"a","message":"b"}"#, #"{"message":"a","body":"b"}"#, #"{"level":"active","interruption-level":"passive"}"#] {
+            guard case .object(let object) = try JSONParser.parse(line) else { Issue.record("not an object"); continue }
+            #expect(throws: PayloadError.self) { try AlertRequest(json: object) }
+        }
+    }
+
     @Test func oversizedAlertSaysHowManyBytesOver() throws {
         let sealer = try PayloadSealer(keyring: keyring)
         var request = AlertRequest()

@@ -94,11 +94,40 @@ public struct SealedAlert: Sendable, Equatable {
     /// the ciphertext length reveals only a size bucket. JSON parsers skip trailing white
     /// space, so the receiving side needs no unpadding step.
     public func plaintext(paddedTo pad: Int) -> [UInt8] {
-        var bytes = JSONWriter.bytes(.object(json))
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(256)
+        writeJSON(to: &bytes)
         if pad > 1, bytes.count % pad != 0 {
             bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: pad - bytes.count % pad))
         }
         return bytes
+    }
+
+    /// Appends `json` as JSON text, written member by member without building the object
+    /// (the same bytes as `JSONWriter.write(.object(json))`).
+    func writeJSON(to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "{"))
+        var first = true
+        fields.writeMembers(to: &output, first: &first)
+        func key(_ name: String) {
+            if !first { output.append(UInt8(ascii: ",")) }
+            first = false
+            JSONWriter.writeString(name, to: &output)
+            output.append(UInt8(ascii: ":"))
+        }
+        if !data.isEmpty {
+            key(Key.data)
+            JSONWriter.write(.object(data), to: &output)
+        }
+        key(Key.id)
+        JSONWriter.writeString(id, to: &output)
+        key(Key.sent)
+        output.append(contentsOf: String(sent).utf8)
+        if let expires {
+            key(Key.expires)
+            output.append(contentsOf: String(expires).utf8)
+        }
+        output.append(UInt8(ascii: "}"))
     }
 
     /// Reads an opened plaintext. Unknown members are ignored so later senders may add some.

@@ -19,12 +19,23 @@ public enum AlertField: String, CaseIterable, Sendable {
     /// receiver walks this table several times per notification.
     public static let every: [AlertField] = allCases
 
-    /// The field with this name (aliases included), by one hash lookup: readers call it for
-    /// every member of every alert.
-    public static func named(_ name: String) -> AlertField? { byName[name] }
-
-    private static let byName: [String: AlertField] = Dictionary(
-        uniqueKeysWithValues: every.flatMap { field in ([field.key] + field.aliases).map { ($0, field) } })
+    /// The field with this name (aliases included). Readers call it for every member of
+    /// every alert, so it compares the short names directly rather than hashing them.
+    public static func named(_ name: String) -> AlertField? {
+        switch name {
+        case "title": .title
+        case "body", "message": .body
+        case "subtitle": .subtitle
+        case "badge": .badge
+        case "sound": .sound
+        case "thread-id", "group": .threadID
+        case "category": .category
+        case "target-content-id": .targetContentID
+        case "interruption-level", "level": .interruptionLevel
+        case "relevance-score": .relevanceScore
+        default: nil
+        }
+    }
 
     /// The shorter names a batch line may use instead, spelled like the options.
     public var aliases: [String] {
@@ -157,5 +168,31 @@ public struct AlertFields: Sendable, Equatable {
     /// The fields that are set, as JSON members in table order.
     public func write(into object: inout JSONObject) {
         for field in AlertField.every { object.append(field.key, self[field]) }
+    }
+
+    /// The same members written straight out as JSON text (`"title":"…",…`), each preceded
+    /// by a comma unless it is the object's first: what `write(into:)` and `JSONWriter`
+    /// would give, without building the object first (encrypt does this per alert).
+    func writeMembers(to output: inout [UInt8], first: inout Bool) {
+        func member(_ field: AlertField, _ write: (inout [UInt8]) -> Void) {
+            if !first { output.append(UInt8(ascii: ",")) }
+            first = false
+            JSONWriter.writeString(field.key, to: &output)
+            output.append(UInt8(ascii: ":"))
+            write(&output)
+        }
+        func text(_ field: AlertField, _ value: String?) {
+            if let value { member(field) { JSONWriter.writeString(value, to: &$0) } }
+        }
+        text(.title, title)
+        text(.subtitle, subtitle)
+        text(.body, body)
+        if let badge { member(.badge) { $0.append(contentsOf: String(badge).utf8) } }
+        text(.sound, sound)
+        text(.threadID, threadID)
+        text(.category, category)
+        text(.targetContentID, targetContentID)
+        text(.interruptionLevel, interruptionLevel?.rawValue)
+        if let relevanceScore { member(.relevanceScore) { $0.append(contentsOf: relevanceScore.utf8) } }
     }
 }

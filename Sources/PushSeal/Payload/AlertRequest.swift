@@ -35,14 +35,17 @@ public struct AlertRequest: Sendable {
 
     /// Reads one JSON object of batch input, in one pass over its members.
     public init(json object: JSONObject) throws {
-        var seen: [AlertField: String] = [:]
+        // Which fields were given by their own name and which by an alias, one bit per
+        // field in table order: an alias is the option's spelling of the same field, so a
+        // line may use one of the two.
+        var byName: UInt16 = 0, byAlias: UInt16 = 0
         for (key, value) in object {
             if let field = AlertField.named(key) {
-                // An alias is the option's spelling of the same field: one of the two.
-                if let earlier = seen[field], earlier != key {
+                let bit = UInt16(1) << AlertField.every.firstIndex(of: field)!
+                if key == field.key { byName |= bit } else { byAlias |= bit }
+                if byName & byAlias & bit != 0 {
                     throw PayloadError(.invalidAlert, "give '\(field.key)' or '\(field.aliases[0])', not both: they are the same field")
                 }
-                seen[field] = key
                 try fields.set(field, json: value)
                 continue
             }

@@ -20,6 +20,8 @@ public struct PayloadSealer: Sendable {
     private let prefix: [UInt8]
     /// `ps1.<kid>.`, the envelope's text before the sealed box.
     private let header: [UInt8]
+    /// `ps1.<kid>` (or `ps2.<kid>`), the header without its dot: what the seal authenticates.
+    private let authenticatedHeader: [UInt8]
 
     public init(
         keyring: Keyring, to recipient: String? = nil, field: String = defaultField, pad: Int = defaultPad,
@@ -54,6 +56,7 @@ public struct PayloadSealer: Sendable {
         case .secret: header = Array("ps1.\(kid).".utf8)
         case .recipient: header = Array("ps2.\(kid).".utf8)
         }
+        authenticatedHeader = Array(header.dropLast())
     }
 
     /// The field must be a custom key beside `aps`.
@@ -94,28 +97,38 @@ public struct PayloadSealer: Sendable {
 
     /// The payload for `alert`, or `tooLarge` saying by how many bytes it is over.
     public func payload(for alert: SealedAlert) throws -> [UInt8] {
+        var payload = [UInt8]()
+        payload.reserveCapacity(1024)
+        try append(alert, to: &payload)
+        return payload
+    }
+
+    /// Appends the payload for `alert` to `output`, which is left as it was when it throws:
+    /// `encrypt --batch` writes every line's payload straight into its output this way.
+    package func append(_ alert: SealedAlert, to output: inout [UInt8]) throws {
         // Receivers keep the payload's own `aps` and envelope, so such a key would be lost.
         for key in ["aps", field] where alert.data[key] != nil {
             throw PayloadError(.invalidAlert, "data may not set '\(key)': the receiver keeps the payload's own")
         }
         var plaintext = alert.plaintext(paddedTo: pad)
         defer { SecureMemory.wipe(&plaintext) }
-        let envelope = switch key {
-        case .secret(_, let secret): try SealedEnvelope.seal(plaintext, kid: kid, key: secret)
-        case .recipient(_, let point): try SealedEnvelope.seal(plaintext, kid: kid, recipient: point)
+        // The envelope's header `<version>.<kid>` is what both versions authenticate: ps1
+        // as AES-GCM's associated data, ps2 as HPKE's info (see SealedEnvelope).
+        let sealed = switch key {
+        case .secret(_, let secret): try AESGCM.seal(plaintext, using: secret, authenticating: authenticatedHeader).combined
+        case .recipient(_, let point): try HPKE.seal(plaintext, to: point, info: authenticatedHeader)
         }
-        var payload = prefix
-        payload.reserveCapacity(prefix.count + header.count + Base64.encodedCount(envelope.combined.count, alphabet: .url) + 3)
+        let size = prefix.count + 1 + header.count + Base64.encodedCount(sealed.count, alphabet: .url) + 2
+        guard size <= byteLimit else {
+            throw PayloadError(.tooLarge, "the payload would be \(size) bytes, \(size - byteLimit) over APNs' \(byteLimit)-byte limit")
+        }
+        // No reserveCapacity here: on a batch's shared buffer it would reserve exactly,
+        // defeating the array's doubling and copying the whole batch at every line.
+        output.append(contentsOf: prefix)
         // The header and base64url need no JSON escaping, so the envelope is written in place.
-        payload.append(UInt8(ascii: "\""))
-        payload.append(contentsOf: header)
-        envelope.combined.withUnsafeBytes { Base64.append($0, alphabet: .url, to: &payload) }
-        payload.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: "}")])
-        guard payload.count <= byteLimit else {
-            throw PayloadError(
-                .tooLarge,
-                "the payload would be \(payload.count) bytes, \(payload.count - byteLimit) over APNs' \(byteLimit)-byte limit")
-        }
-        return payload
+        output.append(UInt8(ascii: "\""))
+        output.append(contentsOf: header)
+        sealed.withUnsafeBytes { Base64.append($0, alphabet: .url, to: &output) }
+        output.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: "}")])
     }
 }
