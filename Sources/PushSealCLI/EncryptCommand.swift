@@ -23,6 +23,8 @@ final class SealerSet: Sendable {
     /// The request's own sealer, or why there is none: a sender's keyring of public keys
     /// alone has no primary, and needs none when every batch line names its recipient.
     private let standard: Result<PayloadSealer, any Error>
+    /// The same when there is one, read per line without unwrapping a Result.
+    private let standardSealer: PayloadSealer?
     /// APNs' payload limit for the push type the payloads go out as.
     private let byteLimit: Int
     /// `--truncate`: each line's body is cut to fit too.
@@ -37,13 +39,17 @@ final class SealerSet: Sendable {
             try PayloadSealer(keyring: keyring, to: request.recipient, field: request.field, pad: request.pad,
                               fallback: request.fallback, byteLimit: byteLimit)
         }
+        standardSealer = try? standard.get()
         // Settings that no key can fix (field, padding, fallback) fail at once, not per line.
         if case .failure(let error) = standard, !(error is KeyringError) { throw error }
     }
 
     /// The sealer for `recipient`, or the request's own for nil.
     func sealer(to recipient: String?) throws -> PayloadSealer {
-        guard let recipient, recipient != request.recipient else { return try standard.get() }
+        guard let recipient, recipient != request.recipient else {
+            if let standardSealer { return standardSealer }
+            return try standard.get()
+        }
         if let sealer = made.withLock({ $0[recipient] }) { return sealer }
         let sealer = try PayloadSealer(keyring: keyring, to: recipient, field: request.field, pad: request.pad,
                                        fallback: request.fallback, byteLimit: byteLimit)

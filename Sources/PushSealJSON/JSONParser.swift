@@ -177,6 +177,13 @@ public struct JSONParser {
         // also notes whether any byte is non-ASCII, the only case that needs validating.
         var high: UInt8 = 0
         let count = bytes.count
+        // Eight bytes at a time while none ends the fast path.
+        if let base = bytes.baseAddress {
+            while index + 8 <= count, !JSONBytes.anyNeedsEscape(base, at: index) {
+                if JSONBytes.anyNonASCII(base, at: index) { high = 0x80 }
+                index += 8
+            }
+        }
         while index < count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }

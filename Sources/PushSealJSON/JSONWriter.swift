@@ -47,13 +47,22 @@ public enum JSONWriter {
         output.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { utf8 in
+            let count = utf8.count
             var runStart = 0
-            for index in 0..<utf8.count {
+            var index = 0
+            while index < count {
+                // Eight bytes at a time while none of them needs an escape.
+                if index + 8 <= count, !JSONBytes.anyNeedsEscape(UnsafeRawPointer(utf8.baseAddress!), at: index) {
+                    index += 8
+                    continue
+                }
                 let byte = utf8[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-                appendEscape(byte, to: &output)
-                runStart = index + 1
+                if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                    output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                    appendEscape(byte, to: &output)
+                    runStart = index + 1
+                }
+                index += 1
             }
             output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
@@ -73,5 +82,32 @@ public enum JSONWriter {
             output.append(hexDigits[Int(byte >> 4)])
             output.append(hexDigits[Int(byte & 0x0F)])
         }
+    }
+}
+
+/// Word-at-a-time tests on JSON text, for the writer's and the parser's string scans.
+enum JSONBytes {
+    private static let ones: UInt64 = 0x0101_0101_0101_0101
+    private static let highs: UInt64 = 0x8080_8080_8080_8080
+
+    /// Whether any byte of `word` is zero (exact: a borrow only starts at a zero byte).
+    @inline(__always)
+    static func hasZeroByte(_ word: UInt64) -> Bool {
+        (word &- ones) & ~word & highs != 0
+    }
+
+    /// Whether any of the eight bytes at `offset` is a quote, a backslash or a control
+    /// character: the bytes a JSON string cannot hold as they are.
+    @inline(__always)
+    static func anyNeedsEscape(_ base: UnsafeRawPointer, at offset: Int) -> Bool {
+        let word = base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        let belowSpace = (word &- 0x20 &* ones) & ~word & highs != 0
+        return belowSpace || hasZeroByte(word ^ (0x22 &* ones)) || hasZeroByte(word ^ (0x5C &* ones))
+    }
+
+    /// Whether any of the eight bytes at `offset` is outside ASCII.
+    @inline(__always)
+    static func anyNonASCII(_ base: UnsafeRawPointer, at offset: Int) -> Bool {
+        base.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & highs != 0
     }
 }

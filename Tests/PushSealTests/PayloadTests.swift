@@ -1,4 +1,4 @@
-import PushSeal
+@testable import PushSeal
 import Testing
 import PushSealJSON
 
@@ -114,5 +114,17 @@ struct PayloadTests {
         #expect(throws: EnvelopeError(.malformed, "")) { try opener.envelope(inPayload: Array(#"{"enc":5}"#.utf8)) }
         #expect(throws: PayloadError(.invalidPayload, "")) { try opener.envelope(inPayload: Array("[1]".utf8)) }
         #expect(throws: PayloadError(.invalidPayload, "")) { try opener.envelope(inPayload: Array("not json".utf8)) }
+    }
+}
+
+/// Records write their elapsed time digit by digit; it must read as the same number text.
+@Suite("delivery record numbers")
+struct RecordNumberTests {
+    @Test(arguments: [
+        (Duration.zero, "0.000"), (.microseconds(1_500), "1.500"), (.nanoseconds(12_345_600), "12.346"),
+        (.microseconds(7), "0.007"), (.seconds(30), "30000.000"), (.microseconds(90_050), "90.050"),
+    ])
+    func elapsedMillisecondsHaveThreeDecimals(duration: Duration, text: String) {
+        #expect(DeliveryRecord.milliseconds(duration) == text)
     }
 }

@@ -74,9 +74,18 @@ public struct SealedAlert: Sendable, Equatable {
 
     /// A random message id: 16 hex characters.
     public static func randomID() throws -> String {
-        var bytes = [UInt8](repeating: 0, count: 8)
-        try bytes.withUnsafeMutableBytes { try SecureRandom.fillPublic($0) }
-        return Hex.encode(bytes)
+        // Every alert of a batch gets one, so it is written straight into the string.
+        var raw: UInt64 = 0
+        try withUnsafeMutableBytes(of: &raw) { try SecureRandom.fillPublic($0) }
+        return withUnsafeBytes(of: raw) { bytes in
+            String(unsafeUninitializedCapacity: 16) { text in
+                for (index, byte) in bytes.enumerated() {
+                    text[2 * index] = Hex.digit(byte >> 4)
+                    text[2 * index + 1] = Hex.digit(byte & 0x0F)
+                }
+                return 16
+            }
+        }
     }
 
     /// The alert as the JSON object that gets sealed: the fields in table order, then the rest.

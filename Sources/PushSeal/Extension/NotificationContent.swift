@@ -50,22 +50,37 @@ public struct NotificationContent: Sendable, Equatable {
     public init(payload: JSONObject) {
         self.init(userInfo: payload)
         guard case .object(let aps)? = payload["aps"] else { return }
-        for field in AlertField.every {
-            var value: JSONValue?
-            if field.isText {
-                switch aps["alert"] {
-                case .string(let text)?: value = field == .body ? .string(text) : nil
-                case .object(let alert)?: value = alert[field.key]
-                default: value = nil
-                }
-                // UNNotificationContent has no "unset" text, only empty text.
-                if value == .string("") { value = nil }
-            } else {
-                value = aps[field.key]
-                // A critical alert's sound is a dictionary with its name inside.
-                if field == .sound, case .object(let critical)? = value { value = critical["name"] }
+        // One pass over `aps` and one over its `alert`, each member matched to its field by
+        // name (the receiver does this for every notification).
+        for (key, value) in aps {
+            guard let field = AlertField.named(key), field.key == key, !field.isText else {
+                if key == "alert" { setText(from: value) }
+                continue
             }
-            if let value { try? fields.set(field, json: value) }
+            var value = value
+            // A critical alert's sound is a dictionary with its name inside.
+            if field == .sound, case .object(let critical) = value {
+                guard let name = critical["name"] else { continue }
+                value = name
+            }
+            try? fields.set(field, json: value)
+        }
+    }
+
+    /// The alert text from `aps.alert`: a string is the body, an object holds each text.
+    private mutating func setText(from alert: JSONValue) {
+        switch alert {
+        case .string(let text):
+            // UNNotificationContent has no "unset" text, only empty text.
+            if !text.isEmpty { fields.body = text }
+        case .object(let members):
+            for (key, value) in members {
+                guard let field = AlertField.named(key), field.key == key, field.isText else { continue }
+                if case .string(let text) = value, text.isEmpty { continue }
+                try? fields.set(field, json: value)
+            }
+        default:
+            break
         }
     }
 }

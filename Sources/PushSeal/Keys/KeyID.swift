@@ -32,6 +32,11 @@ public enum KeyID {
 enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
+    /// The lowercase hex digit of a value from 0 to 15.
+    static func digit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+    }
+
     static func encode(_ bytes: [UInt8]) -> String {
         var output = [UInt8]()
         output.reserveCapacity(bytes.count * 2)

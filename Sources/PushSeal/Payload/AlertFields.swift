@@ -20,22 +20,21 @@ public enum AlertField: String, CaseIterable, Sendable {
     public static let every: [AlertField] = allCases
 
     /// The field with this name (aliases included). Readers call it for every member of
-    /// every alert, so it compares the short names directly rather than hashing them.
+    /// every alert, so it compares bytes, length first, rather than hashing the name or
+    /// comparing it as Unicode text (every name is ASCII, so the bytes decide).
     public static func named(_ name: String) -> AlertField? {
-        switch name {
-        case "title": .title
-        case "body", "message": .body
-        case "subtitle": .subtitle
-        case "badge": .badge
-        case "sound": .sound
-        case "thread-id", "group": .threadID
-        case "category": .category
-        case "target-content-id": .targetContentID
-        case "interruption-level", "level": .interruptionLevel
-        case "relevance-score": .relevanceScore
-        default: nil
+        var name = name
+        return name.withUTF8 { bytes in
+            for (spelling, field) in spellings where spelling.count == bytes.count && spelling.elementsEqual(bytes) {
+                return field
+            }
+            return nil
         }
     }
+
+    /// Every name and alias with its field.
+    private static let spellings: [(name: [UInt8], field: AlertField)] =
+        every.flatMap { field in ([field.key] + field.aliases).map { (Array($0.utf8), field) } }
 
     /// The shorter names a batch line may use instead, spelled like the options.
     public var aliases: [String] {

@@ -107,7 +107,7 @@ public struct PayloadSealer: Sendable {
     /// `encrypt --batch` writes every line's payload straight into its output this way.
     package func append(_ alert: SealedAlert, to output: inout [UInt8]) throws {
         // Receivers keep the payload's own `aps` and envelope, so such a key would be lost.
-        for key in ["aps", field] where alert.data[key] != nil {
+        if !alert.data.isEmpty, let key = alert.data["aps"] != nil ? "aps" : alert.data[field] != nil ? field : nil {
             throw PayloadError(.invalidAlert, "data may not set '\(key)': the receiver keeps the payload's own")
         }
         var plaintext = alert.plaintext(paddedTo: pad)

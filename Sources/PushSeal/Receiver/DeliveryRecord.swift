@@ -119,7 +119,7 @@ public struct DeliveryRecord: Sendable {
         string("subtitle", content.subtitle)
         string("body", content.body)
         string("kid", delivery.note.kid)
-        raw("elapsed_ms", Self.milliseconds(delivery.elapsed))
+        member("elapsed_ms") { Self.writeMilliseconds(delivery.elapsed, to: &$0) }
         string("source", source)
         arrivalMembers()
         if let reason = delivery.note.reason { string("reason", reason) }
@@ -174,9 +174,21 @@ public struct DeliveryRecord: Sendable {
 
     /// Milliseconds with three decimals, as JSON number text.
     static func milliseconds(_ duration: Duration) -> String {
+        var text = [UInt8]()
+        writeMilliseconds(duration, to: &text)
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The same, appended as bytes: every record carries one.
+    static func writeMilliseconds(_ duration: Duration, to output: inout [UInt8]) {
         let micros = Int64((duration.milliseconds * 1_000).rounded())
-        let fraction = String(micros % 1_000)
-        return "\(micros / 1_000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
+        let whole = micros / 1_000, fraction = Int(micros % 1_000).magnitude
+        if micros < 0, whole == 0 { output.append(UInt8(ascii: "-")) }
+        output.append(contentsOf: String(whole).utf8)
+        output.append(UInt8(ascii: "."))
+        output.append(UInt8(ascii: "0") + UInt8(fraction / 100))
+        output.append(UInt8(ascii: "0") + UInt8(fraction / 10 % 10))
+        output.append(UInt8(ascii: "0") + UInt8(fraction % 10))
     }
 }
 
