@@ -51,18 +51,28 @@ public enum AESGCM {
         using key: SymmetricKey,
         authenticating authenticatedData: [UInt8] = []
     ) throws -> [UInt8] {
-        var plaintext = [UInt8](repeating: 0, count: box.ciphertextByteCount)
+        try box.combined.withUnsafeBytes { combined in
+            try open(nonce: UnsafeRawBufferPointer(rebasing: combined[..<nonceByteCount]),
+                     ciphertextAndTag: UnsafeRawBufferPointer(rebasing: combined[nonceByteCount...]),
+                     using: key, authenticating: authenticatedData)
+        }
+    }
+
+    /// The same from a nonce and `ciphertext ‖ tag` wherever they lie (HPKE makes its nonce
+    /// apart from the message), so nothing is copied into a box first. The caller has
+    /// checked that a whole tag is there.
+    static func open(
+        nonce: UnsafeRawBufferPointer, ciphertextAndTag sealed: UnsafeRawBufferPointer,
+        using key: SymmetricKey, authenticating authenticatedData: [UInt8]
+    ) throws -> [UInt8] {
+        var plaintext = [UInt8](repeating: 0, count: sealed.count - tagByteCount)
         do {
             try plaintext.withUnsafeMutableBytes { output in
-                try box.combined.withUnsafeBytes { combined in
-                    let nonce = UnsafeRawBufferPointer(rebasing: combined[..<nonceByteCount])
-                    let ciphertext = UnsafeRawBufferPointer(
-                        rebasing: combined[nonceByteCount..<(combined.count - tagByteCount)])
-                    let tag = UnsafeRawBufferPointer(rebasing: combined[(combined.count - tagByteCount)...])
-                    try authenticatedData.withUnsafeBytes { aad in
-                        try key.withCipherContext(encrypting: false) {
-                            try $0.open(nonce: nonce, aad: aad, ciphertext: ciphertext, tag: tag, plaintext: output)
-                        }
+                let ciphertext = UnsafeRawBufferPointer(rebasing: sealed[..<(sealed.count - tagByteCount)])
+                let tag = UnsafeRawBufferPointer(rebasing: sealed[(sealed.count - tagByteCount)...])
+                try authenticatedData.withUnsafeBytes { aad in
+                    try key.withCipherContext(encrypting: false) {
+                        try $0.open(nonce: nonce, aad: aad, ciphertext: ciphertext, tag: tag, plaintext: output)
                     }
                 }
             }

@@ -144,7 +144,7 @@ public enum HPKE {
             throw SealCryptoError(.invalidSealedBox, "an HPKE message holds a 65-byte key and a 16-byte tag at least, this one has \(message.count) bytes")
         }
         let context = try receiver(enc: Array(message[..<encapsulatedKeyByteCount]), recipient: recipient, info: info)
-        return try context.open(Array(message[encapsulatedKeyByteCount...]))
+        return try message.withUnsafeBytes { try context.open(sealed: UnsafeRawBufferPointer(rebasing: $0[encapsulatedKeyByteCount...])) }
     }
 
     /// The sender's side of the key schedule: `enc` and the context that seals.
@@ -196,11 +196,17 @@ public enum HPKE {
 
         /// The next message's plaintext, only if its tag verifies.
         public func open(_ sealed: [UInt8], authenticating aad: [UInt8] = []) throws -> [UInt8] {
+            try sealed.withUnsafeBytes { try open(sealed: $0, authenticating: aad) }
+        }
+
+        /// The same over bytes the caller holds (`open` of a whole message reads in place).
+        func open(sealed: UnsafeRawBufferPointer, authenticating aad: [UInt8] = []) throws -> [UInt8] {
             guard sealed.count >= AESGCM.tagByteCount else {
                 throw SealCryptoError(.invalidSealedBox, "an HPKE ciphertext ends in a 16-byte tag; this one has \(sealed.count) bytes")
             }
-            let box = try SealedBox(combined: nextNonce() + sealed)
-            return try AESGCM.open(box, using: key, authenticating: aad)
+            return try nextNonce().withUnsafeBytes { nonce in
+                try AESGCM.open(nonce: nonce, ciphertextAndTag: sealed, using: key, authenticating: aad)
+            }
         }
     }
 
@@ -208,36 +214,74 @@ public enum HPKE {
 
     /// DHKEM's ExtractAndExpand: the KEM's shared secret from the Diffie-Hellman output.
     static func extractAndExpand(dh: SecureBytes, kemContext: [UInt8]) throws -> SecureBytes {
-        let prk = try labeledExtract(salt: nil, label: "eae_prk", ikm: dh, suite: kemSuite)
-        return try labeledExpand(prk: prk, label: "shared_secret", info: kemContext, length: 32, suite: kemSuite)
+        let prk = try labeledExtract(salt: nil, label: Label.eaePRK, ikm: dh)
+        return try labeledExpand(prk: prk, label: Label.sharedSecret, info: kemContext, length: 32)
     }
 
     /// The base-mode key schedule (no PSK): the AEAD key and base nonce.
     static func keySchedule(sharedSecret: SecureBytes, info: [UInt8]) throws -> Context {
-        let pskIDHash = try emptyPSKIDHash ?? labeledExtract(salt: nil, label: "psk_id_hash", ikm: SecureBytes(count: 0), suite: suite)
-        let infoHash = try labeledExtract(salt: nil, label: "info_hash", ikm: info.withUnsafeBytes { SecureBytes(copying: $0) }, suite: suite)
-        let context = pskIDHash.withUnsafeBytes { psk in infoHash.withUnsafeBytes { [0x00] + Array(psk) + Array($0) } }
-        let secret = try labeledExtract(salt: sharedSecret, label: "secret", ikm: SecureBytes(count: 0), suite: suite)
-        let key = try labeledExpand(prk: secret, label: "key", info: context, length: SymmetricKey.byteCount, suite: suite)
-        let nonce = try labeledExpand(prk: secret, label: "base_nonce", info: context, length: AESGCM.nonceByteCount, suite: suite)
+        let infoHash = try info.withUnsafeBytes { try publicHash(label: Label.infoHash, ikm: $0) }
+        var context = [UInt8]()
+        context.reserveCapacity(65)
+        context.append(0x00)  // mode_base
+        context.append(contentsOf: try emptyPSKIDHash ?? publicHash(label: Label.pskIDHash, ikm: UnsafeRawBufferPointer(start: nil, count: 0)))
+        context.append(contentsOf: infoHash)
+        let secret = try labeledExtract(salt: sharedSecret, label: Label.secret, publicIKM: UnsafeRawBufferPointer(start: nil, count: 0))
+        let key = try labeledExpand(prk: secret, label: Label.key, info: context, length: SymmetricKey.byteCount)
+        let nonce = try labeledExpand(prk: secret, label: Label.baseNonce, info: context, length: AESGCM.nonceByteCount)
         return Context(key: try key.withUnsafeBytes { try SymmetricKey(bytes: $0) }, baseNonce: nonce.withUnsafeBytes { Array($0) })
     }
 
-    /// Base mode's psk_id is empty, so its hash is one constant: worked out once.
-    private static let emptyPSKIDHash = try? labeledExtract(salt: nil, label: "psk_id_hash", ikm: SecureBytes(count: 0), suite: suite)
-
-    /// LabeledExtract; a nil salt is HKDF's default (the empty salt).
-    static func labeledExtract(salt: SecureBytes?, label: String, ikm: SecureBytes, suite: [UInt8]) throws -> SecureBytes {
-        let prefix = Array("HPKE-v1".utf8) + suite + Array(label.utf8)
-        let labeled = prefix.withUnsafeBytes { head in ikm.withUnsafeBytes { SecureBytes(concatenating: [head, $0]) } }
-        let salt = salt ?? SecureBytes(count: 0)
-        return try salt.withUnsafeBytes { first in
-            try labeled.withUnsafeBytes { second in try hkdf(extract: true, first, second, length: 32) }
+    /// `"HPKE-v1" ‖ suite_id ‖ label` for each label this suite uses, made once: every
+    /// message runs six labelled steps.
+    private enum Label {
+        private static func labeled(_ suite: [UInt8], _ label: String) -> [UInt8] {
+            Array("HPKE-v1".utf8) + suite + Array(label.utf8)
         }
+        static let eaePRK = labeled(kemSuite, "eae_prk")
+        static let sharedSecret = labeled(kemSuite, "shared_secret")
+        static let pskIDHash = labeled(suite, "psk_id_hash")
+        static let infoHash = labeled(suite, "info_hash")
+        static let secret = labeled(suite, "secret")
+        static let key = labeled(suite, "key")
+        static let baseNonce = labeled(suite, "base_nonce")
     }
 
-    static func labeledExpand(prk: SecureBytes, label: String, info: [UInt8], length: Int, suite: [UInt8]) throws -> SecureBytes {
-        let labeled = [UInt8(length >> 8), UInt8(length & 0xff)] + Array("HPKE-v1".utf8) + suite + Array(label.utf8) + info
+    /// Base mode's psk_id is empty, so its hash is one constant: worked out once.
+    private static let emptyPSKIDHash = try? publicHash(label: Label.pskIDHash, ikm: UnsafeRawBufferPointer(start: nil, count: 0))
+
+    /// LabeledExtract of a secret input (the Diffie-Hellman output): the labelled input is
+    /// built in wiped memory. A nil salt is HKDF's default (the empty salt).
+    static func labeledExtract(salt: SecureBytes?, label: [UInt8], ikm: SecureBytes) throws -> SecureBytes {
+        let labeled = label.withUnsafeBytes { head in ikm.withUnsafeBytes { SecureBytes(concatenating: [head, $0]) } }
+        return try labeled.withUnsafeBytes { try extract(salt: salt, labeledIKM: $0) }
+    }
+
+    /// LabeledExtract of a public input (`info`, the empty psk and ikm); the output is a
+    /// secret only when the salt is (`secret`), so it comes back as `SecureBytes`.
+    static func labeledExtract(salt: SecureBytes?, label: [UInt8], publicIKM ikm: UnsafeRawBufferPointer) throws -> SecureBytes {
+        var labeled = label
+        labeled.append(contentsOf: ikm)
+        return try labeled.withUnsafeBytes { try extract(salt: salt, labeledIKM: $0) }
+    }
+
+    /// LabeledExtract with no salt of a public input: a public hash (`psk_id_hash`, `info_hash`).
+    private static func publicHash(label: [UInt8], ikm: UnsafeRawBufferPointer) throws -> [UInt8] {
+        try labeledExtract(salt: nil, label: label, publicIKM: ikm).withUnsafeBytes { Array($0) }
+    }
+
+    private static func extract(salt: SecureBytes?, labeledIKM: UnsafeRawBufferPointer) throws -> SecureBytes {
+        guard let salt else { return try hkdf(extract: true, UnsafeRawBufferPointer(start: nil, count: 0), labeledIKM, length: 32) }
+        return try salt.withUnsafeBytes { try hkdf(extract: true, $0, labeledIKM, length: 32) }
+    }
+
+    static func labeledExpand(prk: SecureBytes, label: [UInt8], info: [UInt8], length: Int) throws -> SecureBytes {
+        var labeled = [UInt8]()
+        labeled.reserveCapacity(2 + label.count + info.count)
+        labeled.append(UInt8(length >> 8))
+        labeled.append(UInt8(length & 0xff))
+        labeled.append(contentsOf: label)
+        labeled.append(contentsOf: info)
         return try prk.withUnsafeBytes { first in
             try labeled.withUnsafeBytes { second in try hkdf(extract: false, first, second, length: length) }
         }
