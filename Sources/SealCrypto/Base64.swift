@@ -65,46 +65,49 @@ public enum Base64 {
     /// Appends the encoding of `bytes` to `output`: the payload writer's path, which builds
     /// the envelope in place instead of through an intermediate string.
     public static func append(_ bytes: UnsafeRawBufferPointer, alphabet: Alphabet = .url, to output: inout [UInt8]) {
-        let start = output.count
         let count = encodedCount(bytes.count, alphabet: alphabet)
-        // Nothing to write: an empty array is the runtime's one shared empty storage, which
-        // other threads read too, so it is never borrowed mutably here.
         guard count > 0 else { return }
-        output.append(contentsOf: repeatElement(0, count: count))
+        // Encoded into scratch space and appended in one copy: growing the array by a
+        // repeated zero and overwriting it went element by element.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { scratch in
+            encode(bytes, alphabet: alphabet, into: scratch.baseAddress!)
+            output.append(contentsOf: UnsafeBufferPointer(scratch))
+        }
+    }
+
+    /// Writes the encoding of `bytes` to `out`, which has room for `encodedCount` bytes.
+    private static func encode(_ bytes: UnsafeRawBufferPointer, alphabet: Alphabet, into out: UnsafeMutablePointer<UInt8>) {
         let characters = alphabet.characters
         characters.withUnsafeBufferPointer { table in
-            output.withUnsafeMutableBufferPointer { buffer in
-                let out = buffer.baseAddress! + start
-                var o = 0
-                var i = 0
-                let whole = bytes.count - bytes.count % 3
-                while i < whole {
-                    let b0 = bytes[i], b1 = bytes[i + 1], b2 = bytes[i + 2]
-                    out[o] = table[Int(b0 >> 2)]
-                    out[o + 1] = table[Int((b0 & 0x03) << 4 | b1 >> 4)]
-                    out[o + 2] = table[Int((b1 & 0x0F) << 2 | b2 >> 6)]
-                    out[o + 3] = table[Int(b2 & 0x3F)]
-                    i += 3
-                    o += 4
+            var o = 0
+            var i = 0
+            let whole = bytes.count - bytes.count % 3
+            while i < whole {
+                let b0 = bytes[i], b1 = bytes[i + 1], b2 = bytes[i + 2]
+                out[o] = table[Int(b0 >> 2)]
+                out[o + 1] = table[Int((b0 & 0x03) << 4 | b1 >> 4)]
+                out[o + 2] = table[Int((b1 & 0x0F) << 2 | b2 >> 6)]
+                out[o + 3] = table[Int(b2 & 0x3F)]
+                i += 3
+                o += 4
+            }
+            switch bytes.count - whole {
+            case 1:
+                let b0 = bytes[i]
+                out[o] = table[Int(b0 >> 2)]
+                out[o + 1] = table[Int((b0 & 0x03) << 4)]
+                if alphabet.pads {
+                    out[o + 2] = UInt8(ascii: "=")
+                    out[o + 3] = UInt8(ascii: "=")
                 }
-                switch bytes.count - whole {
-                case 1:
-                    let b0 = bytes[i]
-                    out[o] = table[Int(b0 >> 2)]
-                    out[o + 1] = table[Int((b0 & 0x03) << 4)]
-                    if alphabet.pads {
-                        out[o + 2] = UInt8(ascii: "=")
-                        out[o + 3] = UInt8(ascii: "=")
-                    }
-                case 2:
-                    let b0 = bytes[i], b1 = bytes[i + 1]
-                    out[o] = table[Int(b0 >> 2)]
-                    out[o + 1] = table[Int((b0 & 0x03) << 4 | b1 >> 4)]
-                    out[o + 2] = table[Int((b1 & 0x0F) << 2)]
-                    if alphabet.pads { out[o + 3] = UInt8(ascii: "=") }
-                default:
-                    break
-                }
+            case 2:
+                let b0 = bytes[i], b1 = bytes[i + 1]
+                out[o] = table[Int(b0 >> 2)]
+                out[o + 1] = table[Int((b0 & 0x03) << 4 | b1 >> 4)]
+                out[o + 2] = table[Int((b1 & 0x0F) << 2)]
+                if alphabet.pads { out[o + 3] = UInt8(ascii: "=") }
+            default:
+                break
             }
         }
     }

@@ -107,7 +107,12 @@ public struct SealedAlert: Sendable, Equatable {
         bytes.reserveCapacity(256)
         writeJSON(to: &bytes)
         if pad > 1, bytes.count % pad != 0 {
-            bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: pad - bytes.count % pad))
+            let spaces = pad - bytes.count % pad
+            // Appended in one copy; a repeated element is appended byte by byte.
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: spaces) { blank in
+                blank.initialize(repeating: UInt8(ascii: " "))
+                bytes.append(contentsOf: UnsafeBufferPointer(blank))
+            }
         }
         return bytes
     }
