@@ -81,42 +81,79 @@ public struct JSONParser {
         }
     }
 
+    /// Reads `bytes` as one JSON object and hands each member to `body` in order as it is
+    /// read, without building the object: for a reader that takes the members of a line
+    /// apart (a batch alert) and would throw the tree away. The same checks as `parse`,
+    /// duplicate names included. Returns false, having called `body` for nothing, when the
+    /// text is JSON of another kind; an error `body` throws ends the reading.
+    public static func forEachMember(in bytes: UnsafeRawBufferPointer, _ body: (String, JSONValue) throws -> Void) throws -> Bool {
+        var parser = JSONParser(bytes: bytes)
+        parser.skipWhitespace()
+        guard parser.current == UInt8(ascii: "{") else {
+            _ = try parse(bytes)
+            return false
+        }
+        // The names so far sit on the stack: a line has a handful.
+        try withUnsafeTemporaryAllocation(of: String.self, capacity: 16) { names in
+            var count = 0
+            defer { names.baseAddress!.deinitialize(count: count) }
+            var large: Set<String>?
+            try parser.parseMembers(depth: 1, isNew: { key in
+                if large != nil { return large!.insert(key).inserted }
+                guard !names[..<count].contains(key) else { return false }
+                if count < names.count {
+                    (names.baseAddress! + count).initialize(to: key)
+                    count += 1
+                } else {
+                    large = Set(names[..<count] + [key])
+                }
+                return true
+            }, body)
+        }
+        parser.skipWhitespace()
+        guard parser.index == bytes.count else { throw parser.error("unexpected text after the JSON value") }
+        return true
+    }
+
     private mutating func parseObject(depth: Int) throws -> JSONValue {
-        guard depth <= Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth) levels") }
-        index += 1
         var object = JSONObject(reservingCapacity: 8)
         // Small objects check for duplicates by scanning; large ones by hashing, so a hostile
         // object with a million members costs linear time, not quadratic.
         var names: Set<String>?
+        try parseMembers(depth: depth, isNew: { key in
+            if names != nil { return names!.insert(key).inserted }
+            if object.count >= 16 { names = Set(object.keys) }
+            return names?.insert(key).inserted ?? !object.members.contains { $0.key == key }
+        }, { key, value in object.append(key, value) })
+        return .object(object)
+    }
+
+    /// The members of the object at `index`, each to `body` once `isNew` has passed its name.
+    private mutating func parseMembers(depth: Int, isNew: (String) -> Bool, _ body: (String, JSONValue) throws -> Void) throws {
+        guard depth <= Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth) levels") }
+        index += 1
         skipWhitespace()
         if current == UInt8(ascii: "}") {
             index += 1
-            return .object(object)
+            return
         }
         while true {
             skipWhitespace()
             guard current == UInt8(ascii: "\"") else { throw error("expected a member name in quotes") }
             let keyOffset = index
             let key = try parseString()
-            let duplicate: Bool
-            if names != nil {
-                duplicate = !names!.insert(key).inserted
-            } else {
-                duplicate = object.members.contains { $0.key == key }
-                if object.count >= 16 { names = Set(object.keys + [key]) }
-            }
-            guard !duplicate else {
+            guard isNew(key) else {
                 throw JSONParseError(reason: "duplicate key \"\(key.prefix(64))\"", offset: keyOffset)
             }
             skipWhitespace()
             guard current == UInt8(ascii: ":") else { throw error("expected ':' after a member name") }
             index += 1
             skipWhitespace()
-            object.append(key, try parseValue(depth: depth))
+            try body(key, try parseValue(depth: depth))
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"): index += 1; return .object(object)
+            case UInt8(ascii: "}"): index += 1; return
             default: throw error("expected ',' or '}' in an object")
             }
         }

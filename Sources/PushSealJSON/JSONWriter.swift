@@ -39,6 +39,23 @@ public enum JSONWriter {
         }
     }
 
+    /// Appends `value` in decimal: records and sealed alerts carry a few integers each,
+    /// and the digits go straight in rather than through a String.
+    public static func writeInteger(_ value: Int64, to output: inout [UInt8]) {
+        // 20 digits and a sign hold any Int64; digits are made from the end.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var magnitude = value.magnitude
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 { output.append(UInt8(ascii: "-")) }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
+    }
+
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Appends `text` as a JSON string. Runs of bytes that need no escape are copied whole,

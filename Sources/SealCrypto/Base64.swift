@@ -19,6 +19,14 @@ public enum Base64 {
             }
         }
 
+        /// Two characters for each 12 bits, as they lie in memory: half the lookups and stores.
+        fileprivate var pairs: [UInt16] {
+            switch self {
+            case .standard: Base64.standardPairs
+            case .url: Base64.urlPairs
+            }
+        }
+
         fileprivate var decodeTable: [UInt8] {
             switch self {
             case .standard: Base64.standardTable
@@ -34,6 +42,16 @@ public enum Base64 {
     private static let invalid: UInt8 = 0xFF
     private static let standardTable = makeTable(standardCharacters)
     private static let urlTable = makeTable(urlCharacters)
+
+    private static let standardPairs = makePairs(standardCharacters)
+    private static let urlPairs = makePairs(urlCharacters)
+
+    private static func makePairs(_ characters: [UInt8]) -> [UInt16] {
+        (0..<4096).map { bits in
+            // The first character at the lower address, whatever the byte order.
+            (UInt16(characters[bits >> 6]) | UInt16(characters[bits & 0x3F]) << 8).littleEndian
+        }
+    }
 
     private static func makeTable(_ characters: [UInt8]) -> [UInt8] {
         var table = [UInt8](repeating: invalid, count: 256)
@@ -78,19 +96,28 @@ public enum Base64 {
     /// Writes the encoding of `bytes` to `out`, which has room for `encodedCount` bytes.
     private static func encode(_ bytes: UnsafeRawBufferPointer, alphabet: Alphabet, into out: UnsafeMutablePointer<UInt8>) {
         let characters = alphabet.characters
-        characters.withUnsafeBufferPointer { table in
-            var o = 0
-            var i = 0
-            let whole = bytes.count - bytes.count % 3
-            while i < whole {
-                let b0 = bytes[i], b1 = bytes[i + 1], b2 = bytes[i + 2]
-                out[o] = table[Int(b0 >> 2)]
-                out[o + 1] = table[Int((b0 & 0x03) << 4 | b1 >> 4)]
-                out[o + 2] = table[Int((b1 & 0x0F) << 2 | b2 >> 6)]
-                out[o + 3] = table[Int(b2 & 0x3F)]
-                i += 3
-                o += 4
+        var o = 0
+        var i = 0
+        let whole = bytes.count - bytes.count % 3
+        if whole > 0 {
+            alphabet.pairs.withUnsafeBufferPointer { pairs in
+                // Pointers and wrapping arithmetic: the bounds are the loop's, checked once.
+                let table = pairs.baseAddress!
+                var source = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                let end = source + whole
+                var target = UnsafeMutableRawPointer(out)
+                while source < end {
+                    let bits = Int(source[0]) &<< 16 | Int(source[1]) &<< 8 | Int(source[2])
+                    target.storeBytes(of: table[bits &>> 12], as: UInt16.self)
+                    target.storeBytes(of: table[bits & 0xFFF], toByteOffset: 2, as: UInt16.self)
+                    source += 3
+                    target += 4
+                }
             }
+            i = whole
+            o = whole / 3 * 4
+        }
+        characters.withUnsafeBufferPointer { table in
             switch bytes.count - whole {
             case 1:
                 let b0 = bytes[i]
@@ -140,7 +167,25 @@ public enum Base64 {
                 var accumulator: UInt32 = 0
                 var bits: UInt32 = 0
                 var o = 0
-                for index in 0..<length {
+                // Four characters to three bytes at a time; the invalid entry's top bit
+                // shows through the OR of the four.
+                let whole = length - length % 4
+                var start = 0
+                while start < whole {
+                    let a = table[Int(ascii[start])], b = table[Int(ascii[start + 1])]
+                    let c = table[Int(ascii[start + 2])], d = table[Int(ascii[start + 3])]
+                    guard (a | b | c | d) & 0x80 == 0 else {
+                        failure = malformed("it contains a character outside the alphabet")
+                        return
+                    }
+                    let value = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    buffer[o] = UInt8(truncatingIfNeeded: value >> 16)
+                    buffer[o + 1] = UInt8(truncatingIfNeeded: value >> 8)
+                    buffer[o + 2] = UInt8(truncatingIfNeeded: value)
+                    o += 3
+                    start += 4
+                }
+                for index in whole..<length {
                     // The table has 256 entries, so every byte indexes it safely.
                     let value = table[Int(ascii[index])]
                     guard value != invalid else {

@@ -38,6 +38,36 @@ struct JSONTests {
         #expect(throws: JSONParseError.self) { try JSONParser.parse([0x22, 0xFF, 0xFE, 0x22]) }
     }
 
+    /// The member-by-member reader sees what `parse` builds, in order, and refuses what it
+    /// refuses: duplicates among a few names (kept on the stack) and among many (hashed).
+    @Test func membersOneByOneMatchTheParsedObject() throws {
+        let many = "{" + (0..<40).map { "\"k\($0)\":\($0)" }.joined(separator: ",") + "}"
+        for text in [#" {"b":1,"a":[true,{"x":null}],"c":"é\n"} "#, "{}", many] {
+            var seen: [(String, JSONValue)] = []
+            let wasObject = try Array(text.utf8).withUnsafeBytes { bytes in
+                try JSONParser.forEachMember(in: bytes) { seen.append(($0, $1)) }
+            }
+            #expect(wasObject)
+            guard case .object(let object) = try JSONParser.parse(text) else { Issue.record("not an object"); return }
+            #expect(JSONObject(seen) == object && seen.map(\.0) == object.keys)
+        }
+        for text in [#"{"a":1,"b":2,"a":3}"#, String(many.dropLast()) + #","k39":0}"#, #"{"a":1} x"#, #"{"a":}"#] {
+            #expect(throws: JSONParseError.self) {
+                try Array(text.utf8).withUnsafeBytes { try JSONParser.forEachMember(in: $0) { _, _ in } }
+            }
+        }
+        // JSON of another kind is not an object; text that is not JSON is still an error.
+        #expect(try Array("[1]".utf8).withUnsafeBytes { try JSONParser.forEachMember(in: $0) { _, _ in } } == false)
+        #expect(throws: JSONParseError.self) { try Array("[1".utf8).withUnsafeBytes { try JSONParser.forEachMember(in: $0) { _, _ in } } }
+    }
+
+    @Test(arguments: [Int64.min, -1_234_567_890, -1, 0, 7, 10, 1_733_380_000, Int64.max])
+    func integersAreWrittenAsSwiftPrintsThem(_ value: Int64) {
+        var bytes: [UInt8] = [UInt8(ascii: "x")]
+        JSONWriter.writeInteger(value, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "x\(value)")
+    }
+
     @Test func deepNestingIsRefusedWithoutCrashing() {
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
         #expect(throws: JSONParseError.self) { try JSONParser.parse(deep) }

@@ -55,13 +55,28 @@ struct PayloadTests {
         }
         #expect(AlertField.named("Title") == nil)
         #expect(AlertField.named("") == nil)
+        #expect(AlertField.named(String(repeating: "x", count: 100)) == nil)
+        // The writer's literal names are the fields' own.
+        for field in AlertField.every { #expect(field.memberPrefix.description == "\"\(field.key)\":") }
     }
 
     @Test func aFieldAndItsAliasTogetherAreRefusedInEitherOrder() throws {
         for line in [#"{"body":"a","message":"b"}"#, #"{"message":"a","body":"b"}"#, #"{"level":"active","interruption-level":"passive"}"#] {
             guard case .object(let object) = try JSONParser.parse(line) else { Issue.record("not an object"); continue }
             #expect(throws: PayloadError.self) { try AlertRequest(json: object) }
+            #expect(throws: PayloadError.self) { try Array(line.utf8).withUnsafeBytes { try AlertRequest(line: $0) } }
         }
+    }
+
+    /// A batch line read as it is parsed is the request its parsed object makes.
+    @Test func aLineReadMemberByMemberIsTheSameRequest() throws {
+        let line = #"{"title":"Deploy","message":"done","badge":3,"data":{"n":1},"url":"https://x.test","ttl":"2h","id":"a1","to":"dev1"}"#
+        guard case .object(let object) = try JSONParser.parse(line) else { Issue.record("not an object"); return }
+        let parsed = try AlertRequest(json: object), read = try Array(line.utf8).withUnsafeBytes { try AlertRequest(line: $0) }
+        #expect(read.fields == parsed.fields && read.data == parsed.data && read.url == parsed.url)
+        #expect(read.timeToLive == parsed.timeToLive && read.id == parsed.id && read.recipient == parsed.recipient)
+        #expect(throws: PayloadError.self) { try Array("[1]".utf8).withUnsafeBytes { try AlertRequest(line: $0) } }
+        #expect(throws: JSONParseError.self) { try Array("{title:1}".utf8).withUnsafeBytes { try AlertRequest(line: $0) } }
     }
 
     @Test func oversizedAlertSaysHowManyBytesOver() throws {

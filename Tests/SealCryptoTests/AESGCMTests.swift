@@ -1,3 +1,4 @@
+import Foundation
 import SealCrypto
 import Testing
 
@@ -113,6 +114,36 @@ struct Base64Tests {
     @Test(arguments: ["Zg=", "Zm9v!", "Zh", "Z", "Zm8=", "ab+c", "a b"])
     func nonCanonicalOrForeignTextIsRefused(_ text: String) {
         #expect(throws: SealCryptoError(.invalidEncoding, "")) { try Base64.decode(text, alphabet: .url) }
+    }
+
+    /// The table paths (three bytes to four characters, four characters to three bytes)
+    /// against Foundation's coder, at every length and with every byte value.
+    @Test func matchesFoundationAtEveryLengthAndByte() throws {
+        for length in 0..<260 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ length) }
+            let standard = Data(bytes).base64EncodedString()
+            #expect(Base64.encode(bytes, alphabet: .standard) == standard)
+            #expect(try Base64.decode(standard, alphabet: .standard) == bytes)
+            let url = standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            #expect(Base64.encode(bytes, alphabet: .url) == url)
+            #expect(try Base64.decode(url, alphabet: .url) == bytes)
+        }
+    }
+
+    /// A byte outside the alphabet is refused wherever it stands: in a whole group of four
+    /// or in the tail.
+    @Test func aForeignByteAnywhereIsRefused() {
+        let text = Array(Base64.encode([UInt8](repeating: 0xA5, count: 61), alphabet: .url).utf8)
+        for position in text.indices {
+            for foreign: UInt8 in [0x00, 0x2B, 0x2E, 0x2F, 0x3D, 0x7F, 0x80, 0xFF] {
+                var altered = text
+                altered[position] = foreign
+                #expect(throws: SealCryptoError(.invalidEncoding, "")) {
+                    try altered.withUnsafeBytes { try Base64.decode($0, alphabet: .url) }
+                }
+            }
+        }
     }
 
     @Test func roundTripsAllLengths() throws {

@@ -123,23 +123,23 @@ public struct SealedAlert: Sendable, Equatable {
         output.append(UInt8(ascii: "{"))
         var first = true
         fields.writeMembers(to: &output, first: &first)
-        func key(_ name: String) {
+        // The names as literals, `"name":` (Key's spellings), written without an escape scan.
+        func key(_ prefix: StaticString) {
             if !first { output.append(UInt8(ascii: ",")) }
             first = false
-            JSONWriter.writeString(name, to: &output)
-            output.append(UInt8(ascii: ":"))
+            prefix.withUTF8Buffer { output.append(contentsOf: $0) }
         }
         if !data.isEmpty {
-            key(Key.data)
+            key("\"data\":")
             JSONWriter.write(.object(data), to: &output)
         }
-        key(Key.id)
+        key("\"id\":")
         JSONWriter.writeString(id, to: &output)
-        key(Key.sent)
-        output.append(contentsOf: String(sent).utf8)
+        key("\"sent\":")
+        JSONWriter.writeInteger(sent, to: &output)
         if let expires {
-            key(Key.expires)
-            output.append(contentsOf: String(expires).utf8)
+            key("\"exp\":")
+            JSONWriter.writeInteger(expires, to: &output)
         }
         output.append(UInt8(ascii: "}"))
     }

@@ -50,7 +50,11 @@ public struct SealedEnvelope: Sendable, Equatable {
     /// Reads an envelope from its UTF-8 bytes; the receiver's path, with no String work.
     public init(utf8 bytes: UnsafeRawBufferPointer) throws {
         let dot = UInt8(ascii: ".")
-        guard let lastDot = bytes.lastIndex(of: dot), let firstDot = bytes.firstIndex(of: dot), firstDot < lastDot else {
+        // The kid's end is looked for from the front: neither a kid nor base64url has a dot,
+        // so a dot further on is the box's to refuse, and the box is not scanned twice.
+        guard let firstDot = bytes.firstIndex(of: dot),
+              let secondDot = UnsafeRawBufferPointer(rebasing: bytes[(firstDot + 1)...]).firstIndex(of: dot).map({ firstDot + 1 + $0 })
+        else {
             throw EnvelopeError(.malformed, "not an envelope: expected ps1.<kid>.<sealed box> or ps2.<kid>.<sealed box>")
         }
         let versionBytes = UnsafeRawBufferPointer(rebasing: bytes[..<firstDot])
@@ -64,14 +68,14 @@ public struct SealedEnvelope: Sendable, Equatable {
             let shown = text.count <= 16 && KeyID.isValid(text) ? "'\(text)'" : "this"
             throw EnvelopeError(.unsupportedVersion, "envelope version \(shown) is not supported (this build reads ps1 and ps2)")
         }
-        let kidBytes = UnsafeRawBufferPointer(rebasing: bytes[(firstDot + 1)..<lastDot])
+        let kidBytes = UnsafeRawBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot])
         let kid = String(decoding: kidBytes, as: UTF8.self)
         guard KeyID.isValid(kid) else {
             throw EnvelopeError(.malformed, "malformed envelope: the key id must be 1 to 64 of A-Z a-z 0-9 _ -")
         }
         let combined: [UInt8]
         do {
-            combined = try Base64.decode(UnsafeRawBufferPointer(rebasing: bytes[(lastDot + 1)...]), alphabet: .url)
+            combined = try Base64.decode(UnsafeRawBufferPointer(rebasing: bytes[(secondDot + 1)...]), alphabet: .url)
         } catch {
             throw EnvelopeError(.malformed, "malformed envelope: the sealed box is \(error)")
         }

@@ -37,6 +37,11 @@ enum Hex {
         nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 
+    /// The uppercase hex digit of a value from 0 to 15, as in APNs' ids.
+    static func upperDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") + nibble - 10
+    }
+
     static func encode(_ bytes: [UInt8]) -> String {
         var output = [UInt8]()
         output.reserveCapacity(bytes.count * 2)

@@ -15,6 +15,23 @@ public enum AlertField: String, CaseIterable, Sendable {
     /// The name in every JSON form.
     public var key: String { rawValue }
 
+    /// `"name":`, as a writer puts it before the value: every sealed alert writes a few, and
+    /// the names need no escaping, so they are not scanned for any.
+    var memberPrefix: StaticString {
+        switch self {
+        case .title: "\"title\":"
+        case .subtitle: "\"subtitle\":"
+        case .body: "\"body\":"
+        case .badge: "\"badge\":"
+        case .sound: "\"sound\":"
+        case .threadID: "\"thread-id\":"
+        case .category: "\"category\":"
+        case .targetContentID: "\"target-content-id\":"
+        case .interruptionLevel: "\"interruption-level\":"
+        case .relevanceScore: "\"relevance-score\":"
+        }
+    }
+
     /// `allCases`, made once: the synthesised one builds a new array on every use, and the
     /// receiver walks this table several times per notification.
     public static let every: [AlertField] = allCases
@@ -25,16 +42,22 @@ public enum AlertField: String, CaseIterable, Sendable {
     public static func named(_ name: String) -> AlertField? {
         var name = name
         return name.withUTF8 { bytes in
-            for (spelling, field) in spellings where spelling.count == bytes.count && spelling.elementsEqual(bytes) {
-                return field
+            guard bytes.count < spellingsByLength.count else { return nil }
+            for (spelling, field) in spellingsByLength[bytes.count] {
+                if spelling.withUnsafeBufferPointer({ $0.elementsEqual(bytes) }) { return field }
             }
             return nil
         }
     }
 
-    /// Every name and alias with its field.
-    private static let spellings: [(name: [UInt8], field: AlertField)] =
-        every.flatMap { field in ([field.key] + field.aliases).map { (Array($0.utf8), field) } }
+    /// Every name and alias with its field, filed by length: a name is compared with the
+    /// one or two spellings as long as it, not with all of them.
+    private static let spellingsByLength: [[(name: [UInt8], field: AlertField)]] = {
+        let spellings = every.flatMap { field in ([field.key] + field.aliases).map { (Array($0.utf8), field) } }
+        var byLength = [[(name: [UInt8], field: AlertField)]](repeating: [], count: spellings.map(\.0.count).max()! + 1)
+        for spelling in spellings { byLength[spelling.0.count].append(spelling) }
+        return byLength
+    }()
 
     /// The shorter names a batch line may use instead, spelled like the options.
     public var aliases: [String] {
@@ -86,7 +109,7 @@ public struct AlertFields: Sendable, Equatable {
     /// Sets a field from JSON, refusing a value of the wrong kind or out of range; `null`
     /// unsets it.
     public mutating func set(_ field: AlertField, json value: JSONValue) throws(PayloadError) {
-        if value == .null { return clear(field) }
+        if case .null = value { return clear(field) }
         switch field {
         case .badge:
             guard let number = value.integerValue, let badge = Int(exactly: number), badge >= 0 else {
@@ -176,8 +199,7 @@ public struct AlertFields: Sendable, Equatable {
         func member(_ field: AlertField, _ write: (inout [UInt8]) -> Void) {
             if !first { output.append(UInt8(ascii: ",")) }
             first = false
-            JSONWriter.writeString(field.key, to: &output)
-            output.append(UInt8(ascii: ":"))
+            field.memberPrefix.withUTF8Buffer { output.append(contentsOf: $0) }
             write(&output)
         }
         func text(_ field: AlertField, _ value: String?) {
@@ -186,7 +208,7 @@ public struct AlertFields: Sendable, Equatable {
         text(.title, title)
         text(.subtitle, subtitle)
         text(.body, body)
-        if let badge { member(.badge) { $0.append(contentsOf: String(badge).utf8) } }
+        if let badge { member(.badge) { JSONWriter.writeInteger(Int64(badge), to: &$0) } }
         text(.sound, sound)
         text(.threadID, threadID)
         text(.category, category)

@@ -35,69 +35,83 @@ public struct AlertRequest: Sendable {
 
     /// Reads one JSON object of batch input, in one pass over its members.
     public init(json object: JSONObject) throws {
-        // Which fields were given by their own name and which by an alias, one bit per
-        // field in table order: an alias is the option's spelling of the same field, so a
-        // line may use one of the two.
+        var given = GivenFields()
+        for (key, value) in object { try take(key, value, given: &given) }
+    }
+
+    /// Reads one line of batch input as its members are parsed, building no JSON object:
+    /// `encrypt --batch`'s path. Throws `JSONParseError` for text that is not JSON.
+    public init(line: UnsafeRawBufferPointer) throws {
+        var given = GivenFields()
+        guard try JSONParser.forEachMember(in: line, { key, value in try take(key, value, given: &given) }) else {
+            throw PayloadError(.invalidAlert, "the line is not a JSON object")
+        }
+    }
+
+    /// Which fields were given by their own name and which by an alias, one bit per field
+    /// in table order: an alias is the option's spelling of the same field, so a line may
+    /// use one of the two.
+    private struct GivenFields {
         var byName: UInt16 = 0, byAlias: UInt16 = 0
-        for (key, value) in object {
-            if let field = AlertField.named(key) {
-                let bit = UInt16(1) << AlertField.every.firstIndex(of: field)!
-                if key == field.key { byName |= bit } else { byAlias |= bit }
-                if byName & byAlias & bit != 0 {
-                    throw PayloadError(.invalidAlert, "give '\(field.key)' or '\(field.aliases[0])', not both: they are the same field")
-                }
-                try fields.set(field, json: value)
-                continue
+    }
+
+    private mutating func take(_ key: String, _ value: JSONValue, given: inout GivenFields) throws {
+        if let field = AlertField.named(key) {
+            let bit = UInt16(1) << AlertField.every.firstIndex(of: field)!
+            if key == field.key { given.byName |= bit } else { given.byAlias |= bit }
+            if given.byName & given.byAlias & bit != 0 {
+                throw PayloadError(.invalidAlert, "give '\(field.key)' or '\(field.aliases[0])', not both: they are the same field")
             }
-            switch key {
-            case Key.url, Key.id:
-                switch value {
-                case .null: break
-                case .string(let text): if key == Key.url { url = text } else { id = text }
-                default: throw PayloadError(.invalidAlert, "'\(key)' is \(value.kindName), not a string")
-                }
-            case Key.to:
-                switch value {
-                case .null: recipient = nil
-                case .string(let text) where KeyID.isValid(text): recipient = text
-                default: throw PayloadError(.invalidAlert, "'to' is the kid of a recipient key (1 to 64 of A-Z a-z 0-9 _ -)")
-                }
-            case Key.data:
-                switch value {
-                case .null: break
-                case .object(let members): data = members
-                default: throw PayloadError(.invalidAlert, "'data' is \(value.kindName), not an object")
-                }
-            case Key.ttl:
-                switch value {
-                case .null: timeToLive = nil
-                case .string(let text):
-                    guard let duration = DurationText.parse(text, in: Self.timeToLiveRange) else {
-                        throw PayloadError(.invalidAlert, "'ttl' must be a duration from 1s to 365d, such as 3600s, 90m, 12h or 7d")
-                    }
-                    timeToLive = duration
-                case .number:
-                    guard let seconds = value.integerValue, Self.timeToLiveRange.contains(.seconds(seconds)) else {
-                        throw PayloadError(.invalidAlert, "'ttl' must be a number of seconds from 1 to 31536000")
-                    }
-                    timeToLive = .seconds(seconds)
-                default: throw PayloadError(.invalidAlert, "'ttl' must be a duration such as 3600s, 90m, 12h or 7d")
-                }
-            default:
-                throw PayloadError(.invalidAlert, "unknown alert field '\(key.prefix(64))' (known: \(Self.batchKeys.sorted().joined(separator: ", ")))")
+            try fields.set(field, json: value)
+            return
+        }
+        switch key {
+        case Key.url, Key.id:
+            switch value {
+            case .null: break
+            case .string(let text): if key == Key.url { url = text } else { id = text }
+            default: throw PayloadError(.invalidAlert, "'\(key)' is \(value.kindName), not a string")
             }
+        case Key.to:
+            switch value {
+            case .null: recipient = nil
+            case .string(let text) where KeyID.isValid(text): recipient = text
+            default: throw PayloadError(.invalidAlert, "'to' is the kid of a recipient key (1 to 64 of A-Z a-z 0-9 _ -)")
+            }
+        case Key.data:
+            switch value {
+            case .null: break
+            case .object(let members): data = members
+            default: throw PayloadError(.invalidAlert, "'data' is \(value.kindName), not an object")
+            }
+        case Key.ttl:
+            switch value {
+            case .null: timeToLive = nil
+            case .string(let text):
+                guard let duration = DurationText.parse(text, in: Self.timeToLiveRange) else {
+                    throw PayloadError(.invalidAlert, "'ttl' must be a duration from 1s to 365d, such as 3600s, 90m, 12h or 7d")
+                }
+                timeToLive = duration
+            case .number:
+                guard let seconds = value.integerValue, Self.timeToLiveRange.contains(.seconds(seconds)) else {
+                    throw PayloadError(.invalidAlert, "'ttl' must be a number of seconds from 1 to 31536000")
+                }
+                timeToLive = .seconds(seconds)
+            default: throw PayloadError(.invalidAlert, "'ttl' must be a duration such as 3600s, 90m, 12h or 7d")
+            }
+        default:
+            throw PayloadError(.invalidAlert, "unknown alert field '\(key.prefix(64))' (known: \(Self.batchKeys.sorted().joined(separator: ", ")))")
         }
     }
 
     /// Checks the request and stamps it with an id and the time it was sealed.
-    public func alert(now: Int64) throws -> SealedAlert {
+    public consuming func alert(now: Int64) throws -> SealedAlert {
         guard fields.title?.isEmpty == false || fields.body?.isEmpty == false else {
             throw PayloadError(.invalidAlert, "an alert needs a title or a body")
         }
         if let id, id.isEmpty || id.utf8.count > 64 {
             throw PayloadError(.invalidAlert, "'id' must be 1 to 64 bytes")
         }
-        var data = data
         if let url { data["url"] = .string(url) }
         let expires = timeToLive.map { ttl in
             let (sum, overflow) = now.addingReportingOverflow(max(1, DurationText.seconds(ttl)))

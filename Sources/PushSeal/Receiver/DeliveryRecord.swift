@@ -96,7 +96,7 @@ public struct DeliveryRecord: Sendable {
             guard let arrival else { return }
             for (key, value) in arrival.members { string(key, value) }
         }
-        raw("seq", String(seq))
+        member("seq") { JSONWriter.writeInteger(Int64(seq), to: &$0) }
         guard let delivery else {
             if let identifier { string("apns-id", identifier) } else { raw("apns-id", "null") }
             string("status", status.rawValue)
@@ -184,7 +184,7 @@ public struct DeliveryRecord: Sendable {
         let micros = Int64((duration.milliseconds * 1_000).rounded())
         let whole = micros / 1_000, fraction = Int(micros % 1_000).magnitude
         if micros < 0, whole == 0 { output.append(UInt8(ascii: "-")) }
-        output.append(contentsOf: String(whole).utf8)
+        JSONWriter.writeInteger(whole, to: &output)
         output.append(UInt8(ascii: "."))
         output.append(UInt8(ascii: "0") + UInt8(fraction / 100))
         output.append(UInt8(ascii: "0") + UInt8(fraction / 10 % 10))

@@ -28,15 +28,21 @@ package struct LineReader {
     package mutating func forEachLine(idle: () -> Void = {}, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         var chunk = [UInt8](repeating: 0, count: 256 * 1024)
         while true {
-            var searchFrom = start
-            while let newline = buffer[searchFrom...].firstIndex(of: UInt8(ascii: "\n")) {
-                if stop?.isRequested == true { return }
-                var end = newline
-                if end > start, buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-                try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
-                start = newline + 1
-                searchFrom = start
+            // libc's memchr finds each newline: the byte-at-a-time search was a tenth of a
+            // batch alert's work.
+            let stopped = try buffer.withUnsafeBytes { all -> Bool in
+                guard let base = all.baseAddress else { return false }
+                while start < all.count, let found = memchr(base + start, Int32(UInt8(ascii: "\n")), all.count - start) {
+                    if stop?.isRequested == true { return true }
+                    let newline = base.distance(to: UnsafeRawPointer(found))
+                    var end = newline
+                    if end > start, all[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+                    try body(UnsafeRawBufferPointer(rebasing: all[start..<end]))
+                    start = newline + 1
+                }
+                return false
             }
+            if stopped { return }
             if ended {
                 if start < buffer.count {
                     try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start...])) }

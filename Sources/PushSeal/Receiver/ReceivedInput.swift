@@ -88,25 +88,25 @@ package enum ReceivedInput: Sendable {
 
     /// A UUID in APNs' uppercase form, as APNs assigns when the sender gives none.
     static func newIdentifier() -> String {
-        var random = [UInt8](repeating: 0, count: 16)
-        _ = try? random.withUnsafeMutableBytes { try SecureRandom.fillPublic($0) }
-        random[6] = random[6] & 0x0F | 0x40
-        random[8] = random[8] & 0x3F | 0x80
-        let digits: StaticString = "0123456789ABCDEF"
-        return String(unsafeUninitializedCapacity: 36) { text in
-            digits.withUTF8Buffer { digits in
+        // Every input from a file or stdin gets one: the random bytes stay on the stack.
+        var raw: (UInt64, UInt64) = (0, 0)
+        _ = try? withUnsafeMutableBytes(of: &raw) { try SecureRandom.fillPublic($0) }
+        return withUnsafeMutableBytes(of: &raw) { random in
+            random[6] = random[6] & 0x0F | 0x40
+            random[8] = random[8] & 0x3F | 0x80
+            return String(unsafeUninitializedCapacity: 36) { text in
                 var out = 0
-                for (index, byte) in random.enumerated() {
+                for index in 0..<16 {
                     if index == 4 || index == 6 || index == 8 || index == 10 {
                         text[out] = UInt8(ascii: "-")
                         out += 1
                     }
-                    text[out] = digits[Int(byte >> 4)]
-                    text[out + 1] = digits[Int(byte & 0x0F)]
+                    text[out] = Hex.upperDigit(random[index] >> 4)
+                    text[out + 1] = Hex.upperDigit(random[index] & 0x0F)
                     out += 2
                 }
+                return 36
             }
-            return 36
         }
     }
 }
