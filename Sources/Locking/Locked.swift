@@ -20,17 +20,24 @@ import Darwin
 /// notification, and three allocations each (object, lock, mutex) showed in its profile.
 ///
 /// Inlinable, so that the modules above specialise it for their values instead of looking
-/// up generic metadata on every call of a hot path.
-package struct Locked<Value: Sendable>: @unchecked Sendable {
+/// up generic metadata on every call of a hot path. Public, not `package`: Swift 6.3 does
+/// not inline a `package` declaration's body into another module, `@inlinable` or not, so
+/// every lock taken went through the generic entry points (the locks of a notification
+/// cost the receiver more than its AES-GCM open).
+public struct Locked<Value: Sendable>: @unchecked Sendable {
     @usableFromInline let storage: LockedStorage<Value>
 
-    package init(_ value: Value) {
+    /// Inlinable, with `make`: a caller specialises them and finds the storage's class
+    /// metadata in its own cache, instead of the runtime's generic lookup on every lock made
+    /// (the receiver makes two per notification).
+    @inlinable
+    public init(_ value: Value) {
         storage = LockedStorage.make(value)
     }
 
     /// Runs `body` with the value while holding the lock.
     @inlinable
-    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try storage.withUnsafeMutablePointers { value, mutex in
             try PthreadMutex.withLock(mutex) { try body(&value.pointee) }
         }
@@ -39,7 +46,7 @@ package struct Locked<Value: Sendable>: @unchecked Sendable {
     /// Runs `body` only if the lock is free now; nil when another thread holds it. For a
     /// path that must never wait (the second stop signal).
     @inlinable
-    package func withLockIfAvailable<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result? {
+    public func withLockIfAvailable<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result? {
         try storage.withUnsafeMutablePointers { value, mutex in
             try PthreadMutex.withLockIfAvailable(mutex) { try body(&value.pointee) }
         }
@@ -50,12 +57,14 @@ package struct Locked<Value: Sendable>: @unchecked Sendable {
 /// is stable for the object's life, as pthread requires.
 @usableFromInline
 final class LockedStorage<Value>: ManagedBuffer<Value, pthread_mutex_t> {
+    @inlinable
     static func make(_ value: Value) -> LockedStorage {
         let storage = unsafeDowncast(create(minimumCapacity: 1) { _ in value }, to: LockedStorage.self)
         storage.withUnsafeMutablePointerToElements { PthreadMutex.initialize($0) }
         return storage
     }
 
+    @inlinable
     deinit {
         withUnsafeMutablePointerToElements { PthreadMutex.destroy($0) }
     }
@@ -64,12 +73,14 @@ final class LockedStorage<Value>: ManagedBuffer<Value, pthread_mutex_t> {
 /// The checked pthread calls `Locked` and `Lock` share.
 @usableFromInline
 enum PthreadMutex {
+    @usableFromInline
     static func initialize(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
         mutex.initialize(to: pthread_mutex_t())
         let rc = pthread_mutex_init(mutex, nil)
         precondition(rc == 0, "pthread_mutex_init failed: \(rc)")
     }
 
+    @usableFromInline
     static func destroy(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
         let rc = pthread_mutex_destroy(mutex)
         precondition(rc == 0, "pthread_mutex_destroy failed: \(rc)")
@@ -104,10 +115,10 @@ enum PthreadMutex {
 /// A pthread mutex that guards no value, for code that only needs one thing at a time
 /// (a reload, an output stream). `Locked(())` would do the same, but ThreadSanitizer sees
 /// the empty value's accesses outside the lock and reports a race that is not there.
-package final class Lock: @unchecked Sendable {
+public final class Lock: @unchecked Sendable {
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    package init() {
+    public init() {
         mutex = .allocate(capacity: 1)
         PthreadMutex.initialize(mutex)
     }
@@ -119,13 +130,13 @@ package final class Lock: @unchecked Sendable {
 
     /// Runs `body` while holding the lock.
     @inlinable
-    package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+    public func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
         try PthreadMutex.withLock(mutex, body)
     }
 
     /// Runs `body` only if the lock is free now; nil when another thread holds it.
     @inlinable
-    package func withLockIfAvailable<Result>(_ body: () throws -> Result) rethrows -> Result? {
+    public func withLockIfAvailable<Result>(_ body: () throws -> Result) rethrows -> Result? {
         try PthreadMutex.withLockIfAvailable(mutex, body)
     }
 }
