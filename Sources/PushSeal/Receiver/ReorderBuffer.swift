@@ -19,7 +19,8 @@ struct ReorderBuffer<Value> {
         } else {
             waiting[index] = value
         }
-        while let due = waiting.removeValue(forKey: next) {
+        // An empty dictionary is not searched: in order, nothing ever waits.
+        while !waiting.isEmpty, let due = waiting.removeValue(forKey: next) {
             release(due)
             next += 1
             released += 1
