@@ -37,6 +37,11 @@ package final class OrderedReceiver<Rendered: Sendable>: Sendable {
     }
 
     /// Delivers the input reserved as `seq`.
+    ///
+    /// Specialised here for the records `pushseal receive` renders (their bytes and their
+    /// status): no module specialises another's `package` generics, so without it every
+    /// record ran generic code and looked up the ordering buffer's metadata twice.
+    @specialized(where Rendered == (bytes: [UInt8], status: String))
     package func deliver(_ seq: Int, source: String, bytes: UnsafeRawBufferPointer) {
         switch ReceivedInput(bytes: bytes) {
         case .unreadable(let reason):
