@@ -473,22 +473,24 @@ final class Connection {
 
     /// Scratch for the response headers being submitted.
     private var fieldBytes: [UInt8] = []
-    private var fieldSpans: [(name: Int, value: Int, end: Int)] = []
+    private var fieldSpans: [(name: Int, value: Int, end: Int, indexed: Bool)] = []
 
     private func submit(_ response: HTTP2Server.Response, on stream: Int32, session: OpaquePointer) {
         // Every name and value in one buffer kept by the connection, the nghttp2_nv entries
         // pointing into it; nghttp2 copies them on submit, so the buffer is reused.
         fieldBytes.removeAll(keepingCapacity: true)
         fieldSpans.removeAll(keepingCapacity: true)
-        func add(_ name: String, _ value: String) {
+        func add(_ name: String, _ value: String, indexed: Bool = true) {
             let nameStart = fieldBytes.count
             fieldBytes.append(contentsOf: name.utf8)
             let valueStart = fieldBytes.count
             fieldBytes.append(contentsOf: value.utf8)
-            fieldSpans.append((nameStart, valueStart, fieldBytes.count))
+            fieldSpans.append((nameStart, valueStart, fieldBytes.count, indexed))
         }
         add(":status", String(response.status))
-        for field in response.headers { add(field.name, field.value) }
+        for (index, field) in response.headers.enumerated() {
+            add(field.name, field.value, indexed: index >= response.unindexedHeaders)
+        }
         if !response.body.isEmpty { add("content-length", String(response.body.count)) }
         let spans = fieldSpans
         fieldBytes.withUnsafeMutableBufferPointer { buffer in
@@ -496,7 +498,7 @@ final class Connection {
             var entries = spans.map { span in
                 nghttp2_nv(name: base + span.name, value: base + span.value,
                            namelen: span.value - span.name, valuelen: span.end - span.value,
-                           flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+                           flags: UInt8((span.indexed ? NGHTTP2_NV_FLAG_NONE : NGHTTP2_NV_FLAG_NO_INDEX).rawValue))
             }
             if response.body.isEmpty {
                 _ = nghttp2_submit_response(session, stream, &entries, entries.count, nil)

@@ -112,11 +112,16 @@ package final class HTTP2Server: Sendable {
         package var status: Int
         package var headers: [(name: String, value: String)]
         package var body: [UInt8]
+        /// How many of `headers`, from the first, differ in every response (an id): they are
+        /// sent without indexing, since entering them in HPACK's table would only push out
+        /// entries that do repeat, at both ends, and cost the encoder a search each time.
+        package var unindexedHeaders: Int
 
-        package init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+        package init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = [], unindexedHeaders: Int = 0) {
             self.status = status
             self.headers = headers
             self.body = body
+            self.unindexedHeaders = unindexedHeaders
         }
     }
 

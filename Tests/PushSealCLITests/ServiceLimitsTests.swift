@@ -339,6 +339,19 @@ struct ServiceLimitsTests {
         #expect(kilobytes < 256 * 1_024, "bounded whatever the extension: \(rss)")
     }
 
+    /// Every answer's apns-id is new, so it goes out without indexing: in the client's HPACK
+    /// table it would only push out the entries that do repeat. Accepted and refused alike.
+    @Test func apnsIdsAreNotEnteredInTheClientsHeaderTable() throws {
+        let served = try Served()
+        let seen = try HostilePeers.run(["header-table"] + served.peer + [served.request, "5"])
+        #expect(seen["statuses"] as? [Int] == [200, 200, 200, 200, 200, 400], "\(seen)")
+        let ids = seen["ids"] as? [String] ?? []
+        #expect(ids.count == 6 && Set(ids).count == 6 && ids.allSatisfy { $0.count == 36 }, "\(seen)")
+        let table = seen["table"] as? [String] ?? []
+        #expect(!table.contains("apns-id"), "\(table)")
+        _ = served.listener.finish()
+    }
+
     @Test func aConnectionMayChangeItsProviderTokenOnlyEvery20Minutes() throws {
         let served = try Served()
         let now = Int(Date().timeIntervalSince1970)

@@ -1,4 +1,4 @@
-import PushSeal
+@testable import PushSeal
 import SealCrypto
 import Testing
 
@@ -40,6 +40,16 @@ struct APNsRulesTests {
         #expect(answer([topic, ("authorization", token(issuedAt: 1_800_000_000 + 3_600))]) == "InvalidProviderToken")
         #expect(answer([topic, ("authorization", "basic abc")]) == "InvalidProviderToken")
         #expect(answer([topic, ("authorization", "bearer a.b")]) == "InvalidProviderToken")
+    }
+
+    /// The token is what lies between `/3/device/` and a query; other paths have none.
+    @Test(arguments: [
+        ("/3/device", ""), ("/3/device?x=1", ""), ("/3/device/abc", "abc"), ("/3/device/abc?q=1", "abc"),
+        ("/3/device/", ""), ("/3/device/é", "é"), ("/3/devices/abc", nil), ("/3/device/a/b", nil),
+        ("/2/device/abc", nil), ("/3/dev", nil), ("", nil),
+    ] as [(String, String?)])
+    func theDeviceTokenIsReadFromThePath(path: String, token: String?) {
+        #expect(APNsRules.deviceToken(in: path) == token)
     }
 
     @Test func identifiersAndPathsAreReadAsAPNsReadsThem() {

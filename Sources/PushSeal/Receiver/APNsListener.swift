@@ -220,7 +220,7 @@ public final class APNsListener: Sendable {
                     return HTTP2Server.Response(
                         status: answer.status,
                         headers: [(APNs.Header.id.rawValue, identifier), ("content-type", "application/json")],
-                        body: rules.body(for: answer))
+                        body: rules.body(for: answer), unindexedHeaders: 1)
                 }
                 switch request.ending {
                 case .reset(let reason):
@@ -249,7 +249,8 @@ public final class APNsListener: Sendable {
                     }
                     inFlight.enter()
                     handoff.add(.init(seq: seq, source: source, identifier: identifier, arrival: arrival, body: request.body))
-                    return HTTP2Server.Response(status: 200, headers: [(APNs.Header.id.rawValue, identifier)])
+                    // The apns-id is new in every answer: not worth a place in HPACK's table.
+                    return HTTP2Server.Response(status: 200, headers: [(APNs.Header.id.rawValue, identifier)], unindexedHeaders: 1)
                 }
             }
         } catch {

@@ -26,6 +26,9 @@ on purpose, by hand; every loop is bounded in count and time.
         one request per token on one connection; reports the statuses
   broken-requests HOST PORT REQUEST_JSON
         requests nghttp2 resets: content-length mismatch, NUL in the path, an empty bearer
+  header-table HOST PORT REQUEST_JSON COUNT
+        COUNT requests on one connection, then one with a priority APNs refuses; reports the answers'
+        apns-ids and the names in the client's HPACK table after them
   flood-and-polite HOST PORT CACERT|- REQUEST_JSON SECONDS
         one connection sends an endless request body for SECONDS while ten polite ones each
         make five requests; reports how many polite answers came while the flood went on
@@ -417,6 +420,39 @@ def token_updates(host, port, request_json, *tokens):
     print(json.dumps({"answers": statuses}))
 
 
+def header_table(host, port, request_json, count):
+    import h2.events
+
+    headers, body = request_parts(request_json)
+    sock = socket.create_connection((host, int(port)), timeout=10)
+    conn = h2_connection()
+    ids, statuses = [], []
+    refused = headers + [("apns-priority", "7")]
+    for own in [headers] * int(count) + [refused]:
+        stream = send_request(conn, own, body)
+        sock.sendall(conn.data_to_send())
+        done = False
+        while not done:
+            data = sock.recv(65536)
+            if not data:
+                break
+            for event in conn.receive_data(data):
+                if isinstance(event, h2.events.ResponseReceived) and event.stream_id == stream:
+                    fields = dict(event.headers)
+                    statuses.append(int(fields[b":status"]))
+                    ids.append(fields.get(b"apns-id", b"").decode())
+                elif isinstance(event, h2.events.DataReceived):
+                    conn.acknowledge_received_data(len(event.data), event.stream_id)
+                if isinstance(event, h2.events.StreamEnded) and event.stream_id == stream:
+                    done = True
+            out = conn.data_to_send()
+            if out:
+                sock.sendall(out)
+    table = [name.decode() for name, _ in conn.decoder.header_table.dynamic_entries]
+    sock.close()
+    print(json.dumps({"statuses": statuses, "ids": ids, "table": table}))
+
+
 def broken_requests(host, port, request_json):
     headers, body = request_parts(request_json)
     outcomes = {}
@@ -511,7 +547,7 @@ def main(argv):
         "tls-churn": tls_churn, "idle-crowd": idle_crowd, "idle-goaway": idle_goaway,
         "stalled-body": stalled_body, "rapid-reset": rapid_reset, "hpack-bomb": hpack_bomb,
         "unfinished": unfinished, "token-updates": token_updates, "broken-requests": broken_requests,
-        "flood-and-polite": flood_and_polite,
+        "flood-and-polite": flood_and_polite, "header-table": header_table,
     }
     if command not in table:
         raise SystemExit(__doc__)
