@@ -372,8 +372,9 @@ rec1 = $lines / $rec1
 row("receive --json -, 1 core", f"{rec1:,.0f}/s", "≥ 250,000/s", rec1 >= 250000, "per-notification work spread flat (valgrind --tool=callgrind: 65k instructions a record, of which the payload read into a JSON tree and NotificationContent 13k, the plaintext's tree 7k, releasing the trees' Strings and arrays 12k, the record 7k, the envelope and its AES-GCM open 9k; no function over 6% by itself)")
 row("receive --json -, against Python doing the same job", f"{$recpy / $rec1:.1f}×", "≥ 4×", $recpy / $rec1 >= 4, "as above")
 enc1 = $lines / $enc1
-row("encrypt --batch, 1 core", f"{enc1:,.0f}/s", "≥ 500,000/s", enc1 >= 500000, "flat (valgrind --tool=callgrind: 22k instructions a line, of which reading the line's members 6k, writing the plaintext 4k, AES-GCM through EVP 4.6k with OpenSSL 3.0's two parameter lookups a seal (IV length, tag) 1k, base64 1.4k, releasing the alert 1.2k)")
-row("encrypt --batch against the AES-GCM ceiling at ${pad} bytes", f"{enc1 / $ceiling:.2f}", "≥ 0.40", enc1 / $ceiling >= 0.4, "as above")
+encrypt_bound = "flat (valgrind --tool=callgrind: 22k instructions a line, of which reading the line's members 6k, writing the plaintext 4k, AES-GCM through EVP 4.6k with OpenSSL 3.0's two parameter lookups a seal (IV length, tag) 1k, base64 1.4k, releasing the alert 1.2k)"
+row("encrypt --batch, 1 core", f"{enc1:,.0f}/s", "≥ 500,000/s", enc1 >= 500000, encrypt_bound)
+row("encrypt --batch against the AES-GCM ceiling at ${pad} bytes", f"{enc1 / $ceiling:.2f}", "≥ 0.40", enc1 / $ceiling >= 0.4, encrypt_bound)
 seal2 = $ps2_lines / $seal2
 open2 = $ps2_lines / $open2
 row("ps2 seal against OpenSSL's floor, 1/(1/sign + 1/derive) = {:,.0f}/s".format($seal_floor), f"{seal2 / $seal_floor:.2f} ({seal2:,.0f}/s)", "≥ 0.75", seal2 / $seal_floor >= 0.75, "the two scalar multiplications")

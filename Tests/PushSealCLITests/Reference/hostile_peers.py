@@ -142,7 +142,11 @@ def exchange(sock, conn, streams, seconds=10):
             break
         for event in conn.receive_data(data):
             if isinstance(event, h2.events.ResponseReceived):
-                results.setdefault(event.stream_id, {})["status"] = int(dict(event.headers)[b":status"])
+                fields = dict(event.headers)
+                entry = results.setdefault(event.stream_id, {})
+                entry["status"] = int(fields[b":status"])
+                if b"apns-id" in fields:
+                    entry["apns-id"] = fields[b"apns-id"].decode()
             elif isinstance(event, h2.events.DataReceived):
                 conn.acknowledge_received_data(len(event.data), event.stream_id)
                 entry = results.setdefault(event.stream_id, {})
@@ -421,36 +425,17 @@ def token_updates(host, port, request_json, *tokens):
 
 
 def header_table(host, port, request_json, count):
-    import h2.events
-
     headers, body = request_parts(request_json)
     sock = socket.create_connection((host, int(port)), timeout=10)
     conn = h2_connection()
-    ids, statuses = [], []
-    refused = headers + [("apns-priority", "7")]
-    for own in [headers] * int(count) + [refused]:
+    answers = []
+    for own in [headers] * int(count) + [headers + [("apns-priority", "7")]]:
         stream = send_request(conn, own, body)
-        sock.sendall(conn.data_to_send())
-        done = False
-        while not done:
-            data = sock.recv(65536)
-            if not data:
-                break
-            for event in conn.receive_data(data):
-                if isinstance(event, h2.events.ResponseReceived) and event.stream_id == stream:
-                    fields = dict(event.headers)
-                    statuses.append(int(fields[b":status"]))
-                    ids.append(fields.get(b"apns-id", b"").decode())
-                elif isinstance(event, h2.events.DataReceived):
-                    conn.acknowledge_received_data(len(event.data), event.stream_id)
-                if isinstance(event, h2.events.StreamEnded) and event.stream_id == stream:
-                    done = True
-            out = conn.data_to_send()
-            if out:
-                sock.sendall(out)
+        answers.append(exchange(sock, conn, [stream]).get(stream, {}))
     table = [name.decode() for name, _ in conn.decoder.header_table.dynamic_entries]
     sock.close()
-    print(json.dumps({"statuses": statuses, "ids": ids, "table": table}))
+    print(json.dumps({"statuses": [answer.get("status") for answer in answers],
+                      "ids": [answer.get("apns-id", "") for answer in answers], "table": table}))
 
 
 def broken_requests(host, port, request_json):
