@@ -23,8 +23,8 @@ final class SealerSet: Sendable {
     /// The request's own sealer, or why there is none: a sender's keyring of public keys
     /// alone has no primary, and needs none when every batch line names its recipient.
     private let standard: Result<PayloadSealer, any Error>
-    /// The same when there is one, taken once per batch without unwrapping a Result.
-    let standardSealer: PayloadSealer?
+    /// The same when there is one, read per line without unwrapping a Result.
+    private let standardSealer: PayloadSealer?
     /// APNs' payload limit for the push type the payloads go out as.
     private let byteLimit: Int
     /// `--truncate`: each line's body is cut to fit too.
@@ -112,7 +112,6 @@ private func runBatch(sealers: SealerSet, jobs: Int, truncate: Bool, console: Co
     let lines = LineWorkerPool<SealedLines>(jobs: jobs, process: { batch in
         var sealed = SealedLines()
         sealed.payloads.reserveCapacity(batch.count * 400)
-        let standard = sealers.standardSealer
         batch.forEach { line, number, _ in
             do {
                 let alert: AlertRequest
@@ -121,9 +120,7 @@ private func runBatch(sealers: SealerSet, jobs: Int, truncate: Bool, console: Co
                 } catch let error as JSONParseError {
                     throw PayloadError(.invalidAlert, "not JSON (\(error)); each line is one alert, such as {\"title\":\"Deploy\",\"body\":\"done\"}")
                 }
-                // Most lines go to the batch's own sealer, taken once per batch: a copy per
-                // line retained each of its buffers.
-                let sealer = alert.recipient == nil ? try standard ?? sealers.sealer(to: nil) : try sealers.sealer(to: alert.recipient)
+                let sealer = try sealers.sealer(to: alert.recipient)
                 let stamped = try (consume alert).alert(now: now)
                 do {
                     try sealer.append(stamped, to: &sealed.payloads)
