@@ -14,6 +14,9 @@ final class Connection {
     private let descriptor: Int32
     let number: Int
     private unowned let loop: EventLoop
+    /// The server's state, held directly: every header and body chunk consults its limits
+    /// and byte count, and each reach through the unowned `loop` cost a checked retain.
+    private let shared: EventLoop.Shared
     private var tls: OpaquePointer?
     private var session: OpaquePointer?
     private var handshaking: Bool
@@ -46,12 +49,13 @@ final class Connection {
         self.descriptor = descriptor
         self.number = number
         self.loop = loop
+        shared = loop.shared
         acceptedAt = EventLoop.now()
         idleSince = acceptedAt
         lastWritten = acceptedAt
-        resetAllowance = Double(loop.shared.limits.resetBurst)
+        resetAllowance = Double(shared.limits.resetBurst)
         resetCheckedAt = acceptedAt
-        if let context = loop.shared.tls {
+        if let context = shared.tls {
             ERR_clear_error()
             guard let tls = SSL_new(context.context) else {
                 ERR_clear_error()
@@ -124,7 +128,7 @@ final class Connection {
     }
 
     func closeIfTimedOut(now: MonotonicClock.Instant) {
-        let limits = loop.shared.limits
+        let limits = shared.limits
         if handshaking {
             let limit = min(limits.handshakeTimeout, limits.idleTimeout)
             if now - acceptedAt > limit { close() }
@@ -158,7 +162,7 @@ final class Connection {
         }
         loop.forget(descriptor)
         Glibc.close(descriptor)
-        loop.shared.openConnections.subtract(1, ordering: .relaxed)
+        shared.openConnections.subtract(1, ordering: .relaxed)
         let open = streams.sorted { $0.key < $1.key }
         streams.removeAll()
         decoding = nil
@@ -167,7 +171,7 @@ final class Connection {
         }
         releaseHeld(heldBytes)
         output.discard()
-        loop.shared.connectionEnded?(number)
+        shared.connectionEnded?(number)
     }
 
     private func flushAndClose() {
@@ -219,7 +223,7 @@ final class Connection {
             return close()
         }
         session = created
-        let limits = loop.shared.limits
+        let limits = shared.limits
         var settings = [
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
                                    value: UInt32(limits.concurrentStreams)),
@@ -237,7 +241,7 @@ final class Connection {
     private func receive() -> Bool {
         guard let session else { return false }
         let buffer = loop.scratch
-        var budget = loop.shared.limits.readBudget
+        var budget = shared.limits.readBudget
         while !closed {
             guard budget > 0 else { return true }
             let wanted = min(buffer.count, budget)
@@ -324,10 +328,10 @@ final class Connection {
     /// Keeps `count` more bytes for `request`, or refuses the stream when this connection
     /// or the whole server holds its limit already; false when refused.
     private func hold(_ count: Int, for request: RequestStream, id: Int32) -> Bool {
-        let limits = loop.shared.limits
-        let total = loop.shared.heldBytes.add(count, ordering: .relaxed).newValue
+        let limits = shared.limits
+        let total = shared.heldBytes.add(count, ordering: .relaxed).newValue
         guard heldBytes + count <= limits.connectionBufferBytes, total <= limits.bufferBytes else {
-            loop.shared.heldBytes.subtract(count, ordering: .relaxed)
+            shared.heldBytes.subtract(count, ordering: .relaxed)
             let whose = heldBytes + count > limits.connectionBufferBytes ? "this connection's" : "the server's"
             refuse(id, code: NGHTTP2_REFUSED_STREAM,
                    reason: "\(whose) unfinished requests hold their limit of bytes (\(whose == "this connection's" ? limits.connectionBufferBytes : limits.bufferBytes)); retry")
@@ -341,7 +345,7 @@ final class Connection {
     private func releaseHeld(_ count: Int) {
         guard count > 0 else { return }
         heldBytes -= count
-        loop.shared.heldBytes.subtract(count, ordering: .relaxed)
+        shared.heldBytes.subtract(count, ordering: .relaxed)
     }
 
     /// Returns false to stop the session: the header block is an attack, not a request.
@@ -358,7 +362,7 @@ final class Connection {
         // RFC 9113's accounting: name, value and 32 bytes of overhead per field.
         let size = name.count + value.count + 32
         request.headerBytes += size
-        let limit = loop.shared.limits.headerBytes
+        let limit = shared.limits.headerBytes
         guard request.headerBytes <= limit else {
             request.headersTooLarge = true
             // Far past the limit this is a decompression bomb (a small frame naming a large
@@ -387,7 +391,7 @@ final class Connection {
         guard let request = streams[stream], !request.reported else { return }
         request.bodyLength += bytes.count
         request.lastProgress = EventLoop.now()
-        let room = loop.shared.limits.bodyBytes - request.body.count
+        let room = shared.limits.bodyBytes - request.body.count
         guard room > 0 else { return }
         let kept = bytes.prefix(room)
         guard hold(kept.count, for: request, id: stream) else { return }
@@ -411,7 +415,7 @@ final class Connection {
     @discardableResult
     private func report(_ request: RequestStream, id: Int32, ending: HTTP2Server.Request.Ending) -> HTTP2Server.Response {
         request.reported = true
-        return loop.shared.handler(HTTP2Server.Request(
+        return shared.handler(HTTP2Server.Request(
             method: request.method, path: request.path, headers: request.headers,
             body: request.body, bodyLength: request.bodyLength, connection: number, stream: id, ending: ending))
     }
@@ -433,7 +437,7 @@ final class Connection {
         guard let request = streams[stream] else { return }
         request.resetByClient = true
         // A token bucket, as nghttp2 keeps against "rapid reset": a burst, then a rate.
-        let limits = loop.shared.limits
+        let limits = shared.limits
         let now = EventLoop.now()
         let seconds = Double((now - resetCheckedAt).saturatingNanoseconds) / 1e9
         resetCheckedAt = now

@@ -138,6 +138,8 @@ struct RecordNumberTests {
     @Test(arguments: [
         (Duration.zero, "0.000"), (.microseconds(1_500), "1.500"), (.nanoseconds(12_345_600), "12.346"),
         (.microseconds(7), "0.007"), (.seconds(30), "30000.000"), (.microseconds(90_050), "90.050"),
+        (.nanoseconds(500), "0.001"), (.nanoseconds(499), "0.000"), (.nanoseconds(2_000_999_500), "2001.000"),
+        (.microseconds(-1_500), "-1.500"), (.nanoseconds(-400_600), "-0.401"), (.nanoseconds(-2_500_000_700), "-2500.001"),
     ])
     func elapsedMillisecondsHaveThreeDecimals(duration: Duration, text: String) {
         #expect(DeliveryRecord.milliseconds(duration) == text)

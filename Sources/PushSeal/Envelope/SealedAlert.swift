@@ -145,50 +145,59 @@ public struct SealedAlert: Sendable, Equatable {
     }
 
     /// Reads an opened plaintext. Unknown members are ignored so later senders may add some.
+    /// The members are taken as they are read, with no tree of the whole alert: the
+    /// receiver opens one for every notification.
     public init(plaintext: [UInt8]) throws {
-        let value: JSONValue
+        self.init(fields: AlertFields(), id: "", sent: 0)
+        let isObject: Bool
         do {
-            value = try JSONParser.parse(plaintext)
-        } catch {
+            isObject = try plaintext.withUnsafeBytes { bytes in
+                try JSONParser.forEachMember(in: bytes) { key, value in try take(key, value) }
+            }
+        } catch let error as JSONParseError {
             throw EnvelopeError(.invalidAlert, "the opened envelope is not a JSON alert (\(error))")
         }
-        guard case .object(let object) = value else {
-            throw EnvelopeError(.invalidAlert, "the opened envelope holds \(value.kindName), not an alert object")
+        guard isObject else {
+            let kind = (try? JSONParser.parse(plaintext))?.kindName ?? "something else"
+            throw EnvelopeError(.invalidAlert, "the opened envelope holds \(kind), not an alert object")
         }
-        try self.init(json: object)
     }
 
     /// Reads an alert object as the sender wrote it, in one pass over its members.
     public init(json object: JSONObject) throws {
-        func integer(_ key: String, _ value: JSONValue) throws -> Int64? {
-            if value == .null { return nil }
+        self.init(fields: AlertFields(), id: "", sent: 0)
+        for (key, value) in object { try take(key, value) }
+    }
+
+    /// Sets the member `key` of a sealed alert; unknown ones are skipped, as later senders
+    /// may add some.
+    private mutating func take(_ key: String, _ value: JSONValue) throws {
+        func integer(_ value: JSONValue) throws -> Int64? {
+            if case .null = value { return nil }
             guard let number = value.integerValue else {
                 throw EnvelopeError(.invalidAlert, "alert field '\(key)' is not a whole number")
             }
             return number
         }
-        self.init(fields: AlertFields(), id: "", sent: 0)
-        for (key, value) in object {
-            if let field = AlertField.named(key), field.key == key {
-                do {
-                    try fields.set(field, json: value)
-                } catch {
-                    throw EnvelopeError(.invalidAlert, "alert field \(error.reason)")
-                }
-                continue
+        if let field = AlertField.named(key), field.key == key {
+            do {
+                try fields.set(field, json: value)
+            } catch {
+                throw EnvelopeError(.invalidAlert, "alert field \(error.reason)")
             }
-            switch key {
-            case Key.data:
-                switch value {
-                case .null: break
-                case .object(let members): data = members
-                default: throw EnvelopeError(.invalidAlert, "alert field 'data' is \(value.kindName), not an object")
-                }
-            case Key.id: id = value.stringValue ?? ""
-            case Key.sent: sent = try integer(key, value) ?? 0
-            case Key.expires: expires = try integer(key, value)
-            default: break  // Later senders may add fields; this reader skips them.
+            return
+        }
+        switch key {
+        case Key.data:
+            switch value {
+            case .null: break
+            case .object(let members): data = members
+            default: throw EnvelopeError(.invalidAlert, "alert field 'data' is \(value.kindName), not an object")
             }
+        case Key.id: id = value.stringValue ?? ""
+        case Key.sent: sent = try integer(value) ?? 0
+        case Key.expires: expires = try integer(value)
+        default: break
         }
     }
 }

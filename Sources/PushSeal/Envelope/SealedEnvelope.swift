@@ -38,6 +38,17 @@ public struct SealedEnvelope: Sendable, Equatable {
     /// The authenticated header, `<version>.<kid>`.
     public var header: String { "\(version.rawValue).\(kid)" }
 
+    /// The header's bytes, as AES-GCM authenticates them and HPKE takes them as `info`:
+    /// made without the string, as every envelope opened needs them.
+    var headerBytes: [UInt8] {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(4 + kid.utf8.count)
+        bytes.append(contentsOf: version.rawValue.utf8)
+        bytes.append(UInt8(ascii: "."))
+        bytes.append(contentsOf: kid.utf8)
+        return bytes
+    }
+
     /// The envelope as it travels in the payload.
     public var text: String { header + "." + Base64.encode(combined, alphabet: .url) }
 
@@ -69,8 +80,7 @@ public struct SealedEnvelope: Sendable, Equatable {
             throw EnvelopeError(.unsupportedVersion, "envelope version \(shown) is not supported (this build reads ps1 and ps2)")
         }
         let kidBytes = UnsafeRawBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot])
-        let kid = String(decoding: kidBytes, as: UTF8.self)
-        guard KeyID.isValid(kid) else {
+        guard KeyID.isValid(utf8: kidBytes) else {
             throw EnvelopeError(.malformed, "malformed envelope: the key id must be 1 to 64 of A-Z a-z 0-9 _ -")
         }
         let combined: [UInt8]
@@ -86,7 +96,7 @@ public struct SealedEnvelope: Sendable, Equatable {
                 : "malformed envelope: the sealed bytes are \(combined.count), at least \(minimum) expected (65-byte key, 16-byte tag)")
         }
         self.version = version
-        self.kid = kid
+        self.kid = String(decoding: kidBytes, as: UTF8.self)
         self.combined = combined
     }
 
@@ -118,7 +128,7 @@ public struct SealedEnvelope: Sendable, Equatable {
             throw EnvelopeError(.authenticationFailed, "a ps1 envelope opens with a shared secret, not with key \(kid)'s private key")
         }
         do {
-            return try HPKE.open(combined, with: key, info: Array(header.utf8))
+            return try HPKE.open(combined, with: key, info: headerBytes)
         } catch let error as SealCryptoError {
             throw EnvelopeError(
                 .authenticationFailed,
@@ -132,7 +142,7 @@ public struct SealedEnvelope: Sendable, Equatable {
             throw EnvelopeError(.authenticationFailed, "a ps2 envelope opens with a private key, not with key \(kid)'s secret")
         }
         do {
-            return try AESGCM.open(box, using: key, authenticating: Array(header.utf8))
+            return try AESGCM.open(box, using: key, authenticating: headerBytes)
         } catch let error as SealCryptoError where error.code == .authenticationFailed {
             throw EnvelopeError(
                 .authenticationFailed,

@@ -61,7 +61,6 @@ public final class DecryptingExtension: NotificationServiceExtension {
             return
         }
         pending.withLock { $0?.kid = envelope.kid }
-        let settings = settings
         keys.keyring(for: envelope.kid) { [self] result in
             let outcome = Self.open(envelope, with: result, request: request, settings: settings)
             switch outcome {
@@ -95,13 +94,14 @@ public final class DecryptingExtension: NotificationServiceExtension {
             DeliveryNote(status: status, kid: kid, reason: "\(error)")
         }
         let now = settings.now()
-        let held: Keyring
+        // The key is found and usable (the statuses below) before any opening is tried.
+        enum Key { case secret(SymmetricKey), recipient(P256PrivateKey) }
+        let key: Key
         do {
-            held = try keyring.get()
-            // Found and usable (the statuses below), before any opening is tried.
+            let held = try keyring.get()
             switch envelope.version {
-            case .ps1: _ = try held.decryptionKey(for: kid, now: now)
-            case .ps2: _ = try held.recipientKey(for: kid, now: now)
+            case .ps1: key = .secret(try held.decryptionKey(for: kid, now: now))
+            case .ps2: key = .recipient(try held.recipientKey(for: kid, now: now))
             }
         } catch let error as KeyringError {
             switch error.code {
@@ -114,7 +114,11 @@ public final class DecryptingExtension: NotificationServiceExtension {
         }
         let alert: SealedAlert
         do {
-            var plaintext = try envelope.open(with: held, now: now)
+            var plaintext: [UInt8]
+            switch key {
+            case .secret(let secret): plaintext = try envelope.open(with: secret)
+            case .recipient(let privateKey): plaintext = try envelope.open(with: privateKey)
+            }
             defer { SecureMemory.wipe(&plaintext) }
             alert = try SealedAlert(plaintext: plaintext)
         } catch let error as EnvelopeError where error.code == .authenticationFailed {

@@ -1,7 +1,9 @@
 import PushSealJSON
 
 /// A notification as it reaches the device: the emulation of `UNNotificationRequest`.
-public struct NotificationRequest: Sendable, Equatable {
+/// Immutable and, like Apple's, a class: the runner, the extension and the record each
+/// hold the one request rather than a copy of its content.
+public final class NotificationRequest: Sendable, Equatable {
     /// The `apns-id`: the sender's, or a fresh UUID as APNs assigns one when none is given.
     public let identifier: String
     public let content: NotificationContent
@@ -21,5 +23,9 @@ public struct NotificationRequest: Sendable, Equatable {
     /// the alert has visible text. Anything else is delivered as it came.
     public var invokesServiceExtension: Bool {
         aps["mutable-content"]?.integerValue == 1 && content.hasAlertText
+    }
+
+    public static func == (lhs: NotificationRequest, rhs: NotificationRequest) -> Bool {
+        lhs.identifier == rhs.identifier && lhs.content == rhs.content && lhs.headers == rhs.headers
     }
 }

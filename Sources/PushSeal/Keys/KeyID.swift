@@ -8,14 +8,21 @@ public enum KeyID {
 
     public static func isValid(_ kid: some StringProtocol) -> Bool {
         guard (1...maximumLength).contains(kid.utf8.count) else { return false }
-        return kid.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
-                true
-            default:
-                false
-            }
+        return kid.utf8.allSatisfy(isKidByte)
+    }
+
+    /// The same over UTF-8 bytes: the receiver checks the kid of every envelope it reads.
+    public static func isValid(utf8 kid: UnsafeRawBufferPointer) -> Bool {
+        (1...maximumLength).contains(kid.count) && kid.allSatisfy(isKidByte)
+    }
+
+    private static func isKidByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
+            true
+        default:
+            false
         }
     }
 

@@ -60,8 +60,8 @@ public struct Keyring: Sendable {
             guard let point = primary.publicKey else { throw KeyringError(.corrupt, "key \(primary.id) has no key material") }
             return .recipient(kid: primary.id, publicKey: point)
         }
-        let entry = try usableEntry(kid, now: now)
-        guard entry.kind != .secret, let point = entry.publicKey else {
+        let index = try usableIndex(kid, now: now)
+        guard keys[index].kind != .secret, let point = keys[index].publicKey else {
             throw KeyringError(.notARecipient, "key \(kid) is a shared secret")
         }
         return .recipient(kid: kid, publicKey: point)
@@ -70,8 +70,7 @@ public struct Keyring: Sendable {
     /// The key that opens `ps1` messages sealed under `kid` at time `now`, or a distinct
     /// error for each reason it cannot.
     public func decryptionKey(for kid: String, now: Int64) throws -> SymmetricKey {
-        let entry = try usableEntry(kid, now: now)
-        guard let secret = entry.secret else {
+        guard let secret = keys[try usableIndex(kid, now: now)].secret else {
             throw KeyringError(.unknownKey, "key \(kid) is a recipient key; a ps1 envelope opens with a shared secret")
         }
         return secret
@@ -80,10 +79,10 @@ public struct Keyring: Sendable {
     /// The private key that opens `ps2` messages sealed to `kid` at time `now`; a key held
     /// only as its public share cannot.
     public func recipientKey(for kid: String, now: Int64) throws -> P256PrivateKey {
-        let entry = try usableEntry(kid, now: now)
-        switch entry.kind {
+        let index = try usableIndex(kid, now: now)
+        switch keys[index].kind {
         case .private:
-            guard let key = entry.privateKey else { throw KeyringError(.corrupt, "key \(kid) has no private key") }
+            guard let key = keys[index].privateKey else { throw KeyringError(.corrupt, "key \(kid) has no private key") }
             return key
         case .public:
             throw KeyringError(.unknownKey, "only the public key of \(kid) is held here; a ps2 envelope opens with the device's private key")
@@ -92,20 +91,21 @@ public struct Keyring: Sendable {
         }
     }
 
-    /// The entry of `kid` if it may open messages at `now`.
-    private func usableEntry(_ kid: String, now: Int64) throws -> KeyEntry {
-        guard let entry = entry(kid) else {
+    /// Where the entry of `kid` is, if it may open messages at `now`. An index, not a copy
+    /// of the entry: every notification opened asks, and the entry is read in place.
+    private func usableIndex(_ kid: String, now: Int64) throws -> Int {
+        guard let index = keys.firstIndex(where: { $0.id == kid }) else {
             throw KeyringError(.unknownKey, "no key \(kid) in the keyring")
         }
-        switch entry.state {
+        switch keys[index].state {
         case .disabled:
             throw KeyringError(.keyDisabled, "key \(kid) is disabled")
         case .destroyed:
             throw KeyringError(.keyDestroyed, "key \(kid) was destroyed; messages sealed under it can no longer be read")
-        case .enabled where entry.isExpired(at: now):
-            throw KeyringError(.keyExpired, "key \(kid) expired at \(Timestamp.format(entry.expires ?? now)) after rotation")
+        case .enabled where keys[index].isExpired(at: now):
+            throw KeyringError(.keyExpired, "key \(kid) expired at \(Timestamp.format(keys[index].expires ?? now)) after rotation")
         case .primary, .enabled:
-            return entry
+            return index
         }
     }
 

@@ -81,7 +81,9 @@ public struct DeliveryRecord: Sendable {
             first = false
             output.append(UInt8(ascii: "\""))
             name.withUTF8Buffer { output.append(contentsOf: $0) }
-            output.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+            // Byte by byte: appending an array literal costs a call and a buffer each time.
+            output.append(UInt8(ascii: "\""))
+            output.append(UInt8(ascii: ":"))
             write(&output)
         }
         func string(_ name: StaticString, _ value: String?) {
@@ -181,7 +183,14 @@ public struct DeliveryRecord: Sendable {
 
     /// The same, appended as bytes: every record carries one.
     static func writeMilliseconds(_ duration: Duration, to output: inout [UInt8]) {
-        let micros = Int64((duration.milliseconds * 1_000).rounded())
+        // Whole microseconds, rounded half away from zero, in integers: the two parts of a
+        // duration carry the same sign.
+        let (seconds, attoseconds) = duration.components
+        let half: Int64 = attoseconds < 0 ? -500_000_000_000 : 500_000_000_000
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
+        let (sum, carry) = scaled.addingReportingOverflow((attoseconds + half) / 1_000_000_000_000)
+        // Far beyond any delivery's time; held at the bound rather than trapping.
+        let micros = overflow || carry ? (seconds < 0 ? Int64.min : .max) : sum
         let whole = micros / 1_000, fraction = Int(micros % 1_000).magnitude
         if micros < 0, whole == 0 { output.append(UInt8(ascii: "-")) }
         JSONWriter.writeInteger(whole, to: &output)
