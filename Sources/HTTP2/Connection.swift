@@ -40,6 +40,8 @@ final class Connection {
     private var resetCheckedAt: MonotonicClock.Instant
     /// GOAWAY has been queued: no new streams, close once the open ones are answered.
     private var goingAway = false
+    /// When the input being decoded was read: a request's progress is timed by it.
+    private var receivedAt: MonotonicClock.Instant
 
     /// Output gathered from the session before one write, and the most kept waiting for a
     /// slow reader: past it the session's own queue holds the rest, bounded by the streams.
@@ -55,6 +57,7 @@ final class Connection {
         lastWritten = acceptedAt
         resetAllowance = Double(shared.limits.resetBurst)
         resetCheckedAt = acceptedAt
+        receivedAt = acceptedAt
         if let context = shared.tls {
             ERR_clear_error()
             guard let tls = SSL_new(context.context) else {
@@ -273,6 +276,9 @@ final class Connection {
                 }
             }
             budget -= count
+            // One clock read for everything these bytes hold: the session calls back per
+            // header, and a read each was most of the clock's cost per request.
+            receivedAt = EventLoop.now()
             let taken = nghttp2_session_mem_recv(session, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), count)
             guard taken >= 0 else {
                 // Not HTTP/2 at all (a bad preface), a fatal protocol error, or a limit this
@@ -320,7 +326,7 @@ final class Connection {
     // MARK: - Requests
 
     fileprivate func beginRequest(_ stream: Int32) {
-        let request = RequestStream(now: EventLoop.now())
+        let request = RequestStream(now: receivedAt)
         streams[stream] = request
         decoding = (stream, request)
     }
@@ -372,25 +378,29 @@ final class Connection {
         }
         // What is kept is the name and value; the 32 bytes above are the limit's own measure.
         guard hold(name.count + value.count, for: request, id: stream) else { return true }
-        request.lastProgress = EventLoop.now()
-        let nameText = String(decoding: name, as: UTF8.self)
-        let valueText = String(decoding: value, as: UTF8.self)
+        request.lastProgress = receivedAt
+        // Strings only for what the handler gets: pseudo-headers are told apart by their
+        // bytes, and those it does not get (:scheme, :authority) never become text.
         if name.first == UInt8(ascii: ":") {
-            switch nameText {
-            case ":method": request.method = valueText
-            case ":path": request.path = valueText
-            default: break
+            if Self.is(name, ":method") {
+                request.method = String(decoding: value, as: UTF8.self)
+            } else if Self.is(name, ":path") {
+                request.path = String(decoding: value, as: UTF8.self)
             }
         } else {
-            request.headers.append((nameText, valueText))
+            request.headers.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
         }
         return true
+    }
+
+    private static func `is`(_ bytes: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
+        bytes.count == name.utf8CodeUnitCount && memcmp(bytes.baseAddress!, name.utf8Start, bytes.count) == 0
     }
 
     fileprivate func body(_ stream: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
         guard let request = streams[stream], !request.reported else { return }
         request.bodyLength += bytes.count
-        request.lastProgress = EventLoop.now()
+        request.lastProgress = receivedAt
         let room = shared.limits.bodyBytes - request.body.count
         guard room > 0 else { return }
         let kept = bytes.prefix(room)

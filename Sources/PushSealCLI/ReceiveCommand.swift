@@ -74,7 +74,7 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     }
     onStopSignal.withLock { $0 = stopTakingInput }
 
-    let tally = Locked<[String: Int]>([:])
+    let tally = Locked(StatusTally())
     let json = request.json
     let field = request.field
     // Rendering runs on the delivering threads; writing and counting happen one record at
@@ -96,7 +96,7 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     let write: @Sendable ((bytes: [UInt8], status: String)) -> Void = { rendered in
         // Output that cannot be written stops the work: nobody would see the rest.
         guard console.write(rendered.bytes) else { return stopTakingInput() }
-        tally.withLock { $0[rendered.status, default: 0] += 1 }
+        tally.withLock { $0.add(rendered.status) }
     }
     // Records reach a pipe within a tenth of a second even when they trickle in, and a
     // reader that went away is noticed as promptly.
@@ -127,7 +127,7 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
             guard console.write(rendered.bytes), console.flush() else {
                 throw CLIFailure(.ioError, console.failure ?? "stdout failed")
             }
-            tally.withLock { $0[rendered.status, default: 0] += 1 }
+            tally.withLock { $0.add(rendered.status) }
         }
         do {
             try spool.prepare()
@@ -187,7 +187,7 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
         console.diagnostic("note: \(runner.ignoredContentHandlerCalls) content-handler call(s) after delivery were ignored, as on iOS")
     }
     if !json, console.stderrIsTerminal {
-        let counts = (listenTally ?? tally.withLock { $0 }).sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+        let counts = (listenTally ?? tally.withLock { $0.byStatus }).sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
         console.diagnostic("received \(counts.isEmpty ? "nothing" : counts.joined(separator: ", "))")
     }
     // Files and stdin have an end of their own: a signal before it leaves input unread, and

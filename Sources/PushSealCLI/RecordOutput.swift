@@ -26,7 +26,7 @@ final class RecordOutput: RecordSink {
         var written = 0
         var failure: String?
         var writerIdle = false
-        var tally: [String: Int] = [:]
+        var tally = StatusTally()
     }
 
     static let byteLimit = 8 << 20
@@ -62,7 +62,7 @@ final class RecordOutput: RecordSink {
             state.pending.append(contentsOf: rendered.bytes)
             state.waiting += 1
             state.waitingBytes += rendered.bytes.count
-            state.tally[rendered.status, default: 0] += 1
+            state.tally.add(rendered.status)
             guard state.writerIdle else { return false }
             state.writerIdle = false
             return true
@@ -71,7 +71,7 @@ final class RecordOutput: RecordSink {
     }
 
     /// Records written, per status.
-    var tally: [String: Int] { state.withLock { $0.tally } }
+    var tally: [String: Int] { state.withLock { $0.tally.byStatus } }
 
     /// Waits at most `limit` for every record to be written. Returns the records that were
     /// not (still waiting, or dropped when there was no room) and why stdout failed, if it did.
@@ -120,5 +120,23 @@ final class RecordOutput: RecordSink {
             // wake-up per record; an idle writer still starts on the first record at once.
             usleep(500)
         }
+    }
+}
+
+/// Records per status. A run sees a handful of statuses, each a short string: finding one
+/// by comparison costs less than hashing it, and this is done for every record.
+struct StatusTally {
+    private var counts: [(status: String, count: Int)] = []
+
+    mutating func add(_ status: String) {
+        if let index = counts.firstIndex(where: { $0.status == status }) {
+            counts[index].count += 1
+        } else {
+            counts.append((status, 1))
+        }
+    }
+
+    var byStatus: [String: Int] {
+        Dictionary(uniqueKeysWithValues: counts.map { ($0.status, $0.count) })
     }
 }

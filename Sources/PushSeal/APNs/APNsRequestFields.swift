@@ -19,17 +19,27 @@ public struct APNsRequestFields: Sendable, Equatable {
         self.collapseID = collapseID
     }
 
-    /// Record keys and values, in the order records write them.
-    public var members: [(key: StaticString, value: String?)] {
-        [("device", device), ("apns-topic", topic), ("apns-push-type", pushType), ("apns-priority", priority),
-         ("apns-expiration", expiration), ("apns-collapse-id", collapseID)]
+    /// Each record key and value, in the order records write them: called for every
+    /// record from the listener, so no array of them is made.
+    public func forEachMember(_ body: (_ key: StaticString, _ value: String?) -> Void) {
+        body("device", device)
+        forEachHeader(body)
+    }
+
+    /// The `apns-*` headers among them, by name.
+    private func forEachHeader(_ body: (_ name: StaticString, _ value: String?) -> Void) {
+        body("apns-topic", topic)
+        body("apns-push-type", pushType)
+        body("apns-priority", priority)
+        body("apns-expiration", expiration)
+        body("apns-collapse-id", collapseID)
     }
 
     /// The headers an extension sees in its request (never `authorization`).
     public var headers: [String: String] {
         var headers: [String: String] = [:]
-        for (key, value) in members.dropFirst() {
-            if let value { headers[key.description] = value }
+        forEachHeader { name, value in
+            if let value { headers[name.description] = value }
         }
         return headers
     }

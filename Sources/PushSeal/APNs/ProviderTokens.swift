@@ -21,7 +21,15 @@ public final class ProviderTokens: Sendable {
     private let keys: [String: ES256Key]
     private let team: String?
     private let clock: @Sendable () -> Int64
-    private let verified = Locked<[String: Int64]>([:])
+    private let verified = Locked(Verified())
+
+    /// Good tokens by the whole `authorization` header that carried them, and the one a
+    /// provider sent last: a provider sends the same header on request after request, so a
+    /// repeat costs one comparison, not a hash of the token or a copy of it.
+    private struct Verified {
+        var recent: (header: String, issued: Int64)?
+        var byHeader: [String: Int64] = [:]
+    }
 
     /// - Parameters:
     ///   - keys: verification keys by key id; empty checks shape and age only.
@@ -39,7 +47,15 @@ public final class ProviderTokens: Sendable {
     /// Nil when the request's token is good; otherwise APNs' answer.
     public func check(authorization: String?) -> APNsRejection? {
         guard let authorization, !authorization.isEmpty else { return .missingProviderToken }
-        // On the UTF-8 view: this runs for every request.
+        let now = clock()
+        let known = verified.withLock { cache -> Int64? in
+            if let recent = cache.recent, recent.header == authorization { return recent.issued }
+            guard let issued = cache.byHeader[authorization] else { return nil }
+            cache.recent = (authorization, issued)
+            return issued
+        }
+        if let known { return now - known > Self.lifetime ? .expiredProviderToken : nil }
+        // A header not seen before is checked in full, on its UTF-8 view.
         let bytes = authorization.utf8
         let scheme = "bearer ".utf8
         guard bytes.count > scheme.count,
@@ -47,10 +63,6 @@ public final class ProviderTokens: Sendable {
             return .invalidProviderToken
         }
         let token = String(Substring(bytes.dropFirst(scheme.count).drop { $0 == 0x20 }))
-        let now = clock()
-        if let issued = verified.withLock({ $0[token] }) {
-            return now - issued > Self.lifetime ? .expiredProviderToken : nil
-        }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty }),
               let header = Self.object(parts[0]), let claims = Self.object(parts[1]),
@@ -69,8 +81,9 @@ public final class ProviderTokens: Sendable {
         guard now - issued <= Self.lifetime else { return .expiredProviderToken }
         verified.withLock { cache in
             // Providers refresh tokens every 20 to 60 minutes: a handful live at once.
-            if cache.count >= 1_024 { cache.removeAll(keepingCapacity: true) }
-            cache[token] = issued
+            if cache.byHeader.count >= 1_024 { cache.byHeader.removeAll(keepingCapacity: true) }
+            cache.byHeader[authorization] = issued
+            cache.recent = (authorization, issued)
         }
         return nil
     }

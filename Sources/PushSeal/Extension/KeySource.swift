@@ -97,7 +97,7 @@ public final class KeyringFileSource: KeySource {
             nextCheck.store((MonotonicClock.system.now + Self.recheckInterval).nanoseconds, ordering: .releasing)
         }
         let keyring = shared.withLock { $0.keyring }
-        guard let kid, keyring.entry(kid) == nil else { return keyring }
+        guard let kid, !keyring.holds(kid) else { return keyring }
         try reloadIfChanged()
         return shared.withLock { $0.keyring }
     }

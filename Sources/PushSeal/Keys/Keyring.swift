@@ -42,6 +42,10 @@ public struct Keyring: Sendable {
 
     public func entry(_ kid: String) -> KeyEntry? { keys.first { $0.id == kid } }
 
+    /// Whether a key named `kid` is held, in any state; asked for every notification, so
+    /// the entry is not copied out to answer.
+    public func holds(_ kid: String) -> Bool { keys.contains { $0.id == kid } }
+
     /// The shared secret primary key that seals new `ps1` messages, or why there is none.
     public func encryptionKey() throws -> (kid: String, key: SymmetricKey) {
         guard let primary, let secret = primary.secret else {

@@ -156,13 +156,14 @@ public final class APNsListener: Sendable {
 
         /// False when `token` replaces the connection's token too soon after its last change.
         func allows(_ token: String, on connection: Int) -> Bool {
-            let now = MonotonicClock.system.now
-            return tokens.withLock { tokens in
+            tokens.withLock { tokens in
                 guard let current = tokens[connection] else {
-                    tokens[connection] = (token, now)
+                    tokens[connection] = (token, MonotonicClock.system.now)
                     return true
                 }
+                // The same token as before, as on nearly every request: no clock needed.
                 if current.token == token { return true }
+                let now = MonotonicClock.system.now
                 guard now - current.setAt >= interval else { return false }
                 tokens[connection] = (token, now)
                 return true
@@ -214,7 +215,8 @@ public final class APNsListener: Sendable {
                                      roundEnded: { handoff.roundEnded() },
                                      connectionEnded: { tokenUpdates.forget($0) }) { request in
                 let seq = sequence.add(1, ordering: .relaxed).newValue
-                let source = "listen:\(request.connection)/\(request.stream)"
+                // Concatenated rather than interpolated: made for every request.
+                let source = "listen:" + String(request.connection) + "/" + String(request.stream)
                 func refuse(_ answer: APNsRejection, _ identifier: String, _ arrival: APNsRequestFields) -> HTTP2Server.Response {
                     records.emit(DeliveryRecord(seq: seq, source: source, rejected: answer, identifier: identifier, arrival: arrival), promised: false)
                     return HTTP2Server.Response(

@@ -96,7 +96,7 @@ public struct DeliveryRecord: Sendable {
         }
         func arrivalMembers() {
             guard let arrival else { return }
-            for (key, value) in arrival.members { string(key, value) }
+            arrival.forEachMember { key, value in string(key, value) }
         }
         member("seq") { JSONWriter.writeInteger(Int64(seq), to: &$0) }
         guard let delivery else {
