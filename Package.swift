@@ -65,7 +65,7 @@ let package = Package(
             dependencies: ["SealCrypto"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "PushSealTests", dependencies: ["PushSeal", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime"]),
+        .testTarget(name: "PushSealTests", dependencies: ["PushSeal", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking"]),
         .testTarget(
             name: "PushSealCLITests",
             dependencies: ["PushSealCLI", "PushSeal", "PushSealJSON", "NotificationText", "SealCrypto", "Locking"],

@@ -1,5 +1,6 @@
 @testable import PushSeal
 import SealCrypto
+import Locking
 import Testing
 
 @Suite("APNs rules: the listener's checks and their order")
@@ -40,6 +41,29 @@ struct APNsRulesTests {
         #expect(answer([topic, ("authorization", token(issuedAt: 1_800_000_000 + 3_600))]) == "InvalidProviderToken")
         #expect(answer([topic, ("authorization", "basic abc")]) == "InvalidProviderToken")
         #expect(answer([topic, ("authorization", "bearer a.b")]) == "InvalidProviderToken")
+    }
+
+    /// A token that passed is remembered by the header that carried it; a repeat, the same
+    /// token under another spelling of the scheme, and a token between others all still
+    /// expire with the clock, and one that failed is never remembered as good.
+    @Test func rememberedTokensStillExpire() {
+        let now = Locked<Int64>(1_800_000_000)
+        let tokens = ProviderTokens(keys: [:], team: nil, clock: { now.withLock { $0 } })
+        let first = token(issuedAt: 1_799_999_000), second = token(issuedAt: 1_800_000_000)
+        let shouted = "BEARER" + first.dropFirst("bearer".count)
+        #expect(tokens.check(authorization: first) == nil)
+        #expect(tokens.check(authorization: second) == nil)
+        #expect(tokens.check(authorization: shouted) == nil)
+        #expect(tokens.check(authorization: first) == nil)
+        #expect(tokens.check(authorization: "bearer a.b") == .invalidProviderToken)
+        #expect(tokens.check(authorization: "bearer a.b") == .invalidProviderToken)
+        now.withLock { $0 += 2_601 }
+        #expect(tokens.check(authorization: first) == .expiredProviderToken)
+        #expect(tokens.check(authorization: shouted) == .expiredProviderToken)
+        #expect(tokens.check(authorization: second) == nil)
+        now.withLock { $0 += 1_000 }
+        #expect(tokens.check(authorization: second) == .expiredProviderToken)
+        #expect(tokens.check(authorization: first) == .expiredProviderToken)
     }
 
     /// The token is what lies between `/3/device/` and a query; other paths have none.
