@@ -149,8 +149,7 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
                 // the receiver puts the records back in order.
                 let lines = LineWorkerPool<Void>(jobs: request.jobs, process: { batch in
                     batch.forEach { bytes, number, seq in
-                        // Concatenated, not interpolated: interpolation's buffer cost more
-                        // than the rest of the record's strings together.
+                        // Concatenated rather than interpolated: made for every line.
                         receiver.deliver(seq, source: "stdin:" + String(number), bytes: bytes)
                     }
                 })

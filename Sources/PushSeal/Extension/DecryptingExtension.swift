@@ -93,34 +93,30 @@ public final class DecryptingExtension: NotificationServiceExtension {
         func note(_ status: DeliveryStatus, _ error: any Error) -> DeliveryNote {
             DeliveryNote(status: status, kid: kid, reason: "\(error)")
         }
+        /// A key that is not there, or not usable: the status says which.
+        func keyNote(_ error: any Error) -> DeliveryNote {
+            switch (error as? KeyringError)?.code {
+            case .keyDisabled?: note(.keyDisabled, error)
+            case .keyExpired?: note(.keyExpired, error)
+            default: note(.keyMissing, error)
+            }
+        }
         let now = settings.now()
-        // The key is found and usable (the statuses below) before any opening is tried.
-        enum Key { case secret(SymmetricKey), recipient(P256PrivateKey) }
-        let key: Key
+        let held: Keyring
         do {
-            let held = try keyring.get()
-            switch envelope.version {
-            case .ps1: key = .secret(try held.decryptionKey(for: kid, now: now))
-            case .ps2: key = .recipient(try held.recipientKey(for: kid, now: now))
-            }
-        } catch let error as KeyringError {
-            switch error.code {
-            case .keyDisabled: return .failure(note(.keyDisabled, error))
-            case .keyExpired: return .failure(note(.keyExpired, error))
-            default: return .failure(note(.keyMissing, error))
-            }
+            held = try keyring.get()
         } catch {
-            return .failure(note(.keyMissing, error))
+            return .failure(keyNote(error))
         }
         let alert: SealedAlert
         do {
-            var plaintext: [UInt8]
-            switch key {
-            case .secret(let secret): plaintext = try envelope.open(with: secret)
-            case .recipient(let privateKey): plaintext = try envelope.open(with: privateKey)
-            }
+            // The key is looked up, and found usable, before any opening is tried: its
+            // errors are the keyring's, the rest the envelope's.
+            var plaintext = try envelope.open(with: held, now: now)
             defer { SecureMemory.wipe(&plaintext) }
             alert = try SealedAlert(plaintext: plaintext)
+        } catch let error as KeyringError {
+            return .failure(keyNote(error))
         } catch let error as EnvelopeError where error.code == .authenticationFailed {
             return .failure(note(.authenticationFailed, error))
         } catch {
