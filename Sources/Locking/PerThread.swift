@@ -8,12 +8,14 @@ import Darwin
 /// ends: the way hot paths keep state (a cipher context, a random pool, a cache) that
 /// would cost a lock, or cache-line traffic between cores, if it were shared.
 package final class PerThread<Value: AnyObject>: @unchecked Sendable {
-    // Written once in init; pthread keys are safe to use from any thread.
-    private var key = pthread_key_t()
+    // pthread keys are safe to use from any thread. A constant, so reading it on every
+    // `get` needs no exclusivity check.
+    private let key: pthread_key_t
     private let make: @Sendable () throws -> Value
 
     package init(_ make: @escaping @Sendable () throws -> Value) {
         self.make = make
+        var key = pthread_key_t()
         let rc = pthread_key_create(&key) { stored in
             // Releasing needs no static type, so one C destructor serves every Value.
             guard let stored else { return }
@@ -21,6 +23,7 @@ package final class PerThread<Value: AnyObject>: @unchecked Sendable {
         }
         // Keys run out only when a process makes over a thousand: a programming error.
         precondition(rc == 0, "pthread_key_create failed: \(rc)")
+        self.key = key
     }
 
     /// This thread's instance.

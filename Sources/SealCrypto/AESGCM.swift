@@ -20,26 +20,51 @@ public enum AESGCM {
         if let nonce, nonce.count != nonceByteCount {
             throw SealCryptoError(.invalidNonceSize, "a nonce is \(nonceByteCount) bytes, not \(nonce.count)")
         }
-        var combined = [UInt8](repeating: 0, count: nonceByteCount + plaintext.count + tagByteCount)
-        try combined.withUnsafeMutableBytes { output in
-            let nonceBytes = UnsafeMutableRawBufferPointer(rebasing: output[..<nonceByteCount])
-            if let nonce {
-                nonce.withUnsafeBytes { nonceBytes.copyMemory(from: $0) }
-            } else {
-                try SecureRandom.fillPublic(nonceBytes)
-            }
-            let ciphertext = UnsafeMutableRawBufferPointer(rebasing: output[nonceByteCount..<(nonceByteCount + plaintext.count)])
-            let tag = UnsafeMutableRawBufferPointer(rebasing: output[(nonceByteCount + plaintext.count)...])
+        let count = sealedByteCount(plaintext.count)
+        // Every byte is written by the seal, so the box is not zeroed first.
+        let combined = try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             try plaintext.withUnsafeBytes { input in
                 try authenticatedData.withUnsafeBytes { aad in
-                    try key.withCipherContext(encrypting: true) {
-                        try $0.seal(nonce: UnsafeRawBufferPointer(rebasing: output[..<nonceByteCount]),
-                        aad: aad, plaintext: input, ciphertext: ciphertext, tag: tag)
-                    }
+                    try seal(input, using: key, nonce: nonce, authenticating: aad, into: UnsafeMutableRawBufferPointer(buffer))
                 }
             }
+            initialized = count
         }
         return try SealedBox(combined: combined)
+    }
+
+    /// Bytes in the sealed box of a `plaintextCount`-byte message: nonce ‖ ciphertext ‖ tag.
+    public static func sealedByteCount(_ plaintextCount: Int) -> Int {
+        nonceByteCount + plaintextCount + tagByteCount
+    }
+
+    /// The same, written into `combined` (exactly `sealedByteCount(plaintext.count)` bytes)
+    /// in CryptoKit's `combined` layout, so a caller that only encodes the box (`encrypt
+    /// --batch`, once per line) needs no array for it.
+    public static func seal(
+        _ plaintext: UnsafeRawBufferPointer,
+        using key: SymmetricKey,
+        nonce: [UInt8]? = nil,
+        authenticating authenticatedData: UnsafeRawBufferPointer,
+        into combined: UnsafeMutableRawBufferPointer
+    ) throws {
+        precondition(combined.count == sealedByteCount(plaintext.count), "the box must fit the plaintext exactly")
+        let nonceBytes = UnsafeMutableRawBufferPointer(rebasing: combined[..<nonceByteCount])
+        if let nonce {
+            guard nonce.count == nonceByteCount else {
+                throw SealCryptoError(.invalidNonceSize, "a nonce is \(nonceByteCount) bytes, not \(nonce.count)")
+            }
+            nonce.withUnsafeBytes { nonceBytes.copyMemory(from: $0) }
+        } else {
+            try SecureRandom.fillPublic(nonceBytes)
+        }
+        let ciphertextEnd = nonceByteCount + plaintext.count
+        let ciphertext = UnsafeMutableRawBufferPointer(rebasing: combined[nonceByteCount..<ciphertextEnd])
+        let tag = UnsafeMutableRawBufferPointer(rebasing: combined[ciphertextEnd...])
+        try key.withCipherContext(encrypting: true) {
+            try $0.seal(nonce: UnsafeRawBufferPointer(nonceBytes), aad: authenticatedData,
+                        plaintext: plaintext, ciphertext: ciphertext, tag: tag)
+        }
     }
 
     /// Verifies the tag and returns the plaintext.

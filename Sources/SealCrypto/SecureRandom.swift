@@ -20,23 +20,38 @@ public enum SecureRandom {
 
     /// Overwrites `bytes` with random bytes.
     public static func fill(_ bytes: inout [UInt8]) throws {
-        guard !bytes.isEmpty else { return }
-        let rc = bytes.withUnsafeMutableBytes {
-            RAND_bytes($0.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32($0.count))
-        }
-        guard rc == 1 else {
+        try bytes.withUnsafeMutableBytes { try fill($0) }
+    }
+
+    static func fill(_ buffer: UnsafeMutableRawBufferPointer) throws {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        guard RAND_bytes(base.assumingMemoryBound(to: UInt8.self), Int32(buffer.count)) == 1 else {
             throw SealCryptoError.openSSL(.randomUnavailable, "the system random generator is unavailable")
         }
     }
 }
 
 /// A per-thread buffer of `RAND_bytes` output for public random values.
+///
+/// The bytes and the read position live in memory the pool owns, not in stored `var`s: a
+/// batch draws from it twice a line, and each access to a class's `var` is checked for
+/// exclusivity at run time. Only its own thread ever touches a pool.
 final class RandomPool {
     private static let size = 4096
-    private var bytes = [UInt8](repeating: 0, count: RandomPool.size)
-    private var used = RandomPool.size
+    private let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: RandomPool.size, alignment: 16)
+    /// How many of `bytes` are handed out; `size` when the pool must be refilled first.
+    private let used = UnsafeMutablePointer<Int>.allocate(capacity: 1)
 
     private static let perThread = PerThread { RandomPool() }
+
+    private init() {
+        used.initialize(to: Self.size)
+    }
+
+    deinit {
+        bytes.deallocate()
+        used.deallocate()
+    }
 
     static func current() throws -> RandomPool {
         try perThread.get()
@@ -45,17 +60,16 @@ final class RandomPool {
     func fill(_ buffer: UnsafeMutableRawBufferPointer) throws {
         var filled = 0
         while filled < buffer.count {
-            if used == bytes.count {
-                try SecureRandom.fill(&bytes)
-                used = 0
+            if used.pointee == Self.size {
+                try SecureRandom.fill(bytes)
+                used.pointee = 0
             }
-            let take = min(buffer.count - filled, bytes.count - used)
-            bytes.withUnsafeBytes { pool in
-                UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<(filled + take)])
-                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: pool[used..<(used + take)]))
-            }
+            let start = used.pointee
+            let take = min(buffer.count - filled, Self.size - start)
+            UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<(filled + take)])
+                .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[start..<(start + take)]))
             // Moving `used` past the bytes is what guarantees no nonce is handed out twice.
-            used += take
+            used.pointee = start + take
             filled += take
         }
     }

@@ -51,8 +51,15 @@ struct PayloadTests {
     @Test func everyFieldNameAndAliasIsFound() {
         for field in AlertField.every {
             #expect(AlertField.named(field.key) == field)
-            for alias in field.aliases { #expect(AlertField.named(alias) == field) }
+            #expect(AlertField.spelling(field.key)?.isAlias == false)
+            for alias in field.aliases {
+                #expect(AlertField.named(alias) == field)
+                #expect(AlertField.spelling(alias)?.isAlias == true)
+            }
         }
+        // The constant spellings are exactly the keys and aliases, each once.
+        let spelled = AlertField.spellings.map { "\($0.name)" }.sorted()
+        #expect(spelled == AlertField.every.flatMap { [$0.key] + $0.aliases }.sorted())
         #expect(AlertField.named("Title") == nil)
         #expect(AlertField.named("") == nil)
         #expect(AlertField.named(String(repeating: "x", count: 100)) == nil)

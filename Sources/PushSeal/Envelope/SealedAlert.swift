@@ -1,14 +1,14 @@
 import SealCrypto
 import PushSealJSON
 
-/// How insistently iOS presents a notification (`interruption-level`).
-public struct InterruptionLevel: Hashable, Sendable {
-    public let rawValue: String
+/// How insistently iOS presents a notification (`interruption-level`). An enum of constant
+/// names, so alert fields holding one copy no reference.
+public enum InterruptionLevel: String, Sendable {
+    case passive
+    case active
+    case timeSensitive = "time-sensitive"
+    case critical
 
-    public static let passive = InterruptionLevel(rawValue: "passive")
-    public static let active = InterruptionLevel(rawValue: "active")
-    public static let timeSensitive = InterruptionLevel(rawValue: "time-sensitive")
-    public static let critical = InterruptionLevel(rawValue: "critical")
     public static let all: [InterruptionLevel] = [.passive, .active, .timeSensitive, .critical]
 
     /// Accepts APNs' spelling and Apple's Swift one (`timeSensitive`).
@@ -20,10 +20,6 @@ public struct InterruptionLevel: Hashable, Sendable {
         case "critical": self = .critical
         default: return nil
         }
-    }
-
-    private init(rawValue: String) {
-        self.rawValue = rawValue
     }
 }
 
@@ -179,7 +175,7 @@ public struct SealedAlert: Sendable, Equatable {
             }
             return number
         }
-        if let field = AlertField.named(key), field.key == key {
+        if let (field, isAlias) = AlertField.spelling(key), !isAlias {
             do {
                 try fields.set(field, json: value)
             } catch {

@@ -53,7 +53,7 @@ public struct NotificationContent: Sendable, Equatable {
         // One pass over `aps` and one over its `alert`, each member matched to its field by
         // name (the receiver does this for every notification).
         for (key, value) in aps {
-            guard let field = AlertField.named(key), field.key == key, !field.isText else {
+            guard let (field, isAlias) = AlertField.spelling(key), !isAlias, !field.isText else {
                 if key == "alert" { setText(from: value) }
                 continue
             }
@@ -75,7 +75,7 @@ public struct NotificationContent: Sendable, Equatable {
             if !text.isEmpty { fields.body = text }
         case .object(let members):
             for (key, value) in members {
-                guard let field = AlertField.named(key), field.key == key, field.isText else { continue }
+                guard let (field, isAlias) = AlertField.spelling(key), !isAlias, field.isText else { continue }
                 if case .string(let text) = value, text.isEmpty { continue }
                 try? fields.set(field, json: value)
             }

@@ -1,4 +1,9 @@
 import PushSealJSON
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The one table of an alert's fields. Each has one name, used alike in the sealed alert,
 /// in APNs' `aps` dictionary (title, subtitle and body under `alert`), in the request and
@@ -36,28 +41,43 @@ public enum AlertField: String, CaseIterable, Sendable {
     /// receiver walks this table several times per notification.
     public static let every: [AlertField] = allCases
 
-    /// The field with this name (aliases included). Readers call it for every member of
-    /// every alert, so it compares bytes, length first, rather than hashing the name or
-    /// comparing it as Unicode text (every name is ASCII, so the bytes decide).
+    /// The field with this name (aliases included).
     public static func named(_ name: String) -> AlertField? {
-        var name = name
-        return name.withUTF8 { bytes in
-            guard bytes.count < spellingsByLength.count else { return nil }
-            for (spelling, field) in spellingsByLength[bytes.count] {
-                if spelling.withUnsafeBufferPointer({ $0.elementsEqual(bytes) }) { return field }
-            }
-            return nil
-        }
+        spelling(name)?.field
     }
 
-    /// Every name and alias with its field, filed by length: a name is compared with the
-    /// one or two spellings as long as it, not with all of them.
-    private static let spellingsByLength: [[(name: [UInt8], field: AlertField)]] = {
-        let spellings = every.flatMap { field in ([field.key] + field.aliases).map { (Array($0.utf8), field) } }
-        var byLength = [[(name: [UInt8], field: AlertField)]](repeating: [], count: spellings.map(\.0.count).max()! + 1)
-        for spelling in spellings { byLength[spelling.0.count].append(spelling) }
-        return byLength
-    }()
+    /// The field with this name, and whether the name is an alias rather than the field's
+    /// own key. Readers call it for every member of every alert, so it compares bytes,
+    /// length first, with constant spellings: no hashing, no Unicode comparison (every
+    /// name is ASCII, so the bytes decide) and no reference counting.
+    public static func spelling(_ name: String) -> (field: AlertField, isAlias: Bool)? {
+        // Read in place where the text is contiguous (always, for a native String): a copy
+        // to get at `withUTF8` would retain the name.
+        if let found = name.utf8.withContiguousStorageIfAvailable(spelling(utf8:)) { return found }
+        var name = name
+        return name.withUTF8(spelling(utf8:))
+    }
+
+    private static func spelling(utf8 bytes: UnsafeBufferPointer<UInt8>) -> (field: AlertField, isAlias: Bool)? {
+        guard let first = bytes.first else { return nil }
+        // Names of one length differ in their first byte, so memcmp runs on a match only.
+        for spelling in spellings where spelling.name.utf8CodeUnitCount == bytes.count && spelling.name.utf8Start[0] == first {
+            if memcmp(spelling.name.utf8Start, bytes.baseAddress!, bytes.count) == 0 {
+                return (spelling.field, spelling.isAlias)
+            }
+        }
+        return nil
+    }
+
+    /// Every key and alias with its field. `aliases` and `rawValue` say the same, and a test
+    /// holds the two to each other; constants, so that a lookup retains nothing.
+    static let spellings: [(name: StaticString, field: AlertField, isAlias: Bool)] = [
+        ("title", .title, false), ("subtitle", .subtitle, false), ("body", .body, false),
+        ("badge", .badge, false), ("sound", .sound, false), ("thread-id", .threadID, false),
+        ("category", .category, false), ("target-content-id", .targetContentID, false),
+        ("interruption-level", .interruptionLevel, false), ("relevance-score", .relevanceScore, false),
+        ("message", .body, true), ("group", .threadID, true), ("level", .interruptionLevel, true),
+    ]
 
     /// The shorter names a batch line may use instead, spelled like the options.
     public var aliases: [String] {

@@ -56,9 +56,9 @@ public struct AlertRequest: Sendable {
     }
 
     private mutating func take(_ key: String, _ value: JSONValue, given: inout GivenFields) throws {
-        if let field = AlertField.named(key) {
+        if let (field, isAlias) = AlertField.spelling(key) {
             let bit = UInt16(1) << AlertField.every.firstIndex(of: field)!
-            if key == field.key { given.byName |= bit } else { given.byAlias |= bit }
+            if isAlias { given.byAlias |= bit } else { given.byName |= bit }
             if given.byName & given.byAlias & bit != 0 {
                 throw PayloadError(.invalidAlert, "give '\(field.key)' or '\(field.aliases[0])', not both: they are the same field")
             }

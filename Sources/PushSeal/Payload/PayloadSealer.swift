@@ -2,8 +2,9 @@ import SealCrypto
 import PushSealJSON
 
 /// Turns alerts into APNs payloads: the fallback alert in the clear, the real alert sealed
-/// under the keyring's primary key in one custom field.
-public struct PayloadSealer: Sendable {
+/// under the keyring's primary key in one custom field. A class: a batch takes its sealer
+/// for every line, and a reference is one retain where the settings are a dozen.
+public final class PayloadSealer: Sendable {
     /// APNs refuses an alert's payload over 4096 bytes (5120 for voip).
     public static let byteLimit = APNs.PushType.alert.payloadByteLimit
     public static let defaultField = "enc"
@@ -25,7 +26,7 @@ public struct PayloadSealer: Sendable {
 
     public init(
         keyring: Keyring, to recipient: String? = nil, field: String = defaultField, pad: Int = defaultPad,
-        fallback: FallbackAlert = .standard, byteLimit: Int = Self.byteLimit, now: Int64 = Timestamp.now()
+        fallback: FallbackAlert = .standard, byteLimit: Int = PayloadSealer.byteLimit, now: Int64 = Timestamp.now()
     ) throws {
         try Self.validate(field: field)
         guard (1...4096).contains(pad) else {
@@ -114,10 +115,26 @@ public struct PayloadSealer: Sendable {
         defer { SecureMemory.wipe(&plaintext) }
         // The envelope's header `<version>.<kid>` is what both versions authenticate: ps1
         // as AES-GCM's associated data, ps2 as HPKE's info (see SealedEnvelope).
-        let sealed = switch key {
-        case .secret(_, let secret): try AESGCM.seal(plaintext, using: secret, authenticating: authenticatedHeader).combined
-        case .recipient(_, let point): try HPKE.seal(plaintext, to: point, info: authenticatedHeader)
+        switch key {
+        case .secret(_, let secret):
+            // The box is only encoded, so it is sealed into scratch memory, not an array.
+            try withUnsafeTemporaryAllocation(byteCount: AESGCM.sealedByteCount(plaintext.count), alignment: 1) { box in
+                try plaintext.withUnsafeBytes { input in
+                    try authenticatedHeader.withUnsafeBytes { header in
+                        try AESGCM.seal(input, using: secret, authenticating: header, into: box)
+                    }
+                }
+                try appendEnvelope(sealed: UnsafeRawBufferPointer(box), to: &output)
+            }
+        case .recipient(_, let point):
+            let sealed = try HPKE.seal(plaintext, to: point, info: authenticatedHeader)
+            try sealed.withUnsafeBytes { try appendEnvelope(sealed: $0, to: &output) }
         }
+    }
+
+    /// Appends the payload around the envelope holding `sealed`, or throws `tooLarge`
+    /// leaving `output` as it was.
+    private func appendEnvelope(sealed: UnsafeRawBufferPointer, to output: inout [UInt8]) throws {
         let size = prefix.count + 1 + header.count + Base64.encodedCount(sealed.count, alphabet: .url) + 2
         guard size <= byteLimit else {
             throw PayloadError(.tooLarge, "the payload would be \(size) bytes, \(size - byteLimit) over APNs' \(byteLimit)-byte limit")
@@ -128,7 +145,7 @@ public struct PayloadSealer: Sendable {
         // The header and base64url need no JSON escaping, so the envelope is written in place.
         output.append(UInt8(ascii: "\""))
         output.append(contentsOf: header)
-        sealed.withUnsafeBytes { Base64.append($0, alphabet: .url, to: &output) }
+        Base64.append(sealed, alphabet: .url, to: &output)
         output.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: "}")])
     }
 }
