@@ -134,6 +134,32 @@ struct ReceiveCommandTests {
         #expect((record["reason"] as? String ?? "").contains(reason), "\(record)")
     }
 
+    /// One timer watches every running program's memory, children included: of three
+    /// programs running at once, only the one whose child grows past the limit is killed.
+    @Test func onlyTheProgramPastTheMemoryLimitIsKilled() throws {
+        let folder = TemporaryFolder()
+        folder.write("grow.py", """
+        import json, sys, time
+        title = json.load(sys.stdin)["content"]["title"]
+        if title == "big":
+            x = bytearray(120_000_000)
+            time.sleep(5)
+        time.sleep(0.3)
+        print(json.dumps({"title": "seen " + title}))
+        """)
+        let lines = ["small", "big", "small too"].map { #"{"aps":{"alert":{"title":"\#($0)","body":"b"},"mutable-content":1}}"# }
+        // `; true` keeps bash in front, so the program is a child of the extension's process.
+        let run = try pushseal(["receive", "--json", "--extension", "python3 \(folder.file("grow.py")); true", "-"],
+                               stdin: lines.joined(separator: "\n") + "\n")
+        let byTitle = Dictionary(records(run.stdout).map { ($0["title"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
+        let status = { (title: String) in byTitle[title]?["status"] as? String }
+        let bigReason = byTitle["big"]?["reason"] as? String ?? ""
+        #expect(status("seen small") == "modified", "\(byTitle)")
+        #expect(status("seen small too") == "modified", "\(byTitle)")
+        #expect(status("big") == "original", "\(byTitle)")
+        #expect(bigReason.contains("passed the 24 MB limit"), "\(byTitle)")
+    }
+
     @Test func extensionGetsTheRequestOnStdin() throws {
         let folder = TemporaryFolder()
         folder.write("echo.py", """

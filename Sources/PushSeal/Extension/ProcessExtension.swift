@@ -59,6 +59,8 @@ package final class ProcessExtension: NotificationServiceExtension {
         var waitingDelivery: (original: NotificationContent, handler: ContentHandler)?
         var killReason: String?
         nonisolated(unsafe) var timers: [any DispatchSourceTimer] = []
+        /// The program's place in `MemoryWatch`, while it runs.
+        var memoryWatch: Int?
     }
 
     private let settings: Settings
@@ -157,11 +159,9 @@ package final class ProcessExtension: NotificationServiceExtension {
         OwnThread.start { [self] in
             converse(child, request: requestBytes, original: original, handler: contentHandler)
         }
-        let monitor = DispatchSource.makeTimerSource(queue: Self.queue)
-        monitor.schedule(deadline: .now() + .milliseconds(5), repeating: .milliseconds(10), leeway: .milliseconds(2))
-        monitor.setEventHandler { [self] in checkMemory(child) }
-        state.withLock { $0.timers.append(monitor) }
-        monitor.resume()
+        let memory = ResidentMemory(pid: child.pid)
+        let watched = MemoryWatch.shared.add { [self] in checkMemory(child, memory) }
+        state.withLock { $0.memoryWatch = watched }
         if expiredMeanwhile { serviceExtensionTimeWillExpire() }
     }
 
@@ -185,13 +185,15 @@ package final class ProcessExtension: NotificationServiceExtension {
         // the grace ends it). Anything the command left behind in its group goes with it, at
         // the reap.
         let status = child.wait() ?? 0
-        let (killReason, timers) = state.withLock { state in
-            let result = (state.killReason, state.timers)
+        let (killReason, timers, memoryWatch) = state.withLock { state in
+            let result = (state.killReason, state.timers, state.memoryWatch)
             state.timers = []
+            state.memoryWatch = nil
             state.phase = .finished
             return result
         }
         timers.forEach { $0.cancel() }
+        if let memoryWatch { MemoryWatch.shared.remove(memoryWatch) }
         settings.processes.finished(child)
 
         let exited = status & 0x7F == 0
@@ -208,9 +210,9 @@ package final class ProcessExtension: NotificationServiceExtension {
         handler(Self.content(object, over: original))
     }
 
-    private func checkMemory(_ child: ChildProcess) {
-        // After the exit the pid may name another process: it is not read, let alone killed.
-        guard !child.hasExited, let resident = Self.residentBytes(of: child.pid), resident > settings.memoryLimit else { return }
+    private func checkMemory(_ child: ChildProcess, _ memory: ResidentMemory) {
+        // After the exit the pid may name another process: it is not killed.
+        guard !child.hasExited, let resident = memory.bytes(), resident > settings.memoryLimit else { return }
         state.withLock {
             if $0.killReason == nil {
                 $0.killReason = "killed: resident memory \(resident / 1_048_576) MB passed the \(settings.memoryLimit / 1_048_576) MB limit"
@@ -260,31 +262,132 @@ package final class ProcessExtension: NotificationServiceExtension {
         return try ChildProcess(shell, [shell, "-c", command], stdin: .pipe, stdout: .pipe, ownGroup: true,
                                 signals: .extensionContract)
     }
+}
 
-    /// Resident memory of a process and everything it started, from /proc: a compound
-    /// command's shell is small, the program under it is what counts.
-    static func residentBytes(of pid: pid_t) -> Int? {
-        var total = 0
-        var queue = [pid]
-        var seen = 0
-        while let next = queue.popLast(), seen < 64 {
-            seen += 1
-            guard let status = readProcFile("/proc/\(next)/status") else { continue }
-            if let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-               let kilobytes = Int(line.dropFirst(6).filter(\.isNumber)) {
-                total += kilobytes * 1024
-            }
-            if let children = readProcFile("/proc/\(next)/task/\(next)/children") {
-                queue += children.split(separator: " ").compactMap { pid_t($0.filter(\.isNumber)) }
-            }
-        }
-        return seen > 0 ? total : nil
+/// The resident memory of one extension's processes, from /proc: a compound command's
+/// shell is small, the program under it is what counts.
+///
+/// The check runs every 10 ms for every running extension, so the top process's `statm`
+/// and children list stay open and are read again from the start each time: no path is
+/// looked up, and a descriptor names its process even after the pid is reused. Only a
+/// compound command's descendants are opened anew at each check. Owned by its monitor's
+/// handler, which never runs twice at once; the descriptors close with it.
+final class ResidentMemory: @unchecked Sendable {
+    private let statm: Int32
+    private let children: Int32
+
+    init(pid: pid_t) {
+        statm = open("/proc/\(pid)/statm", O_RDONLY | O_CLOEXEC)
+        children = open("/proc/\(pid)/task/\(pid)/children", O_RDONLY | O_CLOEXEC)
     }
 
-    private static func readProcFile(_ path: String) -> String? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    deinit {
+        if statm >= 0 { close(statm) }
+        if children >= 0 { close(children) }
+    }
+
+    /// Bytes resident in the process and everything it started, or nil when /proc cannot
+    /// tell.
+    func bytes() -> Int? {
+        // statm's second number is the resident set in pages, the count status's VmRSS gives.
+        guard let pages = Self.numbers(in: statm), pages.count >= 2 else { return nil }
+        var total = pages[1] * Self.pageSize
+        var queue = Self.numbers(in: children) ?? []
+        var seen = 1
+        while let next = queue.popLast(), seen < 64 {
+            seen += 1
+            let statm = open("/proc/\(next)/statm", O_RDONLY | O_CLOEXEC)
+            let children = open("/proc/\(next)/task/\(next)/children", O_RDONLY | O_CLOEXEC)
+            defer {
+                if statm >= 0 { close(statm) }
+                if children >= 0 { close(children) }
+            }
+            if let pages = Self.numbers(in: statm), pages.count >= 2 { total += pages[1] * Self.pageSize }
+            queue += Self.numbers(in: children) ?? []
+        }
+        return total
+    }
+
+    private static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+
+    /// The decimal numbers in the /proc file open as `descriptor`, read from its start, or
+    /// nil when it cannot be read.
+    private static func numbers(in descriptor: Int32) -> [Int]? {
         guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        return (try? FileIO.readAll(descriptor)).map { String(decoding: $0, as: UTF8.self) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 512) { buffer -> [Int]? in
+            var numbers: [Int] = []
+            // A number may straddle two reads, so the digits so far carry over.
+            var digits: Int?
+            var offset = 0
+            while true {
+                let count = pread(descriptor, buffer.baseAddress, buffer.count, off_t(offset))
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return nil
+                }
+                if count == 0 { break }
+                offset += count
+                for byte in buffer[..<count] {
+                    if byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                        digits = (digits ?? 0) &* 10 &+ Int(byte &- UInt8(ascii: "0"))
+                    } else if let number = digits {
+                        numbers.append(number)
+                        digits = nil
+                    }
+                }
+            }
+            if let digits { numbers.append(digits) }
+            return numbers
+        }
+    }
+}
+
+/// One timer that checks every running extension's memory every 10 ms. A timer per
+/// program woke a thread per program a hundred times a second: with 50 programs waiting
+/// out a slow answer, that alone was a third of a core. The timer exists only while some
+/// program runs.
+final class MemoryWatch: Sendable {
+    static let shared = MemoryWatch()
+
+    private struct Watched: Sendable {
+        var checks: [Int: @Sendable () -> Void] = [:]
+        var nextKey = 0
+        nonisolated(unsafe) var timer: (any DispatchSourceTimer)?
+    }
+
+    private let watched = Locked(Watched())
+    private let queue = DispatchQueue(label: "pushseal.memory-watch")
+
+    /// Runs `check` every 10 ms, from 5 ms on, until `remove` with the key returned.
+    func add(_ check: @escaping @Sendable () -> Void) -> Int {
+        watched.withLock { watched in
+            let key = watched.nextKey
+            watched.nextKey += 1
+            watched.checks[key] = check
+            if watched.timer == nil {
+                let timer = DispatchSource.makeTimerSource(queue: queue)
+                timer.schedule(deadline: .now() + .milliseconds(5), repeating: .milliseconds(10), leeway: .milliseconds(2))
+                timer.setEventHandler { [self] in tick() }
+                timer.resume()
+                watched.timer = timer
+            }
+            return key
+        }
+    }
+
+    func remove(_ key: Int) {
+        watched.withLock { watched in
+            watched.checks[key] = nil
+            if watched.checks.isEmpty {
+                watched.timer?.cancel()
+                watched.timer = nil
+            }
+        }
+    }
+
+    private func tick() {
+        // The checks run outside the lock: one may kill its program, whose reaping removes it.
+        let checks = watched.withLock { Array($0.checks.values) }
+        for check in checks { check() }
     }
 }
