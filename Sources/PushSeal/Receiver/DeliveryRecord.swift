@@ -99,7 +99,9 @@ public struct DeliveryRecord: Sendable {
             arrival.forEachMember { key, value in string(key, value) }
         }
         member("seq") { JSONWriter.writeInteger(Int64(seq), to: &$0) }
-        guard let delivery else {
+        // The delivery is read in place, through a borrowing helper: binding it with
+        // `guard let` copied the delivery and its content for every record.
+        guard delivery != nil else {
             if let identifier { string("apns-id", identifier) } else { raw("apns-id", "null") }
             string("status", status.rawValue)
             string("title", "")
@@ -114,38 +116,40 @@ public struct DeliveryRecord: Sendable {
             output.append(UInt8(ascii: "}"))
             return
         }
-        let content = delivery.content
-        string("apns-id", delivery.request.identifier)
-        string("status", delivery.status.rawValue)
-        string("title", content.title)
-        string("subtitle", content.subtitle)
-        string("body", content.body)
-        string("kid", delivery.note.kid)
-        member("elapsed_ms") { Self.writeMilliseconds(delivery.elapsed, to: &$0) }
-        string("source", source)
-        arrivalMembers()
-        if let reason = delivery.note.reason { string("reason", reason) }
-        for field in AlertField.every where !field.isText {
-            guard let value = content.fields[field] else { continue }
-            output.append(UInt8(ascii: ","))
-            JSONWriter.writeString(field.key, to: &output)
-            output.append(UInt8(ascii: ":"))
-            JSONWriter.write(value, to: &output)
-        }
-        // userInfo without what the record already shows: the aps dictionary and the envelope.
-        var wroteUserInfo = false
-        for (key, value) in content.userInfo where key != "aps" && key != envelopeField {
-            if wroteUserInfo {
+        func delivered(_ delivery: borrowing Delivery) {
+            string("apns-id", delivery.request.identifier)
+            string("status", delivery.status.rawValue)
+            string("title", delivery.content.title)
+            string("subtitle", delivery.content.subtitle)
+            string("body", delivery.content.body)
+            string("kid", delivery.note.kid)
+            member("elapsed_ms") { Self.writeMilliseconds(delivery.elapsed, to: &$0) }
+            string("source", source)
+            arrivalMembers()
+            if let reason = delivery.note.reason { string("reason", reason) }
+            for field in AlertField.every where !field.isText {
+                guard let value = delivery.content.fields[field] else { continue }
                 output.append(UInt8(ascii: ","))
-            } else {
-                member("userInfo") { $0.append(UInt8(ascii: "{")) }
-                wroteUserInfo = true
+                JSONWriter.writeString(field.key, to: &output)
+                output.append(UInt8(ascii: ":"))
+                JSONWriter.write(value, to: &output)
             }
-            JSONWriter.writeString(key, to: &output)
-            output.append(UInt8(ascii: ":"))
-            JSONWriter.write(value, to: &output)
+            // userInfo without what the record already shows: the aps dictionary and the envelope.
+            var wroteUserInfo = false
+            for (key, value) in delivery.content.userInfo where key != "aps" && key != envelopeField {
+                if wroteUserInfo {
+                    output.append(UInt8(ascii: ","))
+                } else {
+                    member("userInfo") { $0.append(UInt8(ascii: "{")) }
+                    wroteUserInfo = true
+                }
+                JSONWriter.writeString(key, to: &output)
+                output.append(UInt8(ascii: ":"))
+                JSONWriter.write(value, to: &output)
+            }
+            if wroteUserInfo { output.append(UInt8(ascii: "}")) }
         }
-        if wroteUserInfo { output.append(UInt8(ascii: "}")) }
+        delivered(delivery!)
         output.append(UInt8(ascii: "}"))
     }
 
