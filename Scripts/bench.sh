@@ -355,7 +355,7 @@ def spread(values):
 rows = []
 def row(name, value, target, met, bound):
     rows.append(f"| {name} | {value} | {target} | {'met' if met else 'not met: ' + bound} |")
-flat_listener = "per-request work spread flat (perf record -g on the listener: HPACK decoding 12%, 9% of it Huffman-decoding the provider token the client sends unindexed on every request; retain/release 14%, allocation 9%, JSON and String making 8%, clock reads 1%; valgrind --tool=callgrind: 102k instructions a request over two threads, the delivering one 57k as in receive -, the loop 46k of which nghttp2 14k)"
+flat_listener = "per-request work spread flat (perf record -g on the listener: HPACK decoding 12%, 9% of it Huffman-decoding the provider token the client sends unindexed on every request; retain/release 14%, allocation 9%, JSON and String making 8%, clock reads 1%; valgrind --tool=callgrind: 101k instructions a request over two threads, the delivering one 57k as in receive -, the loop 44k of which nghttp2 14k)"
 cases = """$(printf '%s\n' "${listen_cases[@]}")""".strip().splitlines()
 main_cpu = spread("$(printf '%s,' "${ps_cpu[@]}")".split(","))
 row("listener CPU per notification, plaintext, 1 connection (table above)", f"{main_cpu[0]:.1f} µs ({main_cpu[1]:.1f}–{main_cpu[2]:.1f})", "≤ 8 µs", main_cpu[0] <= 8, flat_listener)
