@@ -17,9 +17,6 @@ public enum AESGCM {
         nonce: [UInt8]? = nil,
         authenticating authenticatedData: [UInt8] = []
     ) throws -> SealedBox {
-        if let nonce, nonce.count != nonceByteCount {
-            throw SealCryptoError(.invalidNonceSize, "a nonce is \(nonceByteCount) bytes, not \(nonce.count)")
-        }
         let count = sealedByteCount(plaintext.count)
         // Every byte is written by the seal, so the box is not zeroed first.
         let combined = try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
