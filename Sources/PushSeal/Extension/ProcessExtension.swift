@@ -270,8 +270,8 @@ package final class ProcessExtension: NotificationServiceExtension {
 /// The check runs every 10 ms for every running extension, so the top process's `statm`
 /// and children list stay open and are read again from the start each time: no path is
 /// looked up, and a descriptor names its process even after the pid is reused. Only a
-/// compound command's descendants are opened anew at each check. Owned by its monitor's
-/// handler, which never runs twice at once; the descriptors close with it.
+/// compound command's descendants are opened anew at each check. Owned by its check in
+/// `MemoryWatch`, which never runs twice at once; the descriptors close with it.
 final class ResidentMemory: @unchecked Sendable {
     private let statm: Int32
     private let children: Int32
@@ -289,23 +289,24 @@ final class ResidentMemory: @unchecked Sendable {
     /// Bytes resident in the process and everything it started, or nil when /proc cannot
     /// tell.
     func bytes() -> Int? {
-        // statm's second number is the resident set in pages, the count status's VmRSS gives.
-        guard let pages = Self.numbers(in: statm), pages.count >= 2 else { return nil }
-        var total = pages[1] * Self.pageSize
+        guard var total = residentBytes() else { return nil }
         var queue = Self.numbers(in: children) ?? []
         var seen = 1
         while let next = queue.popLast(), seen < 64 {
             seen += 1
-            let statm = open("/proc/\(next)/statm", O_RDONLY | O_CLOEXEC)
-            let children = open("/proc/\(next)/task/\(next)/children", O_RDONLY | O_CLOEXEC)
-            defer {
-                if statm >= 0 { close(statm) }
-                if children >= 0 { close(children) }
-            }
-            if let pages = Self.numbers(in: statm), pages.count >= 2 { total += pages[1] * Self.pageSize }
-            queue += Self.numbers(in: children) ?? []
+            // A descendant is opened for this check only; its descriptors close with it.
+            let descendant = ResidentMemory(pid: pid_t(truncatingIfNeeded: next))
+            total += descendant.residentBytes() ?? 0
+            queue += Self.numbers(in: descendant.children) ?? []
         }
         return total
+    }
+
+    /// This process's own resident bytes: statm's second number is the resident set in
+    /// pages, the count status's VmRSS gives.
+    private func residentBytes() -> Int? {
+        guard let pages = Self.numbers(in: statm), pages.count >= 2 else { return nil }
+        return pages[1] * Self.pageSize
     }
 
     private static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
