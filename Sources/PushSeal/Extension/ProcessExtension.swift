@@ -273,12 +273,14 @@ package final class ProcessExtension: NotificationServiceExtension {
 /// compound command's descendants are opened anew at each check. Owned by its check in
 /// `MemoryWatch`, which never runs twice at once; the descriptors close with it.
 final class ResidentMemory: @unchecked Sendable {
-    private let statm: Int32
-    private let children: Int32
+    private let pid: pid_t
+    // Opened at the first check that can: when descriptors have run out, the next check
+    // tries again rather than leaving the program unwatched.
+    private var statm: Int32 = -1
+    private var children: Int32 = -1
 
     init(pid: pid_t) {
-        statm = open("/proc/\(pid)/statm", O_RDONLY | O_CLOEXEC)
-        children = open("/proc/\(pid)/task/\(pid)/children", O_RDONLY | O_CLOEXEC)
+        self.pid = pid
     }
 
     deinit {
@@ -296,7 +298,8 @@ final class ResidentMemory: @unchecked Sendable {
             seen += 1
             // A descendant is opened for this check only; its descriptors close with it.
             let descendant = ResidentMemory(pid: pid_t(truncatingIfNeeded: next))
-            total += descendant.residentBytes() ?? 0
+            guard let resident = descendant.residentBytes() else { continue }
+            total += resident
             queue += Self.numbers(in: descendant.children) ?? []
         }
         return total
@@ -305,6 +308,8 @@ final class ResidentMemory: @unchecked Sendable {
     /// This process's own resident bytes: statm's second number is the resident set in
     /// pages, the count status's VmRSS gives.
     private func residentBytes() -> Int? {
+        if statm < 0 { statm = open("/proc/\(pid)/statm", O_RDONLY | O_CLOEXEC) }
+        if children < 0 { children = open("/proc/\(pid)/task/\(pid)/children", O_RDONLY | O_CLOEXEC) }
         guard let pages = Self.numbers(in: statm), pages.count >= 2 else { return nil }
         return pages[1] * Self.pageSize
     }
