@@ -395,6 +395,34 @@ struct ListenTests {
         }
     }
 
+    @Test func headersReachTheThenProgramAfterDecrypting() throws {
+        let keyring = try KeyringFixture()
+        let folder = TemporaryFolder()
+        folder.write("then.sh", """
+            #!/bin/sh
+            python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"title":r["content"]["title"],"body":json.dumps(r["headers"],sort_keys=True)}))'
+            """)
+        chmod(folder.file("then.sh"), 0o755)
+        let listener = try Listener(["--plaintext", "--json", "--keys", keyring.keys, "--then", folder.file("then.sh")])
+        let payload = try keyring.encrypt(["-t", "Deploy", "-b", "api-7 is live"]).stdout
+        let reply = try curl(listener.url + "/3/device/" + deviceToken, headers: [
+            "apns-push-type: alert", "apns-priority: 10", "apns-expiration: 0",
+        ] + acceptable, body: payload)
+        #expect(reply.status == 200)
+        #expect(eventually(within: .seconds(30)) { listener.records.count == 1 })
+        let run = listener.finish()
+        #expect(run.status == 0, "\(run.stderr)")
+        let record = jsonObject(run.stdout)
+        #expect(record["status"] as? String == "modified")
+        #expect(record["title"] as? String == "Deploy", "the program saw the opened alert")
+        let headers = jsonObject(record["body"] as? String ?? "")
+        #expect(headers.count == 4, "\(headers)")
+        #expect(headers["apns-topic"] as? String == topic)
+        #expect(headers["apns-push-type"] as? String == "alert")
+        #expect(headers["apns-priority"] as? String == "10")
+        #expect(headers["apns-expiration"] as? String == "0")
+    }
+
     /// `requests` requests from h2load over `connections` connections with `streams` in
     /// flight on each; returns h2load's report and the listener's records.
     private func load(requests: Int, connections: Int, streams: Int) throws -> (report: Run, records: [[String: Any]], status: Int32) {

@@ -43,7 +43,7 @@ package final class DecryptThenExtension: NotificationServiceExtension {
                 return true
             }
             guard started else { return }
-            let opened = NotificationRequest(identifier: request.identifier, content: content, headers: request.headers)
+            let opened = NotificationRequest(request, showing: content)
             next.didReceive(opened, contentHandler: ContentHandler { [self] answer, answerNote in
                 if let answerNote, answerNote.status == .original {
                     // The program gave nothing usable: the opened alert stands.

@@ -8,12 +8,35 @@ public final class NotificationRequest: Sendable, Equatable {
     public let identifier: String
     public let content: NotificationContent
     /// APNs request headers when the input carried them (`apns-topic`, `apns-push-type`, …).
-    public let headers: [String: String]
+    public var headers: [String: String] { arrival?.headers ?? given }
+
+    // One of the two is used: headers as an input gave them, or the fields of a request the
+    // listener accepted. Those become a dictionary only when something asks (an
+    // `--extension` program), not for every notification the listener takes.
+    private let given: [String: String]
+    private let arrival: APNsRequestFields?
 
     public init(identifier: String, content: NotificationContent, headers: [String: String] = [:]) {
         self.identifier = identifier
         self.content = content
-        self.headers = headers
+        given = headers
+        arrival = nil
+    }
+
+    /// A request that reached the listener, with the APNs headers it came with.
+    package init(identifier: String, content: NotificationContent, arrival: APNsRequestFields) {
+        self.identifier = identifier
+        self.content = content
+        given = [:]
+        self.arrival = arrival
+    }
+
+    /// The same request showing other content, as an extension hands on what it opened.
+    package init(_ request: NotificationRequest, showing content: NotificationContent) {
+        identifier = request.identifier
+        self.content = content
+        given = request.given
+        arrival = request.arrival
     }
 
     /// The payload's `aps` dictionary, empty when missing.

@@ -197,7 +197,7 @@ public final class APNsListener: Sendable {
         }
         let handoff = Handoff { item in
             let input = item.body.withUnsafeBytes {
-                ReceivedInput(payload: $0, identifier: item.identifier, headers: item.arrival.headers)
+                ReceivedInput(payload: $0, identifier: item.identifier, arrival: item.arrival)
             }
             switch input {
             case .unreadable(let reason):

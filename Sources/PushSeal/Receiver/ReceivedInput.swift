@@ -60,7 +60,7 @@ package enum ReceivedInput: Sendable {
 
     /// Reads the body of an APNs request the listener accepted: a payload with `aps`,
     /// whose size APNs' rules have already passed.
-    package init(payload bytes: UnsafeRawBufferPointer, identifier: String, headers: [String: String]) {
+    package init(payload bytes: UnsafeRawBufferPointer, identifier: String, arrival: APNsRequestFields) {
         guard let value = try? JSONParser.parse(bytes) else {
             self = .unreadable(reason: "the payload is not JSON")
             return
@@ -70,7 +70,7 @@ package enum ReceivedInput: Sendable {
             return
         }
         self = .request(NotificationRequest(
-            identifier: identifier, content: NotificationContent(payload: object), headers: headers))
+            identifier: identifier, content: NotificationContent(payload: object), arrival: arrival))
     }
 
     /// APNs' limit for `apns-push-type: voip`; every other type has `PayloadSealer.byteLimit`.
