@@ -87,32 +87,77 @@ public struct JSONParser {
     /// duplicate names included. Returns false, having called `body` for nothing, when the
     /// text is JSON of another kind; an error `body` throws ends the reading.
     public static func forEachMember(in bytes: UnsafeRawBufferPointer, _ body: (String, JSONValue) throws -> Void) throws -> Bool {
+        try forEachMember(namedIn: bytes) { name, value in try body(String(decoding: name, as: UTF8.self), value) }
+    }
+
+    /// The same, with each member's name handed over as its UTF-8 bytes (escapes resolved,
+    /// valid only during the call) rather than as a String: readers that match names against
+    /// constants, a sealed alert's for every notification and a batch line's for every
+    /// alert, make no String for a name at all. `JSONName.is` does the matching.
+    public static func forEachMember(namedIn bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer, JSONValue) throws -> Void) throws -> Bool {
         var parser = JSONParser(bytes: bytes)
         parser.skipWhitespace()
         guard parser.current == UInt8(ascii: "{") else {
             _ = try parse(bytes)
             return false
         }
-        // The names so far sit on the stack: a line has a handful.
-        try withUnsafeTemporaryAllocation(of: String.self, capacity: 16) { names in
+        // The names so far sit on the stack, as places in the input: a line has a handful.
+        try withUnsafeTemporaryAllocation(of: RawName.self, capacity: 16) { names in
             var count = 0
             defer { names.baseAddress!.deinitialize(count: count) }
-            var large: Set<String>?
-            try parser.parseMembers(depth: 1, isNew: { key in
-                if large != nil { return large!.insert(key).inserted }
-                guard !names[..<count].contains(key) else { return false }
-                if count < names.count {
-                    (names.baseAddress! + count).initialize(to: key)
-                    count += 1
-                } else {
-                    large = Set(names[..<count] + [key])
+            var large: Set<[UInt8]>?
+            try parser.parseMembers(depth: 1, name: { try $0.parseRawName() }, isNew: { raw in
+                raw.withBytes(in: bytes) { name in
+                    if large != nil { return large!.insert(Array(name)).inserted }
+                    for index in 0..<count where names[index].withBytes(in: bytes, { JSONName.equal($0, name) }) {
+                        return false
+                    }
+                    if count < names.count {
+                        (names.baseAddress! + count).initialize(to: raw)
+                        count += 1
+                    } else {
+                        large = Set(names[..<count].map { $0.withBytes(in: bytes) { Array($0) } } + [Array(name)])
+                    }
+                    return true
                 }
-                return true
-            }, body)
+            }, shown: { $0.withBytes(in: bytes) { String(decoding: $0, as: UTF8.self) } }, { name, value in
+                try name.withBytes(in: bytes) { try body($0, value) }
+            })
         }
         parser.skipWhitespace()
         guard parser.index == bytes.count else { throw parser.error("unexpected text after the JSON value") }
         return true
+    }
+
+    /// A member name as `forEachMember(namedIn:)` reads it: where it lies in the input, or,
+    /// for the rare name with escapes or non-ASCII bytes, its decoded (validated) bytes.
+    private struct RawName {
+        var start = 0, count = 0
+        var decoded: [UInt8]?
+
+        /// The name's bytes, `input` being the text it was read from.
+        func withBytes<Result>(in input: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+            if let decoded { return try decoded.withUnsafeBytes(body) }
+            return try body(UnsafeRawBufferPointer(rebasing: input[start..<(start + count)]))
+        }
+    }
+
+    private mutating func parseRawName() throws -> RawName {
+        let quote = index
+        index += 1
+        let start = index
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                index += 1
+                return RawName(start: start, count: index - 1 - start)
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { break }
+            index += 1
+        }
+        // Escapes, non-ASCII text or an error: the string reader decides.
+        index = quote
+        return RawName(decoded: Array(try parseString().utf8))
     }
 
     private mutating func parseObject(depth: Int) throws -> JSONValue {
@@ -120,16 +165,20 @@ public struct JSONParser {
         // Small objects check for duplicates by scanning; large ones by hashing, so a hostile
         // object with a million members costs linear time, not quadratic.
         var names: Set<String>?
-        try parseMembers(depth: depth, isNew: { key in
+        try parseMembers(depth: depth, name: { try $0.parseString() }, isNew: { key in
             if names != nil { return names!.insert(key).inserted }
             if object.count >= 16 { names = Set(object.keys) }
             return names?.insert(key).inserted ?? !object.members.contains { $0.key == key }
-        }, { key, value in object.append(key, value) })
+        }, shown: { $0 }, { key, value in object.append(key, value) })
         return .object(object)
     }
 
-    /// The members of the object at `index`, each to `body` once `isNew` has passed its name.
-    private mutating func parseMembers(depth: Int, isNew: (String) -> Bool, _ body: (String, JSONValue) throws -> Void) throws {
+    /// The members of the object at `index`, each to `body` once `isNew` has passed its name;
+    /// `name` reads a name (at its opening quote) and `shown` gives it for an error.
+    private mutating func parseMembers<Name>(
+        depth: Int, name readName: (inout JSONParser) throws -> Name, isNew: (Name) -> Bool,
+        shown: (Name) -> String, _ body: (Name, JSONValue) throws -> Void
+    ) throws {
         guard depth <= Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth) levels") }
         index += 1
         skipWhitespace()
@@ -141,9 +190,9 @@ public struct JSONParser {
             skipWhitespace()
             guard current == UInt8(ascii: "\"") else { throw error("expected a member name in quotes") }
             let keyOffset = index
-            let key = try parseString()
+            let key = try readName(&self)
             guard isNew(key) else {
-                throw JSONParseError(reason: "duplicate key \"\(key.prefix(64))\"", offset: keyOffset)
+                throw JSONParseError(reason: "duplicate key \"\(shown(key).prefix(64))\"", offset: keyOffset)
             }
             skipWhitespace()
             guard current == UInt8(ascii: ":") else { throw error("expected ':' after a member name") }
@@ -310,6 +359,20 @@ public struct JSONParser {
             index += 1
         }
         return value
+    }
+}
+
+/// Matching member names read as bytes (`JSONParser.forEachMember(namedIn:)`) against
+/// constants, without making a String.
+public enum JSONName {
+    /// Whether `name` is exactly `text`.
+    @inline(__always)
+    public static func `is`(_ name: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
+        name.count == text.utf8CodeUnitCount && memcmpEqual(name.baseAddress ?? UnsafeRawPointer(text.utf8Start), text.utf8Start, name.count)
+    }
+
+    static func equal(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
+        lhs.count == rhs.count && (lhs.count == 0 || memcmpEqual(lhs.baseAddress!, rhs.baseAddress!.assumingMemoryBound(to: UInt8.self), lhs.count))
     }
 }
 

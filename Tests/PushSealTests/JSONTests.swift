@@ -61,6 +61,34 @@ struct JSONTests {
         #expect(throws: JSONParseError.self) { try Array("[1".utf8).withUnsafeBytes { try JSONParser.forEachMember(in: $0) { _, _ in } } }
     }
 
+    /// Names handed over as bytes are the decoded names: an escaped spelling of a name is
+    /// that name, so it is a duplicate of the plain one, however many names came before.
+    @Test func namesAsBytesAreDecodedAndDuplicatesAreFoundAcrossSpellings() throws {
+        func names(_ text: String) throws -> [String] {
+            var seen: [String] = []
+            _ = try Array(text.utf8).withUnsafeBytes { bytes in
+                try JSONParser.forEachMember(namedIn: bytes) { name, _ in seen.append(String(decoding: name, as: UTF8.self)) }
+            }
+            return seen
+        }
+        #expect(try names(#"{"title":1,"b\u0061dge":2,"é":3,"\ud83d\ude00":4,"":5,"a\"b":6}"#) == ["title", "badge", "é", "😀", "", "a\"b"])
+        var matched: [Bool] = []
+        _ = try Array(#"{"x":1}"#.utf8).withUnsafeBytes { bytes in
+            try JSONParser.forEachMember(namedIn: bytes) { name, _ in matched = [JSONName.is(name, "x"), JSONName.is(name, "xy"), JSONName.is(name, "")] }
+        }
+        #expect(matched == [true, false, false])
+        let padding = (0..<20).map { "\"k\($0)\":0," }.joined()
+        for text in [#"{"a":1,"\u0061":2}"#, #"{"\u0061":1,"a":2}"#, #"{"é":1,"\u00e9":2}"#,
+                     "{" + padding + #""a":1,"\u0061":2}"#, #"{"a":1,"# + padding + #""\u0061":2}"#] {
+            #expect(throws: JSONParseError.self, "\(text)") { try names(text) }
+            #expect(throws: JSONParseError.self, "\(text)") { try JSONParser.parse(text) }
+        }
+        // Bytes that are not UTF-8 are refused in a name as in any string.
+        #expect(throws: JSONParseError.self) {
+            try [0x7B, 0x22, 0xFF, 0x22, 0x3A, 0x31, 0x7D].withUnsafeBytes { try JSONParser.forEachMember(namedIn: $0) { _, _ in } }
+        }
+    }
+
     @Test(arguments: [Int64.min, -1_234_567_890, -1, 0, 7, 10, 1_733_380_000, Int64.max])
     func integersAreWrittenAsSwiftPrintsThem(_ value: Int64) {
         var bytes: [UInt8] = [UInt8(ascii: "x")]

@@ -40,7 +40,7 @@ public struct SealedAlert: Sendable, Equatable {
 
     /// The sealed-only members, after the alert fields.
     enum Key {
-        static let data = "data", id = "id", sent = "sent", expires = "exp"
+        static let data: StaticString = "data", id: StaticString = "id", sent: StaticString = "sent", expires: StaticString = "exp"
     }
 
     public init(fields: AlertFields, data: JSONObject = JSONObject(), id: String, sent: Int64, expires: Int64? = nil) {
@@ -88,10 +88,10 @@ public struct SealedAlert: Sendable, Equatable {
     public var json: JSONObject {
         var object = JSONObject()
         fields.write(into: &object)
-        object.append(Key.data, data.isEmpty ? nil : .object(data))
-        object.append(Key.id, .string(id))
-        object.append(Key.sent, .integer(sent))
-        object.append(Key.expires, expires.map { JSONValue.integer($0) })
+        object.append(Key.data.description, data.isEmpty ? nil : .object(data))
+        object.append(Key.id.description, .string(id))
+        object.append(Key.sent.description, .integer(sent))
+        object.append(Key.expires.description, expires.map { JSONValue.integer($0) })
         return object
     }
 
@@ -148,7 +148,7 @@ public struct SealedAlert: Sendable, Equatable {
         let isObject: Bool
         do {
             isObject = try plaintext.withUnsafeBytes { bytes in
-                try JSONParser.forEachMember(in: bytes) { key, value in try take(key, value) }
+                try JSONParser.forEachMember(namedIn: bytes) { name, value in try take(name, value) }
             }
         } catch let error as JSONParseError {
             throw EnvelopeError(.invalidAlert, "the opened envelope is not a JSON alert (\(error))")
@@ -162,38 +162,40 @@ public struct SealedAlert: Sendable, Equatable {
     /// Reads an alert object as the sender wrote it, in one pass over its members.
     public init(json object: JSONObject) throws {
         self.init(fields: AlertFields(), id: "", sent: 0)
-        for (key, value) in object { try take(key, value) }
+        for (key, value) in object {
+            var key = key
+            try key.withUTF8 { try take(UnsafeRawBufferPointer($0), value) }
+        }
     }
 
-    /// Sets the member `key` of a sealed alert; unknown ones are skipped, as later senders
-    /// may add some.
-    private mutating func take(_ key: String, _ value: JSONValue) throws {
+    /// Sets the member named `name` of a sealed alert; unknown ones are skipped, as later
+    /// senders may add some. The name is matched as bytes: no String is made for it.
+    private mutating func take(_ name: UnsafeRawBufferPointer, _ value: JSONValue) throws {
         func integer(_ value: JSONValue) throws -> Int64? {
             if case .null = value { return nil }
             guard let number = value.integerValue else {
-                throw EnvelopeError(.invalidAlert, "alert field '\(key)' is not a whole number")
+                throw EnvelopeError(.invalidAlert, "alert field '\(String(decoding: name, as: UTF8.self))' is not a whole number")
             }
             return number
         }
-        if let (field, isAlias) = AlertField.spelling(key), !isAlias {
+        if let (field, isAlias) = AlertField.spelling(bytes: name), !isAlias {
             do {
                 try fields.set(field, json: value)
             } catch {
                 throw EnvelopeError(.invalidAlert, "alert field \(error.reason)")
             }
-            return
-        }
-        switch key {
-        case Key.data:
+        } else if JSONName.is(name, Key.data) {
             switch value {
             case .null: break
             case .object(let members): data = members
             default: throw EnvelopeError(.invalidAlert, "alert field 'data' is \(value.kindName), not an object")
             }
-        case Key.id: id = value.stringValue ?? ""
-        case Key.sent: sent = try integer(value) ?? 0
-        case Key.expires: expires = try integer(value)
-        default: break
+        } else if JSONName.is(name, Key.id) {
+            id = value.stringValue ?? ""
+        } else if JSONName.is(name, Key.sent) {
+            sent = try integer(value) ?? 0
+        } else if JSONName.is(name, Key.expires) {
+            expires = try integer(value)
         }
     }
 }

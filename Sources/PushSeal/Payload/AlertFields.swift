@@ -58,6 +58,11 @@ public enum AlertField: String, CaseIterable, Sendable {
         return name.withUTF8(spelling(utf8:))
     }
 
+    /// The same for a name read as bytes (`JSONParser.forEachMember(namedIn:)`).
+    public static func spelling(bytes: UnsafeRawBufferPointer) -> (field: AlertField, isAlias: Bool)? {
+        spelling(utf8: bytes.assumingMemoryBound(to: UInt8.self))
+    }
+
     private static func spelling(utf8 bytes: UnsafeBufferPointer<UInt8>) -> (field: AlertField, isAlias: Bool)? {
         guard let first = bytes.first else { return nil }
         // Names of one length differ in their first byte, so memcmp runs on a match only.

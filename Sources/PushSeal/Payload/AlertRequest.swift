@@ -27,23 +27,26 @@ public struct AlertRequest: Sendable {
 
     /// Members a batch line may have besides the alert fields and their aliases.
     enum Key {
-        static let url = "url", data = "data", ttl = "ttl", id = "id", to = "to"
+        static let url: StaticString = "url", data: StaticString = "data", ttl: StaticString = "ttl", id: StaticString = "id", to: StaticString = "to"
     }
 
     /// Every name a batch line may use.
-    static let batchKeys: [String] = AlertField.every.flatMap { [$0.key] + $0.aliases } + [Key.url, Key.data, Key.ttl, Key.id, Key.to]
+    static let batchKeys: [String] = AlertField.every.flatMap { [$0.key] + $0.aliases } + [Key.url, Key.data, Key.ttl, Key.id, Key.to].map(\.description)
 
     /// Reads one JSON object of batch input, in one pass over its members.
     public init(json object: JSONObject) throws {
         var given = GivenFields()
-        for (key, value) in object { try take(key, value, given: &given) }
+        for (key, value) in object {
+            var key = key
+            try key.withUTF8 { try take(UnsafeRawBufferPointer($0), value, given: &given) }
+        }
     }
 
     /// Reads one line of batch input as its members are parsed, building no JSON object:
     /// `encrypt --batch`'s path. Throws `JSONParseError` for text that is not JSON.
     public init(line: UnsafeRawBufferPointer) throws {
         var given = GivenFields()
-        guard try JSONParser.forEachMember(in: line, { key, value in try take(key, value, given: &given) }) else {
+        guard try JSONParser.forEachMember(namedIn: line, { name, value in try take(name, value, given: &given) }) else {
             throw PayloadError(.invalidAlert, "the line is not a JSON object")
         }
     }
@@ -55,36 +58,35 @@ public struct AlertRequest: Sendable {
         var byName: UInt16 = 0, byAlias: UInt16 = 0
     }
 
-    private mutating func take(_ key: String, _ value: JSONValue, given: inout GivenFields) throws {
-        if let (field, isAlias) = AlertField.spelling(key) {
+    /// Sets the member named `name`; the name is matched as bytes, and made a String only
+    /// for an error.
+    private mutating func take(_ name: UnsafeRawBufferPointer, _ value: JSONValue, given: inout GivenFields) throws {
+        if let (field, isAlias) = AlertField.spelling(bytes: name) {
             let bit = UInt16(1) << AlertField.every.firstIndex(of: field)!
             if isAlias { given.byAlias |= bit } else { given.byName |= bit }
             if given.byName & given.byAlias & bit != 0 {
                 throw PayloadError(.invalidAlert, "give '\(field.key)' or '\(field.aliases[0])', not both: they are the same field")
             }
             try fields.set(field, json: value)
-            return
-        }
-        switch key {
-        case Key.url, Key.id:
+        } else if JSONName.is(name, Key.url) || JSONName.is(name, Key.id) {
             switch value {
             case .null: break
-            case .string(let text): if key == Key.url { url = text } else { id = text }
-            default: throw PayloadError(.invalidAlert, "'\(key)' is \(value.kindName), not a string")
+            case .string(let text): if JSONName.is(name, Key.url) { url = text } else { id = text }
+            default: throw PayloadError(.invalidAlert, "'\(String(decoding: name, as: UTF8.self))' is \(value.kindName), not a string")
             }
-        case Key.to:
+        } else if JSONName.is(name, Key.to) {
             switch value {
             case .null: recipient = nil
             case .string(let text) where KeyID.isValid(text): recipient = text
             default: throw PayloadError(.invalidAlert, "'to' is the kid of a recipient key (1 to 64 of A-Z a-z 0-9 _ -)")
             }
-        case Key.data:
+        } else if JSONName.is(name, Key.data) {
             switch value {
             case .null: break
             case .object(let members): data = members
             default: throw PayloadError(.invalidAlert, "'data' is \(value.kindName), not an object")
             }
-        case Key.ttl:
+        } else if JSONName.is(name, Key.ttl) {
             switch value {
             case .null: timeToLive = nil
             case .string(let text):
@@ -99,7 +101,8 @@ public struct AlertRequest: Sendable {
                 timeToLive = .seconds(seconds)
             default: throw PayloadError(.invalidAlert, "'ttl' must be a duration such as 3600s, 90m, 12h or 7d")
             }
-        default:
+        } else {
+            let key = String(decoding: name, as: UTF8.self)
             throw PayloadError(.invalidAlert, "unknown alert field '\(key.prefix(64))' (known: \(Self.batchKeys.sorted().joined(separator: ", ")))")
         }
     }
