@@ -29,13 +29,18 @@ package struct MonotonicClock: Sendable {
 
         /// `instant` moved by `duration`, held within the clock's range.
         package static func + (instant: Instant, duration: Duration) -> Instant {
-            let step = duration.saturatingNanoseconds
+            instant.advanced(byNanoseconds: duration.saturatingNanoseconds)
+        }
+
+        /// The same for a step already in nanoseconds (`Duration.saturatingNanoseconds`):
+        /// a caller adding one fixed duration to every reading converts it once.
+        package func advanced(byNanoseconds step: Int64) -> Instant {
             if step >= 0 {
-                let (sum, overflow) = instant.nanoseconds.addingReportingOverflow(UInt64(step))
+                let (sum, overflow) = nanoseconds.addingReportingOverflow(UInt64(step))
                 return Instant(nanoseconds: overflow ? .max : sum)
             }
             let back = step.magnitude
-            return Instant(nanoseconds: instant.nanoseconds > back ? instant.nanoseconds - back : 0)
+            return Instant(nanoseconds: nanoseconds > back ? nanoseconds - back : 0)
         }
 
         /// The time from `earlier` to `later`; negative when `later` is the earlier one.

@@ -73,6 +73,12 @@ public enum AESGCM {
         using key: SymmetricKey,
         authenticating authenticatedData: [UInt8] = []
     ) throws -> [UInt8] {
+        try authenticatedData.withUnsafeBytes { try open(box, using: key, authenticating: $0) }
+    }
+
+    /// The same with the associated data wherever it lies: the receiver writes an envelope's
+    /// header on the stack for every notification it opens.
+    public static func open(_ box: SealedBox, using key: SymmetricKey, authenticating authenticatedData: UnsafeRawBufferPointer) throws -> [UInt8] {
         try box.combined.withUnsafeBytes { combined in
             try open(nonce: UnsafeRawBufferPointer(rebasing: combined[..<nonceByteCount]),
                      ciphertextAndTag: UnsafeRawBufferPointer(rebasing: combined[nonceByteCount...]),
@@ -85,17 +91,15 @@ public enum AESGCM {
     /// checked that a whole tag is there.
     static func open(
         nonce: UnsafeRawBufferPointer, ciphertextAndTag sealed: UnsafeRawBufferPointer,
-        using key: SymmetricKey, authenticating authenticatedData: [UInt8]
+        using key: SymmetricKey, authenticating aad: UnsafeRawBufferPointer
     ) throws -> [UInt8] {
         var plaintext = [UInt8](repeating: 0, count: sealed.count - tagByteCount)
         do {
             try plaintext.withUnsafeMutableBytes { output in
                 let ciphertext = UnsafeRawBufferPointer(rebasing: sealed[..<(sealed.count - tagByteCount)])
                 let tag = UnsafeRawBufferPointer(rebasing: sealed[(sealed.count - tagByteCount)...])
-                try authenticatedData.withUnsafeBytes { aad in
-                    try key.withCipherContext(encrypting: false) {
-                        try $0.open(nonce: nonce, aad: aad, ciphertext: ciphertext, tag: tag, plaintext: output)
-                    }
+                try key.withCipherContext(encrypting: false) {
+                    try $0.open(nonce: nonce, aad: aad, ciphertext: ciphertext, tag: tag, plaintext: output)
                 }
             }
         } catch {

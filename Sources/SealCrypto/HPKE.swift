@@ -205,7 +205,7 @@ public enum HPKE {
                 throw SealCryptoError(.invalidSealedBox, "an HPKE ciphertext ends in a 16-byte tag; this one has \(sealed.count) bytes")
             }
             return try nextNonce().withUnsafeBytes { nonce in
-                try AESGCM.open(nonce: nonce, ciphertextAndTag: sealed, using: key, authenticating: aad)
+                try aad.withUnsafeBytes { try AESGCM.open(nonce: nonce, ciphertextAndTag: sealed, using: key, authenticating: $0) }
             }
         }
     }

@@ -38,15 +38,18 @@ public struct SealedEnvelope: Sendable, Equatable {
     /// The authenticated header, `<version>.<kid>`.
     public var header: String { "\(version.rawValue).\(kid)" }
 
-    /// The header's bytes, as AES-GCM authenticates them and HPKE takes them as `info`:
-    /// made without the string, as every envelope opened needs them.
-    var headerBytes: [UInt8] {
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(4 + kid.utf8.count)
-        bytes.append(contentsOf: version.rawValue.utf8)
-        bytes.append(UInt8(ascii: "."))
-        bytes.append(contentsOf: kid.utf8)
-        return bytes
+    /// The header's bytes, as AES-GCM authenticates them and HPKE takes them as `info`.
+    var headerBytes: [UInt8] { withHeaderBytes { Array($0) } }
+
+    /// The same, written on the stack for `body`: every envelope opened needs them.
+    func withHeaderBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        let prefix = version.rawValue.utf8.count
+        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: prefix + 1 + kid.utf8.count) { header in
+            _ = header.initialize(from: version.rawValue.utf8)
+            header[prefix] = UInt8(ascii: ".")
+            _ = UnsafeMutableBufferPointer(rebasing: header[(prefix + 1)...]).initialize(from: kid.utf8)
+            return try body(UnsafeRawBufferPointer(header))
+        }
     }
 
     /// The envelope as it travels in the payload.
@@ -142,7 +145,7 @@ public struct SealedEnvelope: Sendable, Equatable {
             throw EnvelopeError(.authenticationFailed, "a ps2 envelope opens with a private key, not with key \(kid)'s secret")
         }
         do {
-            return try AESGCM.open(box, using: key, authenticating: headerBytes)
+            return try withHeaderBytes { try AESGCM.open(box, using: key, authenticating: $0) }
         } catch let error as SealCryptoError where error.code == .authenticationFailed {
             throw EnvelopeError(
                 .authenticationFailed,

@@ -45,6 +45,10 @@ public final class ExtensionRunner: Sendable {
     private let nextSlot = Atomic<Int>(0)
     private let stopping = Atomic<Bool>(false)
     private let watch: DidReceiveWatch
+    /// The budget and the grace after it in nanoseconds, converted once: a `Duration` takes
+    /// a 128-bit division to convert, and every notification adds both.
+    private let budgetNanoseconds: Int64
+    private let graceNanoseconds: Int64
 
     /// - Parameter makeExtension: called once per eligible notification.
     public convenience init(timing: Timing = .standard, makeExtension: @escaping @Sendable () -> any NotificationServiceExtension) {
@@ -59,6 +63,8 @@ public final class ExtensionRunner: Sendable {
         self.clock = clock
         self.makeExtension = makeExtension
         watch = DidReceiveWatch(clock: clock)
+        budgetNanoseconds = timing.budget.saturatingNanoseconds
+        graceNanoseconds = timing.expiryGrace.saturatingNanoseconds
     }
 
     /// Content-handler calls that came after a notification was already delivered.
@@ -78,8 +84,8 @@ public final class ExtensionRunner: Sendable {
         let slot = DeliverySlot(
             id: nextSlot.add(1, ordering: .relaxed).newValue, request: request, start: start, clock: clock,
             serviceExtension: serviceExtension, runner: self, completion: completion)
-        let deadline = start + timing.budget
-        let graceEnds = deadline + timing.expiryGrace
+        let deadline = start.advanced(byNanoseconds: budgetNanoseconds)
+        let graceEnds = deadline.advanced(byNanoseconds: graceNanoseconds)
         // The deadline is watched from the moment the notification is taken: while
         // didReceive runs by the watch (cheap, and on time even if the call blocks), and
         // after it returns undelivered by a timer of the notification's own.

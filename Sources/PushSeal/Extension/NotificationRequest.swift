@@ -45,7 +45,10 @@ public final class NotificationRequest: Sendable, Equatable {
     /// Apple's rule for running a Notification Service Extension: `mutable-content` is 1 and
     /// the alert has visible text. Anything else is delivered as it came.
     public var invokesServiceExtension: Bool {
-        aps["mutable-content"]?.integerValue == 1 && content.hasAlertText
+        // Read in place, with no copy of `aps`: the runner asks for every notification.
+        // "1" is the one JSON number text whose whole-number value is 1.
+        guard case .object(let aps)? = content.userInfo["aps"], case .number("1")? = aps["mutable-content"] else { return false }
+        return content.hasAlertText
     }
 
     public static func == (lhs: NotificationRequest, rhs: NotificationRequest) -> Bool {
