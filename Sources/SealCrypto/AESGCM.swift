@@ -73,16 +73,12 @@ public enum AESGCM {
         using key: SymmetricKey,
         authenticating authenticatedData: [UInt8] = []
     ) throws -> [UInt8] {
-        try authenticatedData.withUnsafeBytes { try open(box, using: key, authenticating: $0) }
-    }
-
-    /// The same with the associated data wherever it lies: the receiver writes an envelope's
-    /// header on the stack for every notification it opens.
-    public static func open(_ box: SealedBox, using key: SymmetricKey, authenticating authenticatedData: UnsafeRawBufferPointer) throws -> [UInt8] {
         try box.combined.withUnsafeBytes { combined in
-            try open(nonce: UnsafeRawBufferPointer(rebasing: combined[..<nonceByteCount]),
-                     ciphertextAndTag: UnsafeRawBufferPointer(rebasing: combined[nonceByteCount...]),
-                     using: key, authenticating: authenticatedData)
+            try authenticatedData.withUnsafeBytes { aad in
+                try open(nonce: UnsafeRawBufferPointer(rebasing: combined[..<nonceByteCount]),
+                         ciphertextAndTag: UnsafeRawBufferPointer(rebasing: combined[nonceByteCount...]),
+                         using: key, authenticating: aad)
+            }
         }
     }
 
@@ -94,19 +90,46 @@ public enum AESGCM {
         using key: SymmetricKey, authenticating aad: UnsafeRawBufferPointer
     ) throws -> [UInt8] {
         var plaintext = [UInt8](repeating: 0, count: sealed.count - tagByteCount)
-        do {
-            try plaintext.withUnsafeMutableBytes { output in
-                let ciphertext = UnsafeRawBufferPointer(rebasing: sealed[..<(sealed.count - tagByteCount)])
-                let tag = UnsafeRawBufferPointer(rebasing: sealed[(sealed.count - tagByteCount)...])
-                try key.withCipherContext(encrypting: false) {
-                    try $0.open(nonce: nonce, aad: aad, ciphertext: ciphertext, tag: tag, plaintext: output)
-                }
-            }
-        } catch {
-            SecureMemory.wipe(&plaintext)
-            throw error
+        try plaintext.withUnsafeMutableBytes { output in
+            try open(nonce: nonce, ciphertextAndTag: sealed, using: key, authenticating: aad, into: output)
         }
         return plaintext
+    }
+
+    /// Bytes of plaintext in a sealed box of `combinedCount` bytes (at least a nonce and a tag).
+    public static func plaintextByteCount(_ combinedCount: Int) -> Int {
+        combinedCount - nonceByteCount - tagByteCount
+    }
+
+    /// Opens a box in CryptoKit's `combined` layout into `plaintext`, which holds exactly
+    /// `plaintextByteCount(combined.count)` bytes: the receiver opens into memory of its
+    /// own (on the stack) rather than a new array. When the tag does not verify, `plaintext`
+    /// is wiped before the error is thrown, so it never holds unauthenticated bytes.
+    public static func open(
+        combined: UnsafeRawBufferPointer, using key: SymmetricKey,
+        authenticating aad: UnsafeRawBufferPointer, into plaintext: UnsafeMutableRawBufferPointer
+    ) throws {
+        guard combined.count >= nonceByteCount + tagByteCount else { throw SealedBox.tooShort(combined.count) }
+        try open(nonce: UnsafeRawBufferPointer(rebasing: combined[..<nonceByteCount]),
+                 ciphertextAndTag: UnsafeRawBufferPointer(rebasing: combined[nonceByteCount...]),
+                 using: key, authenticating: aad, into: plaintext)
+    }
+
+    private static func open(
+        nonce: UnsafeRawBufferPointer, ciphertextAndTag sealed: UnsafeRawBufferPointer,
+        using key: SymmetricKey, authenticating aad: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) throws {
+        precondition(output.count == sealed.count - tagByteCount, "the plaintext buffer must fit the ciphertext exactly")
+        do {
+            let ciphertext = UnsafeRawBufferPointer(rebasing: sealed[..<(sealed.count - tagByteCount)])
+            let tag = UnsafeRawBufferPointer(rebasing: sealed[(sealed.count - tagByteCount)...])
+            try key.withCipherContext(encrypting: false) {
+                try $0.open(nonce: nonce, aad: aad, ciphertext: ciphertext, tag: tag, plaintext: output)
+            }
+        } catch {
+            SecureMemory.wipe(output)
+            throw error
+        }
     }
 }
 
@@ -117,12 +140,14 @@ public struct SealedBox: Sendable, Equatable {
 
     /// Wraps a combined buffer, refusing one too short to hold a nonce and a full tag.
     public init(combined: [UInt8]) throws {
-        guard combined.count >= AESGCM.nonceByteCount + AESGCM.tagByteCount else {
-            throw SealCryptoError(
-                .invalidSealedBox,
-                "a sealed box holds at least a \(AESGCM.nonceByteCount)-byte nonce and a \(AESGCM.tagByteCount)-byte tag, this one has \(combined.count) bytes")
-        }
+        guard combined.count >= AESGCM.nonceByteCount + AESGCM.tagByteCount else { throw Self.tooShort(combined.count) }
         self.combined = combined
+    }
+
+    static func tooShort(_ count: Int) -> SealCryptoError {
+        SealCryptoError(
+            .invalidSealedBox,
+            "a sealed box holds at least a \(AESGCM.nonceByteCount)-byte nonce and a \(AESGCM.tagByteCount)-byte tag, this one has \(count) bytes")
     }
 
     /// Assembles a box from its parts; the nonce must be 12 bytes and the tag 16.

@@ -31,6 +31,39 @@ struct AESGCMTests {
         }
     }
 
+    /// Opening into the caller's memory: the plaintext when the tag verifies, and nothing
+    /// but zeros when it does not, whatever the memory held before.
+    @Test func openingIntoABufferReleasesNothingWhenTheTagFails() throws {
+        let message = Array("the disk is full".utf8)
+        let box = try AESGCM.seal(message, using: key, authenticating: [9])
+        var plaintext = [UInt8](repeating: 0xAA, count: AESGCM.plaintextByteCount(box.combined.count))
+        try box.combined.withUnsafeBytes { combined in
+            try [UInt8]([9]).withUnsafeBytes { aad in
+                try plaintext.withUnsafeMutableBytes { try AESGCM.open(combined: combined, using: key, authenticating: aad, into: $0) }
+            }
+        }
+        #expect(plaintext == message)
+        for index in [0, 12, box.combined.count - 1] {
+            var altered = box.combined
+            altered[index] ^= 0x01
+            var output = [UInt8](repeating: 0xAA, count: message.count)
+            #expect(throws: SealCryptoError(.authenticationFailed, "")) {
+                try altered.withUnsafeBytes { combined in
+                    try [UInt8]([9]).withUnsafeBytes { aad in
+                        try output.withUnsafeMutableBytes { try AESGCM.open(combined: combined, using: key, authenticating: aad, into: $0) }
+                    }
+                }
+            }
+            #expect(output.allSatisfy { $0 == 0 }, "byte \(index) altered")
+        }
+        #expect(throws: SealCryptoError(.invalidSealedBox, "")) {
+            try [UInt8](repeating: 0, count: 27).withUnsafeBytes { combined in
+                try AESGCM.open(combined: combined, using: key, authenticating: UnsafeRawBufferPointer(start: nil, count: 0),
+                                into: UnsafeMutableRawBufferPointer(start: nil, count: 0))
+            }
+        }
+    }
+
     @Test func otherAssociatedDataOrKeyIsRejected() throws {
         let box = try AESGCM.seal(Array("secret".utf8), using: key, authenticating: Array("ps1.a".utf8))
         #expect(throws: SealCryptoError(.authenticationFailed, "")) {

@@ -144,12 +144,15 @@ public struct SealedAlert: Sendable, Equatable {
     /// The members are taken as they are read, with no tree of the whole alert: the
     /// receiver opens one for every notification.
     public init(plaintext: [UInt8]) throws {
+        self = try plaintext.withUnsafeBytes { try SealedAlert(plaintext: $0) }
+    }
+
+    /// The same from bytes wherever they lie (the receiver opens onto the stack).
+    public init(plaintext: UnsafeRawBufferPointer) throws {
         self.init(fields: AlertFields(), id: "", sent: 0)
         let isObject: Bool
         do {
-            isObject = try plaintext.withUnsafeBytes { bytes in
-                try JSONParser.forEachMember(namedIn: bytes) { name, value in try take(name, value) }
-            }
+            isObject = try JSONParser.forEachMember(namedIn: plaintext) { name, value in try take(name, value) }
         } catch let error as JSONParseError {
             throw EnvelopeError(.invalidAlert, "the opened envelope is not a JSON alert (\(error))")
         }

@@ -124,6 +124,24 @@ public struct SealedEnvelope: Sendable, Equatable {
         }
     }
 
+    /// The same, handing the plaintext to `body` and wiping it when `body` returns: the
+    /// receiver's path. A `ps1` plaintext is opened into memory on the stack, not an array.
+    public func withOpened<Result>(with keyring: Keyring, now: Int64, _ body: (UnsafeRawBufferPointer) throws -> Result) throws -> Result {
+        switch version {
+        case .ps1:
+            let key = try keyring.decryptionKey(for: kid, now: now)
+            return try withUnsafeTemporaryAllocation(byteCount: AESGCM.plaintextByteCount(combined.count), alignment: 1) { plaintext in
+                defer { SecureMemory.wipe(plaintext) }
+                try open(with: key, into: plaintext)
+                return try body(UnsafeRawBufferPointer(plaintext))
+            }
+        case .ps2:
+            var plaintext = try open(with: keyring.recipientKey(for: kid, now: now))
+            defer { SecureMemory.wipe(&plaintext) }
+            return try plaintext.withUnsafeBytes(body)
+        }
+    }
+
     /// Opens a `ps2` envelope with the device's private key; no plaintext is returned
     /// unless it verifies (an `enc` that is not a point on the curve does not).
     public func open(with key: P256PrivateKey) throws -> [UInt8] {
@@ -141,11 +159,20 @@ public struct SealedEnvelope: Sendable, Equatable {
 
     /// Verifies and decrypts a `ps1` envelope; no plaintext is returned unless the tag verifies.
     public func open(with key: SymmetricKey) throws -> [UInt8] {
+        var plaintext = [UInt8](repeating: 0, count: AESGCM.plaintextByteCount(combined.count))
+        try plaintext.withUnsafeMutableBytes { try open(with: key, into: $0) }
+        return plaintext
+    }
+
+    /// The same into `plaintext`, exactly the ciphertext's size; wiped if the tag fails.
+    private func open(with key: SymmetricKey, into plaintext: UnsafeMutableRawBufferPointer) throws {
         guard version == .ps1 else {
             throw EnvelopeError(.authenticationFailed, "a ps2 envelope opens with a private key, not with key \(kid)'s secret")
         }
         do {
-            return try withHeaderBytes { try AESGCM.open(box, using: key, authenticating: $0) }
+            try combined.withUnsafeBytes { combined in
+                try withHeaderBytes { try AESGCM.open(combined: combined, using: key, authenticating: $0, into: plaintext) }
+            }
         } catch let error as SealCryptoError where error.code == .authenticationFailed {
             throw EnvelopeError(
                 .authenticationFailed,

@@ -112,9 +112,7 @@ public final class DecryptingExtension: NotificationServiceExtension {
         do {
             // The key is looked up, and found usable, before any opening is tried: its
             // errors are the keyring's, the rest the envelope's.
-            var plaintext = try envelope.open(with: held, now: now)
-            defer { SecureMemory.wipe(&plaintext) }
-            alert = try SealedAlert(plaintext: plaintext)
+            alert = try envelope.withOpened(with: held, now: now) { try SealedAlert(plaintext: $0) }
         } catch let error as KeyringError {
             return .failure(keyNote(error))
         } catch let error as EnvelopeError where error.code == .authenticationFailed {
