@@ -1,4 +1,5 @@
 @testable import PushSeal
+import Foundation
 import Testing
 import PushSealJSON
 
@@ -65,6 +66,33 @@ struct PayloadTests {
         #expect(AlertField.named(String(repeating: "x", count: 100)) == nil)
         // The writer's literal names are the fields' own.
         for field in AlertField.every { #expect(field.memberPrefix.description == "\"\(field.key)\":") }
+    }
+
+    /// Ids made eight digits at a time read as the bytes they came from: hex digits in
+    /// order, every nibble value in both cases, and UUIDs of version 4 in APNs' uppercase.
+    @Test func randomIdsAreTheHexOfTheirBytes() throws {
+        var samples: [[UInt8]] = [[0x00, 0x09, 0x0A, 0x0F], [0x10, 0x9A, 0xAF, 0xFF], [0x01, 0x23, 0x45, 0x67], [0x89, 0xAB, 0xCD, 0xEF]]
+        for _ in 0..<200 { samples.append((0..<4).map { _ in UInt8.random(in: 0...255) }) }
+        for bytes in samples {
+            for uppercase in [false, true] {
+                var text = [UInt8](repeating: 0, count: 8)
+                bytes.withUnsafeBytes { source in
+                    text.withUnsafeMutableBytes { Hex.writeDigits(of: source.baseAddress!, to: $0.baseAddress!, uppercase: uppercase) }
+                }
+                let expected = bytes.map { String(format: uppercase ? "%02X" : "%02x", $0) }.joined()
+                #expect(String(decoding: text, as: UTF8.self) == expected)
+            }
+        }
+        let id = try SealedAlert.randomID()
+        #expect(id.count == 16 && id.allSatisfy { "0123456789abcdef".contains($0) })
+        for _ in 0..<50 {
+            let identifier = ReceivedInput.newIdentifier()
+            let uuid = try #require(UUID(uuidString: identifier), "\(identifier)")
+            #expect(uuid.uuidString == identifier, "uppercase, as APNs writes them")
+            #expect(identifier.split(separator: "-").map(\.count) == [8, 4, 4, 4, 12])
+            let version = uuid.uuid.6 >> 4, variant = uuid.uuid.8 >> 6
+            #expect(version == 4 && variant == 0b10)
+        }
     }
 
     @Test func aFieldAndItsAliasTogetherAreRefusedInEitherOrder() throws {

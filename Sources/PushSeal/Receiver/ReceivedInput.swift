@@ -94,18 +94,16 @@ package enum ReceivedInput: Sendable {
         return withUnsafeMutableBytes(of: &raw) { random in
             random[6] = random[6] & 0x0F | 0x40
             random[8] = random[8] & 0x3F | 0x80
-            return String(unsafeUninitializedCapacity: 36) { text in
-                var out = 0
-                for index in 0..<16 {
-                    if index == 4 || index == 6 || index == 8 || index == 10 {
-                        text[out] = UInt8(ascii: "-")
-                        out += 1
-                    }
-                    text[out] = Hex.upperDigit(random[index] >> 4)
-                    text[out + 1] = Hex.upperDigit(random[index] & 0x0F)
-                    out += 2
+            let source = UnsafeRawPointer(random.baseAddress!)
+            return withUnsafeTemporaryAllocation(byteCount: 36, alignment: 1) { text in
+                let target = text.baseAddress!
+                // 8-4-4-4-12 digits: four bytes at a time, each write's surplus digits
+                // overwritten by the next, then the dashes.
+                for (from, to) in [(0, 0), (4, 9), (6, 14), (8, 19), (10, 24), (12, 28)] {
+                    Hex.writeDigits(of: source + from, to: target + to, uppercase: true)
                 }
-                return 36
+                for dash in [8, 13, 18, 23] { text[dash] = UInt8(ascii: "-") }
+                return String(decoding: text, as: UTF8.self)
             }
         }
     }
