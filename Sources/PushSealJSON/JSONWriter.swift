@@ -62,28 +62,29 @@ public enum JSONWriter {
     /// which is nearly every byte of a real alert.
     public static func writeString(_ text: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        var text = text
-        text.withUTF8 { utf8 in
-            let count = utf8.count
-            var runStart = 0
-            var index = 0
-            while index < count {
-                // Eight bytes at a time while none of them needs an escape.
-                if index + 8 <= count, !JSONBytes.anyNeedsEscape(UnsafeRawPointer(utf8.baseAddress!), at: index) {
-                    index += 8
-                    continue
-                }
-                let byte = utf8[index]
-                if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                    output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-                    appendEscape(byte, to: &output)
-                    runStart = index + 1
-                }
-                index += 1
-            }
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
-        }
+        text.withUTF8Bytes { writeEscaped($0, to: &output) }
         output.append(UInt8(ascii: "\""))
+    }
+
+    private static func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
+        let count = utf8.count
+        var runStart = 0
+        var index = 0
+        while index < count {
+            // Eight bytes at a time while none of them needs an escape.
+            if index + 8 <= count, !JSONBytes.anyNeedsEscape(UnsafeRawPointer(utf8.baseAddress!), at: index) {
+                index += 8
+                continue
+            }
+            let byte = utf8[index]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                appendEscape(byte, to: &output)
+                runStart = index + 1
+            }
+            index += 1
+        }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
     }
 
     private static func appendEscape(_ byte: UInt8, to output: inout [UInt8]) {

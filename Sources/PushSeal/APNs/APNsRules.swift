@@ -1,3 +1,4 @@
+import PushSealJSON
 /// What the listener accepts, and the checks APNs makes of a request, in the order Pushy's
 /// MockApnsServer makes them (the first failing check is the answer).
 public struct APNsRules: Sendable {
@@ -33,8 +34,7 @@ public struct APNsRules: Sendable {
     public static func isDeviceToken(_ text: some StringProtocol) -> Bool {
         // Through a contiguous buffer: the generic UTF8View walk was a sixth of send's time
         // at a million devices.
-        var copy = String(text)
-        return copy.withUTF8 { bytes in
+        String(text).withUTF8Bytes { bytes in
             deviceTokenLengths.contains(bytes.count) && bytes.count % 2 == 0 && bytes.allSatisfy(isHexDigit)
         }
     }
@@ -93,8 +93,7 @@ public struct APNsRules: Sendable {
         guard let device else { return reject(.badPath) }
         guard !device.isEmpty else { return reject(.missingDeviceToken) }
         guard Self.isDeviceToken(device) else { return reject(.badDeviceToken) }
-        var copy = device
-        let token = copy.withUTF8 { $0.contains { $0 >= 0x41 && $0 <= 0x46 } } ? device.lowercased() : device
+        let token = device.withUTF8Bytes { $0.contains { $0 >= 0x41 && $0 <= 0x46 } } ? device.lowercased() : device
         if unregistered.contains(token) { return reject(.unregistered) }
         if !devices.isEmpty, !devices.contains(token) { return reject(.badDeviceToken) }
         if let problem = tokens.check(authorization: authorization) { return reject(problem) }
@@ -110,8 +109,7 @@ public struct APNsRules: Sendable {
     static func deviceToken(in path: String) -> String? {
         // Over the path's contiguous bytes: this runs for every request, and the generic
         // UTF8View walks it replaced were 3% of the listener's instructions.
-        var path = path
-        return path.withUTF8 { bytes -> String? in
+        return path.withUTF8Bytes { bytes -> String? in
             let prefix: StaticString = "/3/device"
             let start = prefix.utf8CodeUnitCount
             guard bytes.count >= start, prefix.withUTF8Buffer({ $0.elementsEqual(bytes[..<start]) }) else { return nil }
@@ -125,8 +123,7 @@ public struct APNsRules: Sendable {
 
     /// 8-4-4-4-12 hex digits, either case.
     static func isUUID(_ text: String) -> Bool {
-        var copy = text
-        return copy.withUTF8 { bytes in
+        text.withUTF8Bytes { bytes in
             guard bytes.count == 36 else { return false }
             for (index, byte) in bytes.enumerated() {
                 if index == 8 || index == 13 || index == 18 || index == 23 {

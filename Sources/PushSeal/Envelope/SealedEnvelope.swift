@@ -1,4 +1,5 @@
 import SealCrypto
+import PushSealJSON
 
 /// The sealed alert as it travels: `<version>.<kid>.<base64url(sealed bytes)>`.
 ///
@@ -57,8 +58,7 @@ public struct SealedEnvelope: Sendable, Equatable {
 
     /// Reads an envelope, checking its shape but not its authenticity.
     public init(parsing text: String) throws {
-        var text = text
-        self = try text.withUTF8 { try SealedEnvelope(utf8: UnsafeRawBufferPointer($0)) }
+        self = try text.withUTF8Bytes { try SealedEnvelope(utf8: UnsafeRawBufferPointer($0)) }
     }
 
     /// Reads an envelope from its UTF-8 bytes; the receiver's path, with no String work.

@@ -51,11 +51,7 @@ public enum AlertField: String, CaseIterable, Sendable {
     /// length first, with constant spellings: no hashing, no Unicode comparison (every
     /// name is ASCII, so the bytes decide) and no reference counting.
     public static func spelling(_ name: String) -> (field: AlertField, isAlias: Bool)? {
-        // Read in place where the text is contiguous (always, for a native String): a copy
-        // to get at `withUTF8` would retain the name.
-        if let found = name.utf8.withContiguousStorageIfAvailable(spelling(utf8:)) { return found }
-        var name = name
-        return name.withUTF8(spelling(utf8:))
+        name.withUTF8Bytes(spelling(utf8:))
     }
 
     /// The same for a name read as bytes (`JSONParser.forEachMember(namedIn:)`).
