@@ -2,21 +2,50 @@
 /// request headers, as its record shows them: as they came, before `APNsRules` judges them
 /// against `APNs`' types, so that a record shows even a push type APNs does not know.
 public struct APNsRequestFields: Sendable, Equatable {
-    public var device: String?
-    public var topic: String?
-    public var pushType: String?
-    public var priority: String?
-    public var expiration: String?
-    public var collapseID: String?
+    public var device: String? { get { storage.device } set { unique().device = newValue } }
+    public var topic: String? { get { storage.topic } set { unique().topic = newValue } }
+    public var pushType: String? { get { storage.pushType } set { unique().pushType = newValue } }
+    public var priority: String? { get { storage.priority } set { unique().priority = newValue } }
+    public var expiration: String? { get { storage.expiration } set { unique().expiration = newValue } }
+    public var collapseID: String? { get { storage.collapseID } set { unique().collapseID = newValue } }
+
+    /// The fields sit in one box, shared by copies until one is changed: the listener
+    /// copies a request's fields into its request, its record and the hand-over between
+    /// threads, and each copy is then one reference rather than six strings.
+    private final class Storage: @unchecked Sendable {
+        // Changed only through `unique()`, so never while another copy can read it.
+        var device, topic, pushType, priority, expiration, collapseID: String?
+
+        init(device: String?, topic: String?, pushType: String?, priority: String?, expiration: String?, collapseID: String?) {
+            self.device = device
+            self.topic = topic
+            self.pushType = pushType
+            self.priority = priority
+            self.expiration = expiration
+            self.collapseID = collapseID
+        }
+    }
+
+    private var storage: Storage
 
     public init(device: String? = nil, topic: String? = nil, pushType: String? = nil,
                 priority: String? = nil, expiration: String? = nil, collapseID: String? = nil) {
-        self.device = device
-        self.topic = topic
-        self.pushType = pushType
-        self.priority = priority
-        self.expiration = expiration
-        self.collapseID = collapseID
+        storage = Storage(device: device, topic: topic, pushType: pushType, priority: priority,
+                          expiration: expiration, collapseID: collapseID)
+    }
+
+    private mutating func unique() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) {
+            storage = Storage(device: device, topic: topic, pushType: pushType, priority: priority,
+                              expiration: expiration, collapseID: collapseID)
+        }
+        return storage
+    }
+
+    public static func == (lhs: APNsRequestFields, rhs: APNsRequestFields) -> Bool {
+        lhs.storage === rhs.storage
+            || (lhs.device == rhs.device && lhs.topic == rhs.topic && lhs.pushType == rhs.pushType
+                && lhs.priority == rhs.priority && lhs.expiration == rhs.expiration && lhs.collapseID == rhs.collapseID)
     }
 
     /// Each record key and value, in the order records write them: called for every

@@ -96,12 +96,22 @@ public final class APNsListener: Sendable {
     /// beside it on one drain at a time, a dispatch worker that takes the queue in batches,
     /// so delivery uses at most one more core than the loops. Bounded by the pending limit.
     private final class Handoff: Sendable {
-        struct Item: Sendable {
+        /// A class: an item is queued, taken in a batch and held by its delivery's
+        /// completion, and each of those is then one reference, not a copy of every field.
+        final class Item: Sendable {
             let seq: Int
             let source: String
             let identifier: String
             let arrival: APNsRequestFields
             let body: [UInt8]
+
+            init(seq: Int, source: String, identifier: String, arrival: APNsRequestFields, body: [UInt8]) {
+                self.seq = seq
+                self.source = source
+                self.identifier = identifier
+                self.arrival = arrival
+                self.body = body
+            }
         }
 
         private struct Queue {
