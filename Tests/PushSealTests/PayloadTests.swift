@@ -95,6 +95,32 @@ struct PayloadTests {
         }
     }
 
+    /// Alert fields and a request's APNs fields share their storage between copies: a
+    /// change to one copy, or to a fresh set of fields, is seen by no other.
+    @Test func fieldCopiesAreIndependentValues() throws {
+        var first = AlertFields()
+        var second = AlertFields()
+        first.title = "one"
+        #expect(second.title == nil && AlertFields().title == nil, "fresh fields share nothing that was set")
+        second = first
+        second.body = "two"
+        second.title = "changed"
+        #expect(first.title == "one" && first.body == nil)
+        #expect(second.title == "changed" && second.body == "two")
+        var third = second
+        try third.set(.badge, json: .integer(3))
+        #expect(second.badge == nil && third.badge == 3 && third != second)
+        third.clear(.badge)
+        #expect(third == second, "equal by value, not by storage")
+
+        var arrival = APNsRequestFields(device: "ab", topic: "t")
+        let kept = arrival
+        arrival.topic = "other"
+        arrival.priority = "5"
+        #expect(kept == APNsRequestFields(device: "ab", topic: "t"))
+        #expect(arrival.topic == "other" && arrival.priority == "5" && arrival.device == "ab")
+    }
+
     @Test func aFieldAndItsAliasTogetherAreRefusedInEitherOrder() throws {
         for line in [#"{"body":"a","message":"b"}"#, #"{"message":"a","body":"b"}"#, #"{"level":"active","interruption-level":"passive"}"#] {
             guard case .object(let object) = try JSONParser.parse(line) else { Issue.record("not an object"); continue }

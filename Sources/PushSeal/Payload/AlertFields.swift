@@ -97,19 +97,61 @@ public enum AlertField: String, CaseIterable, Sendable {
 /// The visible part of an alert: every field a sender sets and a device shows, each typed
 /// and checked once, when it is set.
 public struct AlertFields: Sendable, Equatable {
-    public var title: String?
-    public var subtitle: String?
-    public var body: String?
-    public var badge: Int?
-    public var sound: String?
-    public var threadID: String?
-    public var category: String?
-    public var targetContentID: String?
-    public var interruptionLevel: InterruptionLevel?
+    public var title: String? { get { storage.title } set { unique().title = newValue } }
+    public var subtitle: String? { get { storage.subtitle } set { unique().subtitle = newValue } }
+    public var body: String? { get { storage.body } set { unique().body = newValue } }
+    public var badge: Int? { get { storage.badge } set { unique().badge = newValue } }
+    public var sound: String? { get { storage.sound } set { unique().sound = newValue } }
+    public var threadID: String? { get { storage.threadID } set { unique().threadID = newValue } }
+    public var category: String? { get { storage.category } set { unique().category = newValue } }
+    public var targetContentID: String? { get { storage.targetContentID } set { unique().targetContentID = newValue } }
+    public var interruptionLevel: InterruptionLevel? { get { storage.interruptionLevel } set { unique().interruptionLevel = newValue } }
     /// APNs' relevance score, kept as its JSON number text (0 to 1).
-    public var relevanceScore: String?
+    public var relevanceScore: String? { get { storage.relevanceScore } set { unique().relevanceScore = newValue } }
+
+    /// The fields sit in one box, shared by copies until one is changed: a notification's
+    /// fields are copied into its content, the opened content, the delivery and its record,
+    /// and each copy is then one reference rather than eight strings.
+    private final class Storage: @unchecked Sendable {
+        // Changed only through `unique()`, so never while another copy can read it.
+        var title, subtitle, body: String?
+        var badge: Int?
+        var sound, threadID, category, targetContentID: String?
+        var interruptionLevel: InterruptionLevel?
+        var relevanceScore: String?
+
+        init() {}
+
+        init(copying other: Storage) {
+            title = other.title
+            subtitle = other.subtitle
+            body = other.body
+            badge = other.badge
+            sound = other.sound
+            threadID = other.threadID
+            category = other.category
+            targetContentID = other.targetContentID
+            interruptionLevel = other.interruptionLevel
+            relevanceScore = other.relevanceScore
+        }
+
+        /// The box of every set of fields nothing was set in yet; never changed, as it is
+        /// never uniquely referenced.
+        static let empty = Storage()
+    }
+
+    private var storage = Storage.empty
 
     public init() {}
+
+    private mutating func unique() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(copying: storage) }
+        return storage
+    }
+
+    public static func == (lhs: AlertFields, rhs: AlertFields) -> Bool {
+        lhs.storage === rhs.storage || AlertField.every.allSatisfy { lhs[$0] == rhs[$0] }
+    }
 
     /// The field's value as JSON, or nil when it is not set.
     public subscript(field: AlertField) -> JSONValue? {
