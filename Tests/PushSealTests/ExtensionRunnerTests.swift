@@ -303,6 +303,27 @@ struct DecryptingExtensionTests {
         #expect(content.userInfo["aps"] != nil)
     }
 
+    /// The opened alert over its fallback: its text replaces all of the fallback's, even
+    /// text it does not have; its other fields replace the payload's where it sets them,
+    /// and the payload's stay where it does not.
+    @Test func theOpenedAlertShowsOverThePayloadsFields() async throws {
+        var request = AlertRequest()
+        request.title = "Secret title"
+        request.threadID = "sealed"
+        request.badge = 0
+        let (kid, key) = try keyring.encryptionKey()
+        let envelope = try SealedEnvelope.seal(try request.alert(now: now).plaintext(paddedTo: 1), kid: kid, key: key)
+        let payload = #"{"aps":{"alert":{"title":"fb","subtitle":"fb sub","body":"fb body"},"badge":2,"sound":"ping","thread-id":"payload","category":"CAT","mutable-content":1},"enc":""#
+            + envelope.text + #""}"#
+        let delivery = await deliver(payload, keys: FixedKeySource(keyring))
+        #expect(delivery.status == .decrypted)
+        let content = delivery.content
+        #expect(content.title == "Secret title" && content.subtitle == "" && content.body == "")
+        #expect(content.badge == 0 && content.threadIdentifier == "sealed", "set by the sealed alert")
+        #expect(content.sound == "ping" && content.categoryIdentifier == "CAT", "kept from the payload")
+        #expect(content.targetContentIdentifier == nil && content.interruptionLevel == nil)
+    }
+
     @Test func sealedDataNeverReplacesApsOrTheEnvelopeField() async throws {
         var request = AlertRequest()
         request.title = "Secret title"

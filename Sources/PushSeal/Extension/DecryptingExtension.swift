@@ -134,10 +134,7 @@ public final class DecryptingExtension: NotificationServiceExtension {
         var content = original
         // The fallback's text gives way to the sealed text, even where the sealed alert has
         // none; every other field the sealed alert sets replaces the payload's.
-        content.fields.title = nil
-        content.fields.subtitle = nil
-        content.fields.body = nil
-        content.fields.take(alert.fields)
+        content.fields = original.fields.overlaid(by: alert.fields)
         for (key, value) in alert.data where key != "aps" && key != field { content.userInfo[key] = value }
         return content
     }

@@ -145,7 +145,9 @@ public struct AlertFields: Sendable, Equatable {
     public init() {}
 
     private mutating func unique() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(copying: storage) }
+        if !isKnownUniquelyReferenced(&storage) {
+            storage = storage === Storage.empty ? Storage() : Storage(copying: storage)
+        }
         return storage
     }
 
@@ -236,18 +238,20 @@ public struct AlertFields: Sendable, Equatable {
     /// Whether any field is set.
     public var isEmpty: Bool { AlertField.every.allSatisfy { self[$0] == nil } }
 
-    /// Every field set in `other` replaces this one's (typed, so nothing is checked again).
-    public mutating func take(_ other: AlertFields) {
-        title = other.title ?? title
-        subtitle = other.subtitle ?? subtitle
-        body = other.body ?? body
-        badge = other.badge ?? badge
-        sound = other.sound ?? sound
-        threadID = other.threadID ?? threadID
-        category = other.category ?? category
-        targetContentID = other.targetContentID ?? targetContentID
-        interruptionLevel = other.interruptionLevel ?? interruptionLevel
-        relevanceScore = other.relevanceScore ?? relevanceScore
+    /// The fields of an opened alert shown over these, its fallback's: the opened alert's
+    /// text, even where it has none, and every other field it sets; the rest kept from
+    /// these (typed, so nothing is checked again). Only what the opened alert leaves unset
+    /// is written, so it usually shares the opened alert's fields rather than copying them.
+    public func overlaid(by opened: AlertFields) -> AlertFields {
+        var fields = opened
+        if fields.badge == nil, let badge { fields.badge = badge }
+        if fields.sound == nil, let sound { fields.sound = sound }
+        if fields.threadID == nil, let threadID { fields.threadID = threadID }
+        if fields.category == nil, let category { fields.category = category }
+        if fields.targetContentID == nil, let targetContentID { fields.targetContentID = targetContentID }
+        if fields.interruptionLevel == nil, let interruptionLevel { fields.interruptionLevel = interruptionLevel }
+        if fields.relevanceScore == nil, let relevanceScore { fields.relevanceScore = relevanceScore }
+        return fields
     }
 
     /// The fields that are set, as JSON members in table order.
