@@ -75,8 +75,72 @@ public struct DeliveryRecord: Sendable {
     /// other alert field and `userInfo` when they have a value. Written
     /// straight to bytes: it is the receiver's per-notification output.
     public func writeJSON(to output: inout [UInt8], envelopeField: String) {
+        var record = RecordWriter()
+        swap(&record.output, &output)
+        defer { swap(&record.output, &output) }
+        record.member("seq") { JSONWriter.writeInteger(Int64(seq), to: &$0) }
+        // The delivery is read in place, through a borrowing helper: binding it with
+        // `guard let` copied the delivery and its content for every record.
+        guard delivery != nil else {
+            if let identifier { record.string("apns-id", identifier) } else { record.raw("apns-id", "null") }
+            record.string("status", status.rawValue)
+            record.string("title", "")
+            record.string("subtitle", "")
+            record.string("body", "")
+            record.raw("kid", "null")
+            record.raw("elapsed_ms", "0.000")
+            record.string("source", source)
+            record.arrival(arrival)
+            if let rejection { record.member("http-status") { JSONWriter.writeInteger(Int64(rejection.answer.status), to: &$0) } }
+            record.string("reason", rejection?.answer.reason ?? reset ?? problem ?? "")
+            record.output.append(UInt8(ascii: "}"))
+            return
+        }
+        func delivered(_ delivery: borrowing Delivery) {
+            record.string("apns-id", delivery.request.identifier)
+            record.string("status", delivery.status.rawValue)
+            record.string("title", delivery.content.title)
+            record.string("subtitle", delivery.content.subtitle)
+            record.string("body", delivery.content.body)
+            record.string("kid", delivery.note.kid)
+            record.member("elapsed_ms") { Self.writeMilliseconds(delivery.elapsed, to: &$0) }
+            record.string("source", source)
+            record.arrival(arrival)
+            if let reason = delivery.note.reason { record.string("reason", reason) }
+            for field in AlertField.every where !field.isText {
+                guard let value = delivery.content.fields[field] else { continue }
+                record.output.append(UInt8(ascii: ","))
+                JSONWriter.writeString(field.key, to: &record.output)
+                record.output.append(UInt8(ascii: ":"))
+                JSONWriter.write(value, to: &record.output)
+            }
+            // userInfo without what the record already shows: the aps dictionary and the envelope.
+            var wroteUserInfo = false
+            for (key, value) in delivery.content.userInfo where key != "aps" && key != envelopeField {
+                if wroteUserInfo {
+                    record.output.append(UInt8(ascii: ","))
+                } else {
+                    record.member("userInfo") { $0.append(UInt8(ascii: "{")) }
+                    wroteUserInfo = true
+                }
+                JSONWriter.writeString(key, to: &record.output)
+                record.output.append(UInt8(ascii: ":"))
+                JSONWriter.write(value, to: &record.output)
+            }
+            if wroteUserInfo { record.output.append(UInt8(ascii: "}")) }
+        }
+        delivered(delivery!)
+        record.output.append(UInt8(ascii: "}"))
+    }
+
+    /// A record's members as they are written, `"name":value` after a comma or the opening
+    /// brace. A struct with mutating methods rather than functions nested in `writeJSON`:
+    /// those captured the output, and every member paid a run-time exclusivity check.
+    private struct RecordWriter {
+        var output: [UInt8] = []
         var first = true
-        func member(_ name: StaticString, _ write: (inout [UInt8]) -> Void) {
+
+        mutating func member(_ name: StaticString, _ write: (inout [UInt8]) -> Void) {
             output.append(first ? UInt8(ascii: "{") : UInt8(ascii: ","))
             first = false
             output.append(UInt8(ascii: "\""))
@@ -86,71 +150,21 @@ public struct DeliveryRecord: Sendable {
             output.append(UInt8(ascii: ":"))
             write(&output)
         }
-        func string(_ name: StaticString, _ value: String?) {
+
+        mutating func string(_ name: StaticString, _ value: String?) {
             member(name) { out in
                 if let value { JSONWriter.writeString(value, to: &out) } else { out.append(contentsOf: "null".utf8) }
             }
         }
-        func raw(_ name: StaticString, _ text: String) {
-            member(name) { $0.append(contentsOf: text.utf8) }
+
+        mutating func raw(_ name: StaticString, _ text: StaticString) {
+            member(name) { out in text.withUTF8Buffer { out.append(contentsOf: $0) } }
         }
-        func arrivalMembers() {
-            guard let arrival else { return }
-            arrival.forEachMember { key, value in string(key, value) }
+
+        /// The device and the `apns-*` headers of what came through the listener.
+        mutating func arrival(_ arrival: APNsRequestFields?) {
+            arrival?.forEachMember { key, value in string(key, value) }
         }
-        member("seq") { JSONWriter.writeInteger(Int64(seq), to: &$0) }
-        // The delivery is read in place, through a borrowing helper: binding it with
-        // `guard let` copied the delivery and its content for every record.
-        guard delivery != nil else {
-            if let identifier { string("apns-id", identifier) } else { raw("apns-id", "null") }
-            string("status", status.rawValue)
-            string("title", "")
-            string("subtitle", "")
-            string("body", "")
-            raw("kid", "null")
-            raw("elapsed_ms", "0.000")
-            string("source", source)
-            arrivalMembers()
-            if let rejection { raw("http-status", String(rejection.answer.status)) }
-            string("reason", rejection?.answer.reason ?? reset ?? problem ?? "")
-            output.append(UInt8(ascii: "}"))
-            return
-        }
-        func delivered(_ delivery: borrowing Delivery) {
-            string("apns-id", delivery.request.identifier)
-            string("status", delivery.status.rawValue)
-            string("title", delivery.content.title)
-            string("subtitle", delivery.content.subtitle)
-            string("body", delivery.content.body)
-            string("kid", delivery.note.kid)
-            member("elapsed_ms") { Self.writeMilliseconds(delivery.elapsed, to: &$0) }
-            string("source", source)
-            arrivalMembers()
-            if let reason = delivery.note.reason { string("reason", reason) }
-            for field in AlertField.every where !field.isText {
-                guard let value = delivery.content.fields[field] else { continue }
-                output.append(UInt8(ascii: ","))
-                JSONWriter.writeString(field.key, to: &output)
-                output.append(UInt8(ascii: ":"))
-                JSONWriter.write(value, to: &output)
-            }
-            // userInfo without what the record already shows: the aps dictionary and the envelope.
-            var wroteUserInfo = false
-            for (key, value) in delivery.content.userInfo where key != "aps" && key != envelopeField {
-                if wroteUserInfo {
-                    output.append(UInt8(ascii: ","))
-                } else {
-                    member("userInfo") { $0.append(UInt8(ascii: "{")) }
-                    wroteUserInfo = true
-                }
-                JSONWriter.writeString(key, to: &output)
-                output.append(UInt8(ascii: ":"))
-                JSONWriter.write(value, to: &output)
-            }
-            if wroteUserInfo { output.append(UInt8(ascii: "}")) }
-        }
-        delivered(delivery!)
-        output.append(UInt8(ascii: "}"))
     }
 
     /// A few lines for a person at a terminal. Everything that came from outside (texts,
