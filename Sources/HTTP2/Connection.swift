@@ -485,37 +485,25 @@ final class Connection {
         return (count, request.responseSent == request.response.count)
     }
 
-    /// Scratch for the response headers being submitted.
-    private var fieldBytes: [UInt8] = []
-    private var fieldSpans: [(name: Int, value: Int, end: Int, indexed: Bool)] = []
+    /// Scratch for the response headers being submitted, kept by the connection so that
+    /// its buffers are reused for every answer.
+    private var responseFields = ResponseFields()
 
     private func submit(_ response: HTTP2Server.Response, on stream: Int32, session: OpaquePointer) {
-        // Every name and value in one buffer kept by the connection, the nghttp2_nv entries
-        // pointing into it; nghttp2 copies them on submit, so the buffer is reused.
-        fieldBytes.removeAll(keepingCapacity: true)
-        fieldSpans.removeAll(keepingCapacity: true)
-        func add(_ name: String, _ value: String, indexed: Bool = true) {
-            let nameStart = fieldBytes.count
-            fieldBytes.append(contentsOf: name.utf8)
-            let valueStart = fieldBytes.count
-            fieldBytes.append(contentsOf: value.utf8)
-            fieldSpans.append((nameStart, valueStart, fieldBytes.count, indexed))
-        }
-        add(":status", String(response.status))
+        // Worked on as a local, swapped out and back: the connection's stored properties
+        // are checked for exclusive access at run time on every use.
+        var fields = ResponseFields()
+        swap(&fields, &responseFields)
+        defer { swap(&fields, &responseFields) }
+        fields.start()
+        fields.add(":status", String(response.status))
         for (index, field) in response.headers.enumerated() {
-            add(field.name, field.value, indexed: index >= response.unindexedHeaders)
+            fields.add(field.name, field.value, indexed: index >= response.unindexedHeaders)
         }
-        if !response.body.isEmpty { add("content-length", String(response.body.count)) }
-        let spans = fieldSpans
-        fieldBytes.withUnsafeMutableBufferPointer { buffer in
-            let base = buffer.baseAddress!
-            var entries = spans.map { span in
-                nghttp2_nv(name: base + span.name, value: base + span.value,
-                           namelen: span.value - span.name, valuelen: span.end - span.value,
-                           flags: UInt8((span.indexed ? NGHTTP2_NV_FLAG_NONE : NGHTTP2_NV_FLAG_NO_INDEX).rawValue))
-            }
+        if !response.body.isEmpty { fields.add("content-length", String(response.body.count)) }
+        fields.withEntries { entries, count in
             if response.body.isEmpty {
-                _ = nghttp2_submit_response(session, stream, &entries, entries.count, nil)
+                _ = nghttp2_submit_response(session, stream, entries, count, nil)
             } else {
                 var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: { session, stream, buffer, length, flags, _, user in
                     let connection = Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue()
@@ -523,7 +511,7 @@ final class Connection {
                     if last { flags!.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
                     return count
                 })
-                _ = nghttp2_submit_response(session, stream, &entries, entries.count, &provider)
+                _ = nghttp2_submit_response(session, stream, entries, count, &provider)
             }
         }
     }
@@ -600,5 +588,42 @@ private final class RequestStream {
 
     init(now: MonotonicClock.Instant) {
         lastProgress = now
+    }
+}
+
+/// An answer's header fields as nghttp2 takes them: every name and value in one buffer and
+/// the `nghttp2_nv` entries pointing into it. nghttp2 copies them on submit, so one set of
+/// buffers serves every answer of a connection.
+private struct ResponseFields {
+    private var bytes: [UInt8] = []
+    private var spans: [(name: Int, value: Int, end: Int, indexed: Bool)] = []
+    private var entries: [nghttp2_nv] = []
+
+    mutating func start() {
+        bytes.removeAll(keepingCapacity: true)
+        spans.removeAll(keepingCapacity: true)
+    }
+
+    mutating func add(_ name: String, _ value: String, indexed: Bool = true) {
+        let nameStart = bytes.count
+        bytes.append(contentsOf: name.utf8)
+        let valueStart = bytes.count
+        bytes.append(contentsOf: value.utf8)
+        spans.append((nameStart, valueStart, bytes.count, indexed))
+    }
+
+    /// The entries, valid only during `body`: they point into `bytes`.
+    mutating func withEntries(_ body: (UnsafeMutablePointer<nghttp2_nv>, Int) -> Void) {
+        entries.removeAll(keepingCapacity: true)
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            for span in spans {
+                entries.append(nghttp2_nv(
+                    name: base + span.name, value: base + span.value,
+                    namelen: span.value - span.name, valuelen: span.end - span.value,
+                    flags: UInt8((span.indexed ? NGHTTP2_NV_FLAG_NONE : NGHTTP2_NV_FLAG_NO_INDEX).rawValue)))
+            }
+            entries.withUnsafeMutableBufferPointer { body($0.baseAddress!, $0.count) }
+        }
     }
 }
