@@ -606,10 +606,18 @@ private struct ResponseFields {
 
     mutating func add(_ name: String, _ value: String, indexed: Bool = true) {
         let nameStart = bytes.count
-        bytes.append(contentsOf: name.utf8)
+        append(name)
         let valueStart = bytes.count
-        bytes.append(contentsOf: value.utf8)
+        append(value)
         spans.append((nameStart, valueStart, bytes.count, indexed))
+    }
+
+    /// Appends the text's bytes in place where they are contiguous (always, for a native
+    /// String): `append(contentsOf: text.utf8)` retains and releases the text.
+    private mutating func append(_ text: String) {
+        if text.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil {
+            bytes.append(contentsOf: text.utf8)
+        }
     }
 
     /// The entries, valid only during `body`: they point into `bytes`.

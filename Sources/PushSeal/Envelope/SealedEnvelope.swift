@@ -73,9 +73,9 @@ public struct SealedEnvelope: Sendable, Equatable {
         }
         let versionBytes = UnsafeRawBufferPointer(rebasing: bytes[..<firstDot])
         let version: Version
-        if versionBytes.elementsEqual("ps1".utf8) {
+        if JSONName.is(versionBytes, "ps1") {
             version = .ps1
-        } else if versionBytes.elementsEqual("ps2".utf8) {
+        } else if JSONName.is(versionBytes, "ps2") {
             version = .ps2
         } else {
             let text = String(decoding: versionBytes, as: UTF8.self)
