@@ -150,7 +150,7 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
                 let lines = LineWorkerPool<Void>(jobs: request.jobs, process: { batch in
                     batch.forEach { bytes, number, seq in
                         // Concatenated rather than interpolated: made for every line.
-                        receiver.deliver(seq, source: "stdin:" + String(number), bytes: bytes)
+                        receiver.deliver(seq, source: RecordSource.stdin(line: number), bytes: bytes)
                     }
                 })
                 var reader = LineReader(descriptor: 0, stop: inputEnd)

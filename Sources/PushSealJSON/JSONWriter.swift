@@ -16,7 +16,7 @@ public enum JSONWriter {
     /// Appends `value` to `output`.
     public static func write(_ value: JSONValue, to output: inout [UInt8]) {
         switch value {
-        case .null: output.append(contentsOf: "null".utf8)
+        case .null: writeNull(to: &output)
         case .bool(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
         case .number(let text): output.append(contentsOf: text.utf8)
         case .string(let text): writeString(text, to: &output)
@@ -37,6 +37,11 @@ public enum JSONWriter {
             }
             output.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// Appends `null`: from a constant's bytes, which appending a literal's `utf8` is not.
+    public static func writeNull(to output: inout [UInt8]) {
+        ("null" as StaticString).withUTF8Buffer { output.append(contentsOf: $0) }
     }
 
     /// Appends `value` in decimal: records and sealed alerts carry a few integers each,

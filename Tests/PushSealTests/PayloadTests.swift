@@ -95,6 +95,17 @@ struct PayloadTests {
         }
     }
 
+    /// Record sources are written digit by digit on the stack: the same text as the
+    /// numbers' own descriptions, at the edges of their ranges too.
+    @Test func recordSourcesNameTheLineOrTheConnectionAndStream() {
+        for line in [0, 1, 9, 10, 99, 100, 123_456_789, Int.max] {
+            #expect(RecordSource.stdin(line: line) == "stdin:\(line)")
+        }
+        for (connection, stream) in [(1, Int32(1)), (10, 19_999), (Int.max, Int32.max), (0, 0)] {
+            #expect(RecordSource.listen(connection: connection, stream: stream) == "listen:\(connection)/\(stream)")
+        }
+    }
+
     /// Alert fields and a request's APNs fields share their storage between copies: a
     /// change to one copy, or to a fresh set of fields, is seen by no other.
     @Test func fieldCopiesAreIndependentValues() throws {

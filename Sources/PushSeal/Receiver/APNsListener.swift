@@ -225,8 +225,7 @@ public final class APNsListener: Sendable {
                                      roundEnded: { handoff.roundEnded() },
                                      connectionEnded: { tokenUpdates.forget($0) }) { request in
                 let seq = sequence.add(1, ordering: .relaxed).newValue
-                // Concatenated rather than interpolated: made for every request.
-                let source = "listen:" + String(request.connection) + "/" + String(request.stream)
+                let source = RecordSource.listen(connection: request.connection, stream: request.stream)
                 func refuse(_ answer: APNsRejection, _ identifier: String, _ arrival: APNsRequestFields) -> HTTP2Server.Response {
                     records.emit(DeliveryRecord(seq: seq, source: source, rejected: answer, identifier: identifier, arrival: arrival), promised: false)
                     return HTTP2Server.Response(

@@ -153,7 +153,7 @@ public struct DeliveryRecord: Sendable {
 
         mutating func string(_ name: StaticString, _ value: String?) {
             member(name) { out in
-                if let value { JSONWriter.writeString(value, to: &out) } else { out.append(contentsOf: "null".utf8) }
+                if let value { JSONWriter.writeString(value, to: &out) } else { JSONWriter.writeNull(to: &out) }
             }
         }
 
