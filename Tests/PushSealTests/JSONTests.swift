@@ -89,6 +89,28 @@ struct JSONTests {
         }
     }
 
+    /// Both readers agree on generated objects: whether the text is accepted, and the names
+    /// and values in order. Names are drawn from spellings that mean the same name.
+    @Test func namesAsBytesAgreeWithTheTreeOnGeneratedObjects() throws {
+        let names = [#""a""#, #""\u0061""#, #""b""#, #""é""#, #""\u00e9""#, #""\"""#, #""""#, #""a\u0000""#, #""\ud800""#, "\"\u{1}\""]
+        let values = ["1", "\"x\"", "{}", "[1,{\"a\":2}]", "null", "tru", "\"\\q\""]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let count = Int.random(in: 0...5, using: &generator)
+            let members = (0..<count).map { _ in names.randomElement(using: &generator)! + ":" + values.randomElement(using: &generator)! }
+            let text = "{" + members.joined(separator: ",") + "}"
+            let tree = try? JSONParser.parse(text)
+            var seen: [(String, JSONValue)] = []
+            let read = try? Array(text.utf8).withUnsafeBytes { bytes in
+                try JSONParser.forEachMember(namedIn: bytes) { seen.append((String(decoding: $0, as: UTF8.self), $1)) }
+            }
+            #expect((tree == nil) == (read == nil), "\(text)")
+            if case .object(let object)? = tree {
+                #expect(JSONObject(seen) == object && seen.map(\.0) == object.keys, "\(text)")
+            }
+        }
+    }
+
     @Test(arguments: [Int64.min, -1_234_567_890, -1, 0, 7, 10, 1_733_380_000, Int64.max])
     func integersAreWrittenAsSwiftPrintsThem(_ value: Int64) {
         var bytes: [UInt8] = [UInt8(ascii: "x")]
