@@ -73,13 +73,13 @@ public enum AESGCM {
         using key: SymmetricKey,
         authenticating authenticatedData: [UInt8] = []
     ) throws -> [UInt8] {
+        var plaintext = [UInt8](repeating: 0, count: box.ciphertextByteCount)
         try box.combined.withUnsafeBytes { combined in
             try authenticatedData.withUnsafeBytes { aad in
-                try open(nonce: UnsafeRawBufferPointer(rebasing: combined[..<nonceByteCount]),
-                         ciphertextAndTag: UnsafeRawBufferPointer(rebasing: combined[nonceByteCount...]),
-                         using: key, authenticating: aad)
+                try plaintext.withUnsafeMutableBytes { try open(combined: combined, using: key, authenticating: aad, into: $0) }
             }
         }
+        return plaintext
     }
 
     /// The same from a nonce and `ciphertext ‖ tag` wherever they lie (HPKE makes its nonce
@@ -166,5 +166,5 @@ public struct SealedBox: Sendable, Equatable {
         combined[AESGCM.nonceByteCount..<(combined.count - AESGCM.tagByteCount)]
     }
     public var tag: ArraySlice<UInt8> { combined[(combined.count - AESGCM.tagByteCount)...] }
-    var ciphertextByteCount: Int { combined.count - AESGCM.nonceByteCount - AESGCM.tagByteCount }
+    var ciphertextByteCount: Int { AESGCM.plaintextByteCount(combined.count) }
 }

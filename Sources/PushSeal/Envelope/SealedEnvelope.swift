@@ -33,9 +33,6 @@ public struct SealedEnvelope: Sendable, Equatable {
         self.combined = combined
     }
 
-    /// The `ps1` sealed box (parsing made sure it is long enough).
-    public var box: SealedBox { try! SealedBox(combined: combined) }
-
     /// The authenticated header, `<version>.<kid>`.
     public var header: String { "\(version.rawValue).\(kid)" }
 
@@ -116,16 +113,9 @@ public struct SealedEnvelope: Sendable, Equatable {
         return SealedEnvelope(version: .ps2, kid: kid, combined: try HPKE.seal(plaintext, to: recipient, info: Array(header.utf8)))
     }
 
-    /// Opens the envelope with the key of its kind that `keyring` holds for its kid.
-    public func open(with keyring: Keyring, now: Int64) throws -> [UInt8] {
-        switch version {
-        case .ps1: return try open(with: keyring.decryptionKey(for: kid, now: now))
-        case .ps2: return try open(with: keyring.recipientKey(for: kid, now: now))
-        }
-    }
-
-    /// The same, handing the plaintext to `body` and wiping it when `body` returns: the
-    /// receiver's path. A `ps1` plaintext is opened into memory on the stack, not an array.
+    /// Opens the envelope with the key of its kind that `keyring` holds for its kid and
+    /// hands the plaintext to `body`, wiping it when `body` returns. A `ps1` plaintext is
+    /// opened into memory on the stack, not an array: the receiver opens one per notification.
     public func withOpened<Result>(with keyring: Keyring, now: Int64, _ body: (UnsafeRawBufferPointer) throws -> Result) throws -> Result {
         switch version {
         case .ps1:

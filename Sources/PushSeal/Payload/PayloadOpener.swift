@@ -34,8 +34,6 @@ public struct PayloadOpener: Sendable {
 
     /// Opens `envelope` with the key its kid names, as of `now`.
     public func open(_ envelope: SealedEnvelope, now: Int64) throws -> SealedAlert {
-        var plaintext = try envelope.open(with: keyring, now: now)
-        defer { SecureMemory.wipe(&plaintext) }
-        return try SealedAlert(plaintext: plaintext)
+        try envelope.withOpened(with: keyring, now: now) { try SealedAlert(plaintext: $0) }
     }
 }
