@@ -28,6 +28,9 @@ let package = Package(
         // The words shown in place of a sealed alert, one definition for the Linux runner
         // and the device kit; pure Swift.
         .target(name: "NotificationText"),
+        // The sealed field's format (versions, sizes, the key id rule, where the parts lie),
+        // one definition for the sender, the Linux receiver and the device kit; pure Swift, no crypto.
+        .target(name: "EnvelopeFormat"),
         .target(name: "SealCrypto", dependencies: ["COpenSSL", "Locking"]),
         // The one monotonic clock and the one saturating Duration conversion, for the server
         // and the runner alike.
@@ -45,7 +48,7 @@ let package = Package(
         // Both sides of HTTP/2 (TLS or prior knowledge) on one event-loop design: the server of
         // `receive --listen` and the client of `send`; knows nothing of APNs.
         .target(name: "HTTP2", dependencies: ["CNGHTTP2", "SealCrypto", "MonotonicTime", "Locking"]),
-        .target(name: "PushSeal", dependencies: ["PushSealJSON", "NotificationText", "SealCrypto", "CSystem", "HTTP2", "MonotonicTime", "Locking"]),
+        .target(name: "PushSeal", dependencies: ["PushSealJSON", "NotificationText", "EnvelopeFormat", "SealCrypto", "CSystem", "HTTP2", "MonotonicTime", "Locking"]),
         // libqrencode and libpng (Debian's libqrencode-dev, libpng-dev); PushSealQR is their only user.
         .systemLibrary(
             name: "CQRencode",
@@ -82,20 +85,35 @@ let package = Package(
 // swift-crypto's folder (or "url" for its repository), as Scripts/device-test.sh sets it, so
 // the CLI's own build never fetches or builds swift-crypto.
 #if canImport(Darwin)
-package.platforms = [.iOS(.v17), .macOS(.v14)]
+// iOS 13 and macOS 10.15 (CryptoKit's first): ps1 opens there; ps2 needs HPKE (iOS 17,
+// macOS 14) and interruption level and relevance score iOS 15, each checked where it is used.
+package.platforms = [.iOS(.v13), .macOS(.v10_15)]
 package.products.append(.library(name: "PushSealKit", targets: ["PushSealKit"]))
-package.targets.append(.target(name: "PushSealKit", dependencies: ["PushSealJSON", "NotificationText"]))
+package.targets.append(.target(name: "PushSealKit", dependencies: ["PushSealJSON", "NotificationText", "EnvelopeFormat"]))
 #else
 if let crypto = Context.environment["PUSHSEAL_SWIFT_CRYPTO"], !crypto.isEmpty {
     package.dependencies.append(crypto == "url" ? .package(url: "https://github.com/apple/swift-crypto.git", from: "3.0.0")
                                                 : .package(path: crypto))
     package.products.append(.library(name: "PushSealKit", targets: ["PushSealKit"]))
+    // Warnings are errors here as in CI, for the kit alone: swift-crypto's own warnings are
+    // not this project's to fix (Scripts/device-test.sh does not pass SWIFT_FLAGS on).
+    let strict: [SwiftSetting] = [.unsafeFlags(["-warnings-as-errors"])]
+    var kit: [Target.Dependency] = ["PushSealJSON", "NotificationText", "EnvelopeFormat", .product(name: "Crypto", package: "swift-crypto")]
+    // The Apple adapter compiled and tested on Linux: PUSHSEAL_APPLE_TRANSCRIPTION (set by
+    // Scripts/device-test.sh) adds a test-only transcription of the UserNotifications,
+    // Security and CryptoKit declarations it calls, so `canImport` finds them. An app that
+    // depends on the kit from Linux never gets these modules.
+    if Context.environment["PUSHSEAL_APPLE_TRANSCRIPTION"] == "1" {
+        package.targets += [
+            .target(name: "CryptoKit", dependencies: [.product(name: "Crypto", package: "swift-crypto")], path: "Tests/AppleAPI/CryptoKit", swiftSettings: strict),
+            .target(name: "UserNotifications", path: "Tests/AppleAPI/UserNotifications", swiftSettings: strict),
+            .target(name: "Security", path: "Tests/AppleAPI/Security", swiftSettings: strict),
+        ]
+        kit += ["CryptoKit", "UserNotifications", "Security"]
+    }
     package.targets += [
-        // Warnings are errors here as in CI, for the kit alone: swift-crypto's own warnings are
-        // not this project's to fix (Scripts/device-test.sh does not pass SWIFT_FLAGS on).
-        .target(name: "PushSealKit", dependencies: ["PushSealJSON", "NotificationText", .product(name: "Crypto", package: "swift-crypto")],
-                swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]),
-        .testTarget(name: "PushSealKitTests", dependencies: ["PushSealKit", "PushSealJSON"], swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]),
+        .target(name: "PushSealKit", dependencies: kit, swiftSettings: strict),
+        .testTarget(name: "PushSealKitTests", dependencies: ["PushSealKit", "PushSealJSON"], swiftSettings: strict),
     ]
 }
 #endif

@@ -36,6 +36,8 @@ if vendor=$(find_vendor); then
 else
   export PUSHSEAL_SWIFT_CRYPTO=url
 fi
+# The Apple adapter is compiled against the transcribed Apple API (Tests/AppleAPI) and tested.
+export PUSHSEAL_APPLE_TRANSCRIPTION=1
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # The tests open what the pushseal binary seals. SWIFT_FLAGS is not passed on: it would reach

@@ -12,26 +12,32 @@ public struct Placeholder: Sendable, Equatable {
     public var expired: String
     /// Time ran out before it was opened.
     public var deadline: String
+    /// Sealed in a way this receiver cannot open: a later envelope version, or ps2 on a
+    /// phone whose system has no HPKE (before iOS 17).
+    public var unsupported: String
 
     /// The reasons a body may be given for, by the status names records use.
-    public static let reasons = ["key-missing", "auth-failed", "expired", "deadline"]
+    public static let reasons = ["key-missing", "auth-failed", "expired", "deadline", "unsupported"]
 
     public static let standard = Placeholder(
         title: "Encrypted notification", keyMissing: "This device does not have the key to open this message.",
         unreadable: "This message could not be decrypted on this device.", expired: "This message has expired.",
-        deadline: "This message could not be opened in time.")
+        deadline: "This message could not be opened in time.",
+        unsupported: "This message needs a newer version of the app or system to open.")
 
-    public init(title: String, keyMissing: String, unreadable: String, expired: String, deadline: String) {
+    public init(title: String, keyMissing: String, unreadable: String, expired: String, deadline: String,
+                unsupported: String = Placeholder.standard.unsupported) {
         self.title = title
         self.keyMissing = keyMissing
         self.unreadable = unreadable
         self.expired = expired
         self.deadline = deadline
+        self.unsupported = unsupported
     }
 
     /// One body for every reason.
     public init(title: String, body: String) {
-        self.init(title: title, keyMissing: body, unreadable: body, expired: body, deadline: body)
+        self.init(title: title, keyMissing: body, unreadable: body, expired: body, deadline: body, unsupported: body)
     }
 
     /// Sets the body for a reason named as in `reasons`; false for another name.
@@ -41,6 +47,7 @@ public struct Placeholder: Sendable, Equatable {
         case "auth-failed": unreadable = body
         case "expired": expired = body
         case "deadline": deadline = body
+        case "unsupported": unsupported = body
         default: return false
         }
         return true

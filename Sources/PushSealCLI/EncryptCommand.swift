@@ -121,12 +121,13 @@ private func runBatch(sealers: SealerSet, jobs: Int, truncate: Bool, console: Co
                     throw PayloadError(.invalidAlert, "not JSON (\(error)); each line is one alert, such as {\"title\":\"Deploy\",\"body\":\"done\"}")
                 }
                 let sealer = try sealers.sealer(to: alert.recipient)
+                let visible = alert.visible
                 let stamped = try (consume alert).alert(now: now)
                 do {
-                    try sealer.append(stamped, to: &sealed.payloads)
+                    try sealer.append(stamped, visible: visible, to: &sealed.payloads)
                 } catch let error as PayloadError where error.code == .tooLarge && truncate {
                     // Cutting the body to fit takes several seals; only such lines pay for them.
-                    sealed.payloads.append(contentsOf: try sealer.payload(for: stamped, truncatingBody: true).payload)
+                    sealed.payloads.append(contentsOf: try sealer.payload(for: stamped, truncatingBody: true, visible: visible).payload)
                 }
                 sealed.payloads.append(UInt8(ascii: "\n"))
             } catch {
@@ -189,6 +190,9 @@ extension Specs {
             OptionSpec("ttl", value: "duration", environment: "PUSHSEAL_TTL", help: ttlHelp),
             OptionSpec("fallback-title", value: "title", environment: "PUSHSEAL_FALLBACK_TITLE", help: "Visible title when nothing decrypts (default: New notification)."),
             OptionSpec("fallback-body", value: "body", environment: "PUSHSEAL_FALLBACK_BODY", help: "Visible body when nothing decrypts (default: Open the app to read it)."),
+            OptionSpec("fallback-loc-key", value: "key", environment: "PUSHSEAL_FALLBACK_LOC_KEY", help: "Visible body as the app's localized string for this key (aps.alert.loc-key), instead of --fallback-body."),
+            OptionSpec("visible-sound", value: "name", environment: "PUSHSEAL_VISIBLE_SOUND", help: "Sound that plays even when the seal cannot be opened (in the clear: metadata anyone on the path sees)."),
+            OptionSpec("visible-level", value: "level", environment: "PUSHSEAL_VISIBLE_LEVEL", choices: InterruptionLevel.all.map(\.rawValue), help: "Interruption level kept even when the seal cannot be opened (in the clear, like --visible-sound)."),
             fieldOption,
             OptionSpec("pad", value: "bytes", environment: "PUSHSEAL_PAD", help: "Pad the sealed alert to a multiple of this (default: 32)."),
             OptionSpec("truncate", help: "Cut a body too long for APNs' payload limit to fit, on a character boundary, ending with '…'."),
@@ -214,7 +218,8 @@ extension Specs {
 
         BATCH LINES (--batch): one JSON object per line with title, subtitle, body (or message),
           badge, sound, thread-id (or group), category, target-content-id, interruption-level
-          (or level), relevance-score, url, data, ttl, id. The same rules as the options apply.
+          (or level), relevance-score, url, data, ttl, id, and visible-sound, visible-level (what
+          stays audible in the clear). The same rules as the options apply.
           A bad line is reported on stderr with its line number and skipped; the exit status
           is then 65.
 
@@ -291,9 +296,7 @@ func alertOptions(_ parsed: ParsedArguments, spec: CommandSpec, stdinIsBody: Boo
     }
     var request = EncryptRequest(
         keysFolder: keysFolder(parsed),
-        fallback: FallbackAlert(
-            title: parsed.value("fallback-title") ?? FallbackAlert.standard.title,
-            body: parsed.value("fallback-body") ?? FallbackAlert.standard.body),
+        fallback: try fallbackAlert(parsed, fail: fail),
         field: field,
         pad: PayloadSealer.defaultPad,
         batch: parsed.has("batch"),
@@ -338,6 +341,27 @@ func alertOptions(_ parsed: ParsedArguments, spec: CommandSpec, stdinIsBody: Boo
     }
 
     return request
+}
+
+/// The visible alert: `--fallback-title`, `--fallback-body` or `--fallback-loc-key`, and the
+/// visible metadata (`--visible-sound`, `--visible-level`).
+private func fallbackAlert(_ parsed: ParsedArguments, fail: (String) -> UsageError) throws(UsageError) -> FallbackAlert {
+    var fallback = FallbackAlert(title: parsed.value("fallback-title") ?? FallbackAlert.standard.title,
+                                 body: parsed.value("fallback-body") ?? FallbackAlert.standard.body)
+    if let key = parsed.value("fallback-loc-key") {
+        guard !key.isEmpty else { throw fail("\(parsed.origin("fallback-loc-key")) takes the key of a string in the app's Localizable.strings") }
+        guard parsed.value("fallback-body") == nil else { throw fail("give --fallback-body or --fallback-loc-key, not both: both are the visible body") }
+        fallback.localizationKey = key
+    }
+    if let sound = parsed.value("visible-sound") {
+        guard VisibleMetadata.isSoundName(sound) else { throw fail("\(parsed.origin("visible-sound")) takes a sound file's name (1 to 256 bytes), or 'default'") }
+        fallback.visible.sound = sound
+    }
+    if let level = parsed.value("visible-level") {
+        guard let level = InterruptionLevel(level) else { throw fail("\(parsed.origin("visible-level")) takes passive, active, time-sensitive or critical") }
+        fallback.visible.level = level
+    }
+    return fallback
 }
 
 private func parseDataItem(_ item: String, command: CommandSpec.Name) throws(UsageError) -> DataItem {

@@ -284,8 +284,9 @@ extension Specs {
                     request's record is 'rejected' with http-status and reason.
 
         STATUSES: decrypted, passthrough, key-missing, key-disabled, key-expired, auth-failed,
-          malformed, expired, deadline, original, modified (an --extension's own content),
-          rejected (--listen refused the request). Every input gets exactly one record, in
+          malformed, unsupported (a later envelope version), locked (the keyring could not be
+          read: the fallback alert is shown), expired, deadline, original, modified (an
+          --extension's own content), rejected (--listen refused the request). Every input gets exactly one record, in
           input order (with --watch and --listen: as delivered).
           Payloads over APNs' 4096 bytes (5120 for voip) are malformed, as APNs would refuse them.
 

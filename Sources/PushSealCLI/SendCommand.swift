@@ -200,7 +200,8 @@ private func batchLine(_ line: UnsafeRawBufferPointer, sealer: SealerSet) throws
     let request = try AlertRequest(json: JSONObject(object.filter { $0.key != "device" }))
     let now = Timestamp.now()
     let expiration = request.timeToLive.map { String(now + $0.components.seconds) }
-    return (device, try sealer.sealer(to: request.recipient).payload(for: try request.alert(now: now), truncatingBody: sealer.truncate).payload, expiration)
+    let visible = request.visible
+    return (device, try sealer.sealer(to: request.recipient).payload(for: try request.alert(now: now), truncatingBody: sealer.truncate, visible: visible).payload, expiration)
 }
 
 /// Device tokens already taken: one given twice gets one notification, not two, and one

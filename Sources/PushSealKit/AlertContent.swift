@@ -61,8 +61,15 @@ public struct AlertContent: Sendable, Equatable {
         case .string(let text)?:
             body = text.isEmpty ? nil : text
         case .object(let alert)?:
-            for name in ["title", "subtitle", "body"] {
-                if case .string(let text)? = alert[name], !text.isEmpty { _ = try? set(name, to: .string(text)) }
+            // A localized alert (`title-loc-key`, `subtitle-loc-key`, `loc-key`) is shown too:
+            // iOS looks the key up in the app's strings and shows the key itself when it has
+            // none, so it is text, and the extension runs for it. Literal text wins over a key.
+            for (name, key) in Self.localizedNames {
+                if case .string(let text)? = alert[name], !text.isEmpty {
+                    _ = try? set(name, to: .string(text))
+                } else if case .string(let text)? = alert[key], !text.isEmpty {
+                    _ = try? set(name, to: .string(text))
+                }
             }
         default:
             break
@@ -73,6 +80,9 @@ public struct AlertContent: Sendable, Equatable {
             _ = try? set(name, to: value)
         }
     }
+
+    /// Each text field and the `aps.alert` key that names its localized string.
+    static let localizedNames = [("title", "title-loc-key"), ("subtitle", "subtitle-loc-key"), ("body", "loc-key")]
 
     /// The alert field names other than the text ones, as the sender and `aps` write them.
     static let otherNames = ["badge", "sound", "thread-id", "category", "target-content-id", "interruption-level", "relevance-score"]

@@ -66,27 +66,3 @@ public enum KeyShare {
         return (String(rest[..<dot]), bytes)
     }
 }
-
-/// Where the extension finds its keys by id: the Keychain on a device, memory in tests.
-public protocol KeyStore: Sendable {
-    func key(id: String) -> OpeningKey?
-}
-
-/// Keys held in memory.
-public final class InMemoryKeyStore: KeyStore, @unchecked Sendable {
-    // Unchecked: `keys` is read and written under `lock` only.
-    private var keys: [String: OpeningKey] = [:]
-    private let lock = NSLock()
-
-    public init(_ keys: [String: OpeningKey] = [:]) {
-        self.keys = keys
-    }
-
-    public func key(id: String) -> OpeningKey? {
-        lock.withLock { keys[id] }
-    }
-
-    public func store(_ key: OpeningKey, id: String) {
-        lock.withLock { keys[id] = key }
-    }
-}

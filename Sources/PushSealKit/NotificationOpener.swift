@@ -16,6 +16,16 @@ public struct OpenedNotification: Sendable {
         /// What would be shown has no text (a sealed alert without any, or an empty
         /// placeholder): iOS ignores such content and shows the notification as it came.
         case original
+        /// The key store could not answer now (a phone locked since reboot, a missing
+        /// entitlement, a failed read): the key may be there, so the message is not given up
+        /// as `key-missing`; shown as the app chooses (`LockedContent`), by default as it came.
+        case locked
+        /// Sealed in a way this system cannot open: a later envelope version (`ps3`), or
+        /// `ps2` before iOS 17 (no HPKE). Shown with the placeholder.
+        case unsupported
+        /// Time ran out before an opening was delivered: the adapter's, at
+        /// `serviceExtensionTimeWillExpire`; the opener itself never gives it.
+        case deadline
     }
 
     public let status: Status
@@ -28,6 +38,9 @@ public struct OpenedNotification: Sendable {
     public let kid: String?
     /// Why it was not decrypted, for logs; never secret.
     public let reason: String?
+    /// Why the key store could not answer, for `locked`: the developer's clue (a missing
+    /// entitlement is `misconfigured`, with the Keychain's OSStatus).
+    public var storeError: KeyStoreError? = nil
     /// The sealed `data`, which joins userInfo; never holds `aps` or the sealed field.
     public let data: JSONObject
 
@@ -44,6 +57,14 @@ public struct OpenedNotification: Sendable {
     }
 }
 
+/// What a notification shows when its key store cannot answer (`locked`).
+public enum LockedContent: Sendable, Equatable {
+    /// The payload's own fallback alert, as it came: nothing lost, nothing claimed.
+    case fallbackAlert
+    /// These fields over the delivered ones (say, "Unlock your phone to read this message").
+    case alert(AlertContent)
+}
+
 /// Opens a notification's payload with the same rules as `pushseal receive`'s decrypting
 /// extension: the sealed alert in place of the fallback, or the placeholder (never the
 /// fallback's text, never a byte of an unauthenticated message).
@@ -51,11 +72,20 @@ public struct NotificationOpener: Sendable {
     public var keys: any KeyStore
     public var field: String
     public var placeholder: Placeholder
+    /// What a `locked` notification shows: by default the payload's own fallback alert, as
+    /// it came, so a phone that cannot reach its keys yet loses nothing of what the sender
+    /// chose to show (its sound and level included).
+    public var lockedContent: LockedContent
+    /// Whether ps2 can be opened: CryptoKit's HPKE, from iOS 17 and macOS 14. Tests set it
+    /// false to take an iOS 15 or 16 device's path.
+    var hpkeAvailable = true
 
-    public init(keys: any KeyStore, field: String = "enc", placeholder: Placeholder = .standard) {
+    public init(keys: any KeyStore, field: String = "enc", placeholder: Placeholder = .standard,
+                lockedContent: LockedContent = .fallbackAlert) {
         self.keys = keys
         self.field = field
         self.placeholder = placeholder
+        self.lockedContent = lockedContent
     }
 
     /// The placeholder's text in place of the delivered text (the subtitle emptied, so no
@@ -65,6 +95,7 @@ public struct NotificationOpener: Sendable {
         let body = switch status {
         case .keyMissing?: placeholder.keyMissing
         case .expired?: placeholder.expired
+        case .unsupported?: placeholder.unsupported
         case nil: placeholder.deadline
         default: placeholder.unreadable
         }
@@ -117,19 +148,38 @@ public struct NotificationOpener: Sendable {
         do {
             envelope = try SealedEnvelope(parsing: text)
         } catch {
-            return refused(.malformed, nil, error.message)
+            return refused(error.reason == .unsupported ? .unsupported : .malformed, nil, error.message)
         }
-        guard let key = keys.key(id: envelope.kid) else {
+        // Before the store is asked: a device without HPKE says so for any ps2, key or not.
+        if envelope.format == .ps2, !hpkeAvailable {
+            return refused(.unsupported, envelope.kid, "a ps2 envelope needs HPKE, which this system lacks (iOS 17 or macOS 14 has it)")
+        }
+        let key: OpeningKey
+        switch keys.lookUp(id: envelope.kid) {
+        case .found(let found):
+            key = found
+        case .missing:
             return refused(.keyMissing, envelope.kid, "no key \(envelope.kid) on this device")
+        case .unavailable(let error):
+            let changes: AlertContent
+            switch lockedContent {
+            case .fallbackAlert: changes = AlertContent()
+            case .alert(let shown): changes = shown
+            }
+            var opened = OpenedNotification(status: .locked, changes: changes, content: delivered.changed(by: changes), kid: envelope.kid,
+                                            reason: "the key store is \(error.kind.rawValue): \(error.message)", data: JSONObject())
+            opened.storeError = error
+            return opened
         }
         let alert: SealedAlert
         do {
-            alert = try SealedAlert(plaintext: try envelope.open(with: key))
+            alert = try SealedAlert(plaintext: try envelope.open(with: key, hpkeAvailable: hpkeAvailable))
         } catch {
             let status: OpenedNotification.Status = switch error.reason {
             case .authFailed: .authFailed
             case .keyMissing: .keyMissing
             case .malformed: .malformed
+            case .unsupported: .unsupported
             }
             return refused(status, envelope.kid, error.message)
         }

@@ -1,4 +1,5 @@
 import Foundation
+@_exported import EnvelopeFormat
 #if canImport(CryptoKit)
 import CryptoKit
 #else
@@ -7,11 +8,10 @@ import Crypto
 
 /// One sealed field as pushseal writes it: `ps1.<kid>.<base64url(nonce ‖ ciphertext ‖ tag)>`
 /// (AES-256-GCM with a shared secret, the header as AAD) or `ps2.<kid>.<base64url(enc ‖
-/// ciphertext ‖ tag)>` (HPKE to the device's P-256 key, the header as info).
+/// ciphertext ‖ tag)>` (HPKE to the device's P-256 key, the header as info). The format's
+/// parts, sizes and versions are `EnvelopeFormat`'s, the same definition pushseal reads with.
 public struct SealedEnvelope: Sendable, Equatable {
-    public enum Format: String, Sendable {
-        case ps1, ps2
-    }
+    public typealias Format = EnvelopeVersion
 
     public let format: Format
     /// The key id: 1 to 64 of A–Z a–z 0–9 _ -.
@@ -20,37 +20,57 @@ public struct SealedEnvelope: Sendable, Equatable {
     public let header: String
     public let sealed: Data
 
-    /// Reads the field's text; nil when it is not a pushseal envelope at all.
+    /// Reads the field's text. A later version's envelope (`ps3`) is `unsupported`, any
+    /// other damage `malformed`.
     public init(parsing text: String) throws(OpeningError) {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let format = Format(rawValue: String(parts[0])) else {
+        var text = text
+        // The parts are found in the UTF-8 bytes by the shared definition, then decoded here.
+        let parsed: Result<(Format, kid: String, sealed: Data?), EnvelopeFormatError> = text.withUTF8 { bytes in
+            let raw = UnsafeRawBufferPointer(bytes)
+            do throws(EnvelopeFormatError) {
+                let layout = try EnvelopeLayout(utf8: raw)
+                return .success((layout.version, String(decoding: raw[layout.kid], as: UTF8.self),
+                                 Base64URL.decode(Substring(decoding: raw[layout.sealed], as: UTF8.self))))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch parsed {
+        case .success(let (format, kid, decoded)):
+            guard let sealed = decoded else { throw OpeningError(.malformed, "the sealed part is not base64url") }
+            guard sealed.count >= format.minimumSealedByteCount else {
+                throw OpeningError(.malformed, "the sealed part is \(sealed.count) bytes, at least \(format.minimumSealedByteCount) expected")
+            }
+            self.format = format
+            self.kid = kid
+            header = envelopeHeader(format, kid: kid)
+            self.sealed = sealed
+        case .failure(.notAnEnvelope):
             throw OpeningError(.malformed, "not a ps1 or ps2 envelope")
+        case .failure(.invalidKeyID):
+            throw OpeningError(.malformed, "the key id is not 1 to 64 of A-Z a-z 0-9 _ -")
+        case .failure(.unsupportedVersion(let name)):
+            throw OpeningError(.unsupported, "envelope version \(name.map { "'\($0)'" } ?? "this") is not supported (this kit reads \(Format.readable))")
         }
-        guard Self.isKeyID(parts[1]) else { throw OpeningError(.malformed, "the key id is not 1 to 64 of A-Z a-z 0-9 _ -") }
-        guard let sealed = Base64URL.decode(parts[2]) else { throw OpeningError(.malformed, "the sealed part is not base64url") }
-        // ps1: 12-byte nonce and 16-byte tag; ps2: 65-byte key and 16-byte tag.
-        let minimum = format == .ps1 ? 28 : 81
-        guard sealed.count >= minimum else {
-            throw OpeningError(.malformed, "the sealed part is \(sealed.count) bytes, at least \(minimum) expected")
-        }
-        self.format = format
-        kid = String(parts[1])
-        header = "\(parts[0]).\(parts[1])"
-        self.sealed = sealed
     }
 
     static func isKeyID(_ text: Substring) -> Bool {
-        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy {
-            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F || $0 == 0x2D
-        }
+        KeyIDRule.isValid(text)
     }
 
     /// The plaintext, or the reason there is none. No byte is released unless the tag verifies.
+    /// ps2 needs HPKE, which CryptoKit has from iOS 17 and macOS 14: before them it is
+    /// `unsupported`, and ps1 opens as everywhere.
     public func open(with key: OpeningKey) throws(OpeningError) -> Data {
+        try open(with: key, hpkeAvailable: true)
+    }
+
+    /// The same, with `hpkeAvailable` false as on a system before iOS 17 (tests ask for that).
+    func open(with key: OpeningKey, hpkeAvailable: Bool) throws(OpeningError) -> Data {
         switch (format, key) {
         case (.ps1, .secret(let secret)):
             // CryptoKit's combined layout is pushseal's: a 12-byte nonce, the ciphertext, a 16-byte tag.
-            guard sealed.count >= 28 else { throw OpeningError(.authFailed, "the sealed part is too short to hold a nonce and a tag") }
+            guard sealed.count >= Format.ps1.minimumSealedByteCount else { throw OpeningError(.authFailed, "the sealed part is too short to hold a nonce and a tag") }
             do {
                 let box = try AES.GCM.SealedBox(combined: sealed)
                 return try AES.GCM.open(box, using: secret, authenticating: Data(header.utf8))
@@ -58,16 +78,29 @@ public struct SealedEnvelope: Sendable, Equatable {
                 throw OpeningError(.authFailed, "the message does not authenticate with key \(kid)")
             }
         case (.ps2, .recipient(let privateKey)):
-            guard sealed.count >= 65 + 16 else { throw OpeningError(.authFailed, "the sealed part is too short to hold a key and a tag") }
-            do {
-                var recipient = try HPKE.Recipient(privateKey: privateKey, ciphersuite: .P256_SHA256_AES_GCM_256,
-                                                   info: Data(header.utf8), encapsulatedKey: sealed.prefix(65))
-                return try recipient.open(sealed.dropFirst(65), authenticating: Data())
-            } catch {
-                throw OpeningError(.authFailed, "the message does not authenticate with key \(kid)")
+            guard sealed.count >= Format.ps2.minimumSealedByteCount else {
+                throw OpeningError(.authFailed, "the sealed part is too short to hold a key and a tag")
             }
+            guard hpkeAvailable, #available(iOS 17.0, macOS 14.0, macCatalyst 17.0, visionOS 1.0, *) else {
+                throw OpeningError(.unsupported, "a ps2 envelope needs HPKE, which this system lacks (iOS 17 or macOS 14 has it)")
+            }
+            return try Self.openHPKE(sealed, privateKey: privateKey, header: header, kid: kid)
         case (.ps1, .recipient), (.ps2, .secret):
             throw OpeningError(.keyMissing, "key \(kid) is not the kind a \(format.rawValue) envelope needs")
+        }
+    }
+}
+
+extension SealedEnvelope {
+    @available(iOS 17.0, macOS 14.0, macCatalyst 17.0, visionOS 1.0, *)
+    static func openHPKE(_ sealed: Data, privateKey: P256.KeyAgreement.PrivateKey, header: String, kid: String) throws(OpeningError) -> Data {
+        let keyBytes = EnvelopeVersion.encapsulatedKeyByteCount
+        do {
+            var recipient = try HPKE.Recipient(privateKey: privateKey, ciphersuite: .P256_SHA256_AES_GCM_256,
+                                               info: Data(header.utf8), encapsulatedKey: sealed.prefix(keyBytes))
+            return try recipient.open(sealed.dropFirst(keyBytes), authenticating: Data())
+        } catch {
+            throw OpeningError(.authFailed, "the message does not authenticate with key \(kid)")
         }
     }
 }
@@ -87,6 +120,8 @@ public struct OpeningError: Error, Sendable, Equatable, CustomStringConvertible 
         case malformed
         case keyMissing = "key-missing"
         case authFailed = "auth-failed"
+        /// A version this kit does not read (`ps3`), or ps2 on a system without HPKE.
+        case unsupported
     }
 
     public let reason: Reason

@@ -1,5 +1,6 @@
 import SealCrypto
 import PushSealJSON
+import EnvelopeFormat
 
 /// The sealed alert as it travels: `<version>.<kid>.<base64url(sealed bytes)>`.
 ///
@@ -11,9 +12,8 @@ import PushSealJSON
 ///
 /// Either way neither the version nor the kid can be swapped without failing to open.
 public struct SealedEnvelope: Sendable, Equatable {
-    public enum Version: String, Sendable {
-        case ps1, ps2
-    }
+    /// The format's versions, as `EnvelopeFormat` defines them for every side.
+    public typealias Version = EnvelopeVersion
 
     public let version: Version
     public let kid: String
@@ -34,7 +34,7 @@ public struct SealedEnvelope: Sendable, Equatable {
     }
 
     /// The authenticated header, `<version>.<kid>`.
-    public var header: String { "\(version.rawValue).\(kid)" }
+    public var header: String { envelopeHeader(version, kid: kid) }
 
     /// The header's bytes, as AES-GCM authenticates them and HPKE takes them as `info`.
     var headerBytes: [UInt8] { withHeaderBytes { Array($0) } }
@@ -60,56 +60,45 @@ public struct SealedEnvelope: Sendable, Equatable {
 
     /// Reads an envelope from its UTF-8 bytes; the receiver's path, with no String work.
     public init(utf8 bytes: UnsafeRawBufferPointer) throws {
-        let dot = UInt8(ascii: ".")
-        // The kid's end is looked for from the front: neither a kid nor base64url has a dot,
-        // so a dot further on is the box's to refuse, and the box is not scanned twice.
-        guard let firstDot = bytes.firstIndex(of: dot),
-              let secondDot = UnsafeRawBufferPointer(rebasing: bytes[(firstDot + 1)...]).firstIndex(of: dot).map({ firstDot + 1 + $0 })
-        else {
+        let layout: EnvelopeLayout
+        do {
+            layout = try EnvelopeLayout(utf8: bytes)
+        } catch .notAnEnvelope {
             throw EnvelopeError(.malformed, "not an envelope: expected ps1.<kid>.<sealed box> or ps2.<kid>.<sealed box>")
-        }
-        let versionBytes = UnsafeRawBufferPointer(rebasing: bytes[..<firstDot])
-        let version: Version
-        if JSONName.is(versionBytes, "ps1") {
-            version = .ps1
-        } else if JSONName.is(versionBytes, "ps2") {
-            version = .ps2
-        } else {
-            let text = String(decoding: versionBytes, as: UTF8.self)
-            let shown = text.count <= 16 && KeyID.isValid(text) ? "'\(text)'" : "this"
-            throw EnvelopeError(.unsupportedVersion, "envelope version \(shown) is not supported (this build reads ps1 and ps2)")
-        }
-        let kidBytes = UnsafeRawBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot])
-        guard KeyID.isValid(utf8: kidBytes) else {
+        } catch .unsupportedVersion(let name) {
+            throw EnvelopeError(.unsupportedVersion,
+                                "envelope version \(name.map { "'\($0)'" } ?? "this") is not supported (this build reads \(Version.readable))")
+        } catch .invalidKeyID {
             throw EnvelopeError(.malformed, "malformed envelope: the key id must be 1 to 64 of A-Z a-z 0-9 _ -")
         }
+        let version = layout.version
         let combined: [UInt8]
         do {
-            combined = try Base64.decode(UnsafeRawBufferPointer(rebasing: bytes[(secondDot + 1)...]), alphabet: .url)
+            combined = try Base64.decode(UnsafeRawBufferPointer(rebasing: bytes[layout.sealed]), alphabet: .url)
         } catch {
             throw EnvelopeError(.malformed, "malformed envelope: the sealed box is \(error)")
         }
-        let minimum = (version == .ps1 ? AESGCM.nonceByteCount : HPKE.encapsulatedKeyByteCount) + AESGCM.tagByteCount
+        let minimum = version.minimumSealedByteCount
         guard combined.count >= minimum else {
             throw EnvelopeError(.malformed, version == .ps1
                 ? "malformed envelope: the sealed box has \(combined.count) bytes, at least \(minimum) expected (12-byte nonce, 16-byte tag)"
                 : "malformed envelope: the sealed bytes are \(combined.count), at least \(minimum) expected (65-byte key, 16-byte tag)")
         }
         self.version = version
-        self.kid = String(decoding: kidBytes, as: UTF8.self)
+        self.kid = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[layout.kid]), as: UTF8.self)
         self.combined = combined
     }
 
     /// Seals `plaintext` under `key`, naming it `kid`.
     public static func seal(_ plaintext: [UInt8], kid: String, key: SymmetricKey) throws -> SealedEnvelope {
-        let header = "\(Version.ps1.rawValue).\(kid)"
+        let header = envelopeHeader(.ps1, kid: kid)
         let box = try AESGCM.seal(plaintext, using: key, authenticating: Array(header.utf8))
         return SealedEnvelope(kid: kid, box: box)
     }
 
     /// Seals `plaintext` to a recipient's public key, naming it `kid` (`ps2`).
     public static func seal(_ plaintext: [UInt8], kid: String, recipient: P256PublicKey) throws -> SealedEnvelope {
-        let header = "\(Version.ps2.rawValue).\(kid)"
+        let header = envelopeHeader(.ps2, kid: kid)
         return SealedEnvelope(version: .ps2, kid: kid, combined: try HPKE.seal(plaintext, to: recipient, info: Array(header.utf8)))
     }
 

@@ -9,6 +9,7 @@ extension Placeholder {
         case .keyMissing, .keyDisabled, .keyExpired: keyMissing
         case .expired: expired
         case .deadline: deadline
+        case .unsupported: unsupported
         default: unreadable
         }
     }
@@ -52,6 +53,9 @@ public final class DecryptingExtension: NotificationServiceExtension {
         case .string(let text)?:
             do {
                 envelope = try SealedEnvelope(parsing: text)
+            } catch let error as EnvelopeError where error.code == .unsupportedVersion {
+                deliverPlaceholder(request, contentHandler, DeliveryNote(status: .unsupported, reason: "\(error)"))
+                return
             } catch {
                 deliverPlaceholder(request, contentHandler, DeliveryNote(status: .malformed, reason: "\(error)"))
                 return
@@ -66,6 +70,9 @@ public final class DecryptingExtension: NotificationServiceExtension {
             switch outcome {
             case .success(let content):
                 contentHandler(content, note: DeliveryNote(status: .decrypted, kid: envelope.kid))
+            case .failure(let note) where note.status == .locked:
+                // The sender's fallback alert, as it came: the key may be there once the keyring reads again.
+                contentHandler(request.content, note: note)
             case .failure(let note):
                 deliverPlaceholder(request, contentHandler, note)
             }
@@ -106,7 +113,8 @@ public final class DecryptingExtension: NotificationServiceExtension {
         do {
             held = try keyring.get()
         } catch {
-            return .failure(keyNote(error))
+            // Not an answer about the key: the keyring itself could not be read.
+            return .failure(DeliveryNote(status: .locked, kid: kid, reason: "the keyring could not be read: \(error)"))
         }
         let alert: SealedAlert
         do {

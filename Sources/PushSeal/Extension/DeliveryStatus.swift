@@ -23,6 +23,12 @@ public struct DeliveryStatus: Hashable, Sendable, CustomStringConvertible {
     public static let malformed = DeliveryStatus("malformed")
     /// The sealed alert's `exp` has passed: placeholder.
     public static let expired = DeliveryStatus("expired")
+    /// The keyring could not be read when the envelope needed it (damaged, removed or made
+    /// unreadable while the receiver ran): the key may be there, so the message is not given
+    /// up as key-missing; shown as it came, the sender's fallback alert.
+    public static let locked = DeliveryStatus("locked")
+    /// Sealed in a version this build does not read (`ps3`, a later sender's): placeholder.
+    public static let unsupported = DeliveryStatus("unsupported")
     /// The budget ran out and the extension answered `serviceExtensionTimeWillExpire`.
     public static let deadline = DeliveryStatus("deadline")
     /// The extension produced nothing usable in time, so iOS shows the original content.

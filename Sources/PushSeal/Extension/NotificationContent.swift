@@ -67,6 +67,16 @@ public struct NotificationContent: Sendable, Equatable {
         }
     }
 
+    /// The text field an `aps.alert` key names the localized string of.
+    static func localizedField(_ key: String) -> AlertField? {
+        switch key {
+        case "title-loc-key": .title
+        case "subtitle-loc-key": .subtitle
+        case "loc-key": .body
+        default: nil
+        }
+    }
+
     /// The alert text from `aps.alert`: a string is the body, an object holds each text.
     private mutating func setText(from alert: JSONValue) {
         switch alert {
@@ -74,10 +84,20 @@ public struct NotificationContent: Sendable, Equatable {
             // UNNotificationContent has no "unset" text, only empty text.
             if !text.isEmpty { fields.body = text }
         case .object(let members):
+            // A localized alert is shown too: iOS looks `title-loc-key`, `subtitle-loc-key` and
+            // `loc-key` up in the app's strings and shows the key itself when it has none, so
+            // the extension runs for it. Literal text wins over a key, in whichever order.
+            var localized: [(AlertField, String)] = []
             for (key, value) in members {
-                guard let (field, isAlias) = AlertField.spelling(key), !isAlias, field.isText else { continue }
+                guard let (field, isAlias) = AlertField.spelling(key), !isAlias, field.isText else {
+                    if case .string(let text) = value, !text.isEmpty, let field = Self.localizedField(key) { localized.append((field, text)) }
+                    continue
+                }
                 if case .string(let text) = value, text.isEmpty { continue }
                 try? fields.set(field, json: value)
+            }
+            for (field, key) in localized where fields[field] == nil {
+                try? fields.set(field, json: .string(key))
             }
         default:
             break

@@ -1,29 +1,19 @@
 import SealCrypto
+import EnvelopeFormat
 
 /// Key identifiers: 8 lowercase hex characters for keys pushseal generates; imported keys
 /// may use up to 64 of `A–Z a–z 0–9 _ -` (the same alphabet as base64url, so a kid never
 /// contains the `.` that separates envelope parts).
 public enum KeyID {
-    public static let maximumLength = 64
+    public static let maximumLength = KeyIDRule.maximumLength
 
     public static func isValid(_ kid: some StringProtocol) -> Bool {
-        guard (1...maximumLength).contains(kid.utf8.count) else { return false }
-        return kid.utf8.allSatisfy(isKidByte)
+        KeyIDRule.isValid(kid)
     }
 
     /// The same over UTF-8 bytes: the receiver checks the kid of every envelope it reads.
     public static func isValid(utf8 kid: UnsafeRawBufferPointer) -> Bool {
-        (1...maximumLength).contains(kid.count) && kid.allSatisfy(isKidByte)
-    }
-
-    private static func isKidByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
-            true
-        default:
-            false
-        }
+        KeyIDRule.isValid(utf8: kid)
     }
 
     /// A fresh random kid that is not in `taken`.

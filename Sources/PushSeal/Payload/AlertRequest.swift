@@ -14,6 +14,9 @@ public struct AlertRequest: Sendable {
     public var id: String?
     /// The recipient key to seal this alert to (`ps2`), a batch line's `"to"`.
     public var recipient: String?
+    /// What stays visible when the seal cannot be opened, a batch line's `visible-sound` and
+    /// `visible-level`: they go in the clear `aps`, not in the seal.
+    public var visible = VisibleMetadata()
 
     public init() {}
 
@@ -28,10 +31,11 @@ public struct AlertRequest: Sendable {
     /// Members a batch line may have besides the alert fields and their aliases.
     enum Key {
         static let url: StaticString = "url", data: StaticString = "data", ttl: StaticString = "ttl", id: StaticString = "id", to: StaticString = "to"
+        static let visibleSound: StaticString = "visible-sound", visibleLevel: StaticString = "visible-level"
     }
 
     /// Every name a batch line may use.
-    static let batchKeys: [String] = AlertField.every.flatMap { [$0.key] + $0.aliases } + [Key.url, Key.data, Key.ttl, Key.id, Key.to].map(\.description)
+    static let batchKeys: [String] = AlertField.every.flatMap { [$0.key] + $0.aliases } + [Key.url, Key.data, Key.ttl, Key.id, Key.to, Key.visibleSound, Key.visibleLevel].map(\.description)
 
     /// Reads one JSON object of batch input, in one pass over its members.
     public init(json object: JSONObject) throws {
@@ -79,6 +83,18 @@ public struct AlertRequest: Sendable {
             case .null: recipient = nil
             case .string(let text) where KeyID.isValid(text): recipient = text
             default: throw PayloadError(.invalidAlert, "'to' is the kid of a recipient key (1 to 64 of A-Z a-z 0-9 _ -)")
+            }
+        } else if JSONName.is(name, Key.visibleSound) {
+            switch value {
+            case .null: visible.sound = nil
+            case .string(let text) where VisibleMetadata.isSoundName(text): visible.sound = text
+            default: throw PayloadError(.invalidAlert, "'visible-sound' is the name of a sound file (1 to 256 bytes), or \"default\"")
+            }
+        } else if JSONName.is(name, Key.visibleLevel) {
+            switch value {
+            case .null: visible.level = nil
+            case .string(let text) where InterruptionLevel(text) != nil: visible.level = InterruptionLevel(text)
+            default: throw PayloadError(.invalidAlert, "'visible-level' is passive, active, time-sensitive or critical")
             }
         } else if JSONName.is(name, Key.data) {
             switch value {

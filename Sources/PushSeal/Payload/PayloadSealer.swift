@@ -32,8 +32,8 @@ public final class PayloadSealer: Sendable {
         guard (1...4096).contains(pad) else {
             throw PayloadError(.invalidAlert, "the padding must be from 1 to 4096 bytes")
         }
-        guard !fallback.title.isEmpty || !fallback.body.isEmpty else {
-            throw PayloadError(.invalidAlert, "the fallback alert needs a title or a body, or iOS will not run the extension")
+        guard fallback.hasText else {
+            throw PayloadError(.invalidAlert, "the fallback alert needs a title, a body or a localization key, or iOS will not run the extension")
         }
         key = try keyring.sealingKey(to: recipient, now: now)
         kid = key.kid
@@ -41,23 +41,22 @@ public final class PayloadSealer: Sendable {
         self.pad = pad
         self.fallback = fallback
         self.byteLimit = byteLimit
-        var alert = JSONObject()
-        if !fallback.title.isEmpty { alert["title"] = .string(fallback.title) }
-        if !fallback.body.isEmpty { alert["body"] = .string(fallback.body) }
-        var aps = JSONObject()
-        aps["alert"] = .object(alert)
-        aps["mutable-content"] = .integer(1)
-        var prefix = Array("{\"aps\":".utf8)
-        JSONWriter.write(.object(aps), to: &prefix)
-        prefix.append(UInt8(ascii: ","))
-        JSONWriter.writeString(field, to: &prefix)
-        prefix.append(UInt8(ascii: ":"))
-        self.prefix = prefix
+        prefix = Self.prefix(fallback, field: field)
         switch key {
         case .secret: header = Array("ps1.\(kid).".utf8)
         case .recipient: header = Array("ps2.\(kid).".utf8)
         }
         authenticatedHeader = Array(header.dropLast())
+    }
+
+    /// `{"aps":{…},"<field>":`: the payload's bytes before the envelope.
+    private static func prefix(_ fallback: FallbackAlert, field: String) -> [UInt8] {
+        var prefix = Array("{\"aps\":".utf8)
+        JSONWriter.write(.object(fallback.aps()), to: &prefix)
+        prefix.append(UInt8(ascii: ","))
+        JSONWriter.writeString(field, to: &prefix)
+        prefix.append(UInt8(ascii: ":"))
+        return prefix
     }
 
     /// The field must be a custom key beside `aps`.
@@ -71,9 +70,9 @@ public final class PayloadSealer: Sendable {
     /// body is cut (on a character boundary, ending with "…") to the longest that fits, and
     /// `cut` says how many characters of how many were kept. Only when even an empty body
     /// would not fit is it `tooLarge`.
-    public func payload(for alert: SealedAlert, truncatingBody: Bool) throws -> (payload: [UInt8], cut: (kept: Int, of: Int)?) {
+    public func payload(for alert: SealedAlert, truncatingBody: Bool, visible: VisibleMetadata = VisibleMetadata()) throws -> (payload: [UInt8], cut: (kept: Int, of: Int)?) {
         do {
-            return (try payload(for: alert), nil)
+            return (try payload(for: alert, visible: visible), nil)
         } catch let error as PayloadError where error.code == .tooLarge && truncatingBody {
             guard let body = alert.fields.body, !body.isEmpty else { throw error }
             // The longest prefix that fits, by halving: each try is one seal.
@@ -84,7 +83,7 @@ public final class PayloadSealer: Sendable {
             while low <= high {
                 let middle = (low + high) / 2
                 shorter.fields.body = String(characters[..<middle]) + "…"
-                if let payload = try? payload(for: shorter) {
+                if let payload = try? payload(for: shorter, visible: visible) {
                     best = (payload, middle)
                     low = middle + 1
                 } else {
@@ -97,16 +96,18 @@ public final class PayloadSealer: Sendable {
     }
 
     /// The payload for `alert`, or `tooLarge` saying by how many bytes it is over.
-    public func payload(for alert: SealedAlert) throws -> [UInt8] {
+    public func payload(for alert: SealedAlert, visible: VisibleMetadata = VisibleMetadata()) throws -> [UInt8] {
         var payload = [UInt8]()
         payload.reserveCapacity(1024)
-        try append(alert, to: &payload)
+        try append(alert, visible: visible, to: &payload)
         return payload
     }
 
     /// Appends the payload for `alert` to `output`, which is left as it was when it throws:
     /// `encrypt --batch` writes every line's payload straight into its output this way.
-    package func append(_ alert: SealedAlert, to output: inout [UInt8]) throws {
+    /// `visible` overrides the sealer's visible metadata for this payload alone (a batch
+    /// line's `visible-sound`, `visible-level`); only such payloads build their own `aps`.
+    package func append(_ alert: SealedAlert, visible: VisibleMetadata = VisibleMetadata(), to output: inout [UInt8]) throws {
         // Receivers keep the payload's own `aps` and envelope, so such a key would be lost.
         if !alert.data.isEmpty, let key = alert.data["aps"] != nil ? "aps" : alert.data[field] != nil ? field : nil {
             throw PayloadError(.invalidAlert, "data may not set '\(key)': the receiver keeps the payload's own")
@@ -124,17 +125,25 @@ public final class PayloadSealer: Sendable {
                         try AESGCM.seal(input, using: secret, authenticating: header, into: box)
                     }
                 }
-                try appendEnvelope(sealed: UnsafeRawBufferPointer(box), to: &output)
+                try appendEnvelope(sealed: UnsafeRawBufferPointer(box), visible: visible, to: &output)
             }
         case .recipient(_, let point):
             let sealed = try HPKE.seal(plaintext, to: point, info: authenticatedHeader)
-            try sealed.withUnsafeBytes { try appendEnvelope(sealed: $0, to: &output) }
+            try sealed.withUnsafeBytes { try appendEnvelope(sealed: $0, visible: visible, to: &output) }
         }
     }
 
     /// Appends the payload around the envelope holding `sealed`, or throws `tooLarge`
     /// leaving `output` as it was.
-    private func appendEnvelope(sealed: UnsafeRawBufferPointer, to output: inout [UInt8]) throws {
+    private func appendEnvelope(sealed: UnsafeRawBufferPointer, visible: VisibleMetadata, to output: inout [UInt8]) throws {
+        let prefix: [UInt8]
+        if visible.isEmpty {
+            prefix = self.prefix
+        } else {
+            var fallback = self.fallback
+            fallback.visible = fallback.visible.overridden(by: visible)
+            prefix = Self.prefix(fallback, field: field)
+        }
         let size = prefix.count + 1 + header.count + Base64.encodedCount(sealed.count, alphabet: .url) + 2
         guard size <= byteLimit else {
             throw PayloadError(.tooLarge, "the payload would be \(size) bytes, \(size - byteLimit) over APNs' \(byteLimit)-byte limit")

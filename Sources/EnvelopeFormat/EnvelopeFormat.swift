@@ -1,0 +1,125 @@
+/// The sealed field's wire format, `<version>.<kid>.<base64url(sealed bytes)>`: one definition
+/// for the sender and the Linux receiver (PushSeal) and the device kit (PushSealKit). It knows
+/// the versions and their sizes, the key id rule and where the three parts lie; it does no
+/// crypto and no base64 (each side decodes the sealed part with its own).
+public enum EnvelopeVersion: String, Sendable, CaseIterable {
+    /// AES-256-GCM with a shared secret; sealed bytes are nonce ‖ ciphertext ‖ tag.
+    case ps1
+    /// HPKE to the device's P-256 key; sealed bytes are enc ‖ ciphertext ‖ tag.
+    case ps2
+
+    /// Every version's tag: AES-256-GCM's, in both.
+    public static let tagByteCount = 16
+    /// ps1's random nonce.
+    public static let nonceByteCount = 12
+    /// ps2's encapsulated key: an uncompressed P-256 point.
+    public static let encapsulatedKeyByteCount = 65
+
+    /// What comes before the ciphertext: the nonce (ps1) or the encapsulated key (ps2).
+    @inlinable
+    public var prefixByteCount: Int {
+        switch self {
+        case .ps1: Self.nonceByteCount
+        case .ps2: Self.encapsulatedKeyByteCount
+        }
+    }
+
+    /// The fewest sealed bytes an envelope of this version can have: its prefix and a tag
+    /// around an empty ciphertext.
+    @inlinable
+    public var minimumSealedByteCount: Int { prefixByteCount + Self.tagByteCount }
+
+    /// The version these bytes name, compared as bytes (the receiver reads one per notification).
+    @inlinable
+    public init?(utf8 name: UnsafeRawBufferPointer) {
+        guard name.count == 3, name[0] == UInt8(ascii: "p"), name[1] == UInt8(ascii: "s") else { return nil }
+        switch name[2] {
+        case UInt8(ascii: "1"): self = .ps1
+        case UInt8(ascii: "2"): self = .ps2
+        default: return nil
+        }
+    }
+
+    /// The versions this build reads, for messages: "ps1 and ps2".
+    public static var readable: String {
+        allCases.map(\.rawValue).joined(separator: " and ")
+    }
+}
+
+/// The key id rule: 1 to 64 of `A–Z a–z 0–9 _ -` (keys pushseal makes use 8 lowercase hex digits).
+public enum KeyIDRule {
+    public static let maximumLength = 64
+
+    @inlinable
+    public static func isValid(_ kid: some StringProtocol) -> Bool {
+        (1...maximumLength).contains(kid.utf8.count) && kid.utf8.allSatisfy(isKeyIDByte)
+    }
+
+    /// The same over UTF-8 bytes: the receiver checks the kid of every envelope it reads.
+    @inlinable
+    public static func isValid(utf8 kid: UnsafeRawBufferPointer) -> Bool {
+        (1...maximumLength).contains(kid.count) && kid.allSatisfy(isKeyIDByte)
+    }
+
+    @inlinable
+    public static func isKeyIDByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
+            true
+        default:
+            false
+        }
+    }
+}
+
+/// Why a text is not an envelope this build can read. Each side words it for its users.
+public enum EnvelopeFormatError: Error, Sendable, Equatable {
+    /// Not `<version>.<kid>.<sealed>` at all.
+    case notAnEnvelope
+    /// The shape of an envelope, under a version this build does not read (`ps3`, say): a
+    /// later sender's, which a receiver reports as unsupported rather than damaged. The
+    /// name is given when it is short and plain enough to show.
+    case unsupportedVersion(String?)
+    /// The key id breaks `KeyIDRule`.
+    case invalidKeyID
+}
+
+/// Where an envelope's parts lie in its UTF-8 bytes.
+public struct EnvelopeLayout: Sendable, Equatable {
+    public let version: EnvelopeVersion
+    /// The kid's bytes.
+    public let kid: Range<Int>
+    /// The base64url text of the sealed bytes: everything after the second dot.
+    public let sealed: Range<Int>
+
+    /// Finds the parts of `bytes`, checking the version and the kid (not the sealed text,
+    /// which the caller decodes).
+    @inlinable
+    public init(utf8 bytes: UnsafeRawBufferPointer) throws(EnvelopeFormatError) {
+        let dot = UInt8(ascii: ".")
+        // The kid's end is looked for from the front: neither a kid nor base64url has a dot,
+        // so a dot further on is the sealed part's decoder's to refuse.
+        guard let firstDot = bytes.firstIndex(of: dot),
+              let secondDot = bytes[(firstDot + 1)...].firstIndex(of: dot)
+        else { throw .notAnEnvelope }
+        let name = UnsafeRawBufferPointer(rebasing: bytes[..<firstDot])
+        guard let version = EnvelopeVersion(utf8: name) else {
+            let plain = name.count <= 16 && KeyIDRule.isValid(utf8: name)
+            throw .unsupportedVersion(plain ? String(decoding: name, as: UTF8.self) : nil)
+        }
+        guard KeyIDRule.isValid(utf8: UnsafeRawBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot])) else {
+            throw .invalidKeyID
+        }
+        self.version = version
+        kid = (firstDot + 1)..<secondDot
+        sealed = (secondDot + 1)..<bytes.count
+    }
+}
+
+/// The header `<version>.<kid>`: what the seal authenticates (ps1's associated data, ps2's
+/// HPKE info), so neither part can be swapped.
+@inlinable
+public func envelopeHeader(_ version: EnvelopeVersion, kid: some StringProtocol) -> String {
+    "\(version.rawValue).\(kid)"
+}

@@ -1,0 +1,144 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+private let systemRead = Glibc.read
+#elseif canImport(Darwin)
+import Darwin
+private let systemRead = Darwin.read
+#endif
+#if canImport(CryptoKit)
+import CryptoKit
+#else
+import Crypto
+#endif
+
+/// Keys as files in a folder the app and its extension share (an App Group container, as
+/// some apps keep their keys): one file a key, named `psk1.<kid>` (the 32-byte secret) or
+/// `prk1.<kid>` (the 32-byte P-256 scalar). Files are replaced atomically and written with
+/// the protection `completeUntilFirstUserAuthentication`, so the extension can read them
+/// whenever the phone has been unlocked once since it started, and a read before that is
+/// `locked`, not `missing`.
+public struct AppGroupKeyStore: KeyStore {
+    /// The folder, or why there is none (the app is not in the App Group).
+    public let folder: Result<URL, KeyStoreError>
+    /// Reads a file: its bytes, nil when there is no such file, or the errno. A parameter so
+    /// tests can answer as a locked phone does.
+    let read: @Sendable (String) -> Result<Data?, POSIXError>
+
+    public init(folder: URL) {
+        self.init(folder: .success(folder), read: Self.readFile)
+    }
+
+    init(folder: Result<URL, KeyStoreError>, read: @escaping @Sendable (String) -> Result<Data?, POSIXError>) {
+        self.folder = folder
+        self.read = read
+    }
+
+    #if canImport(Darwin)
+    /// The container of the App Group `identifier` (as in the app's entitlements), under
+    /// `Library/pushseal`. An app outside that group gets a store that answers `misconfigured`.
+    public init(appGroup identifier: String) {
+        if let container = FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: identifier) {
+            self.init(folder: container.appendingPathComponent("Library/pushseal", isDirectory: true))
+        } else {
+            self.init(folder: .failure(KeyStoreError(.misconfigured, "the app is not in App Group \(identifier) (add it under Signing & Capabilities, to the app and the extension)")),
+                      read: Self.readFile)
+        }
+    }
+    #endif
+
+    public func lookUp(id: String) -> KeyLookup {
+        guard SealedEnvelope.isKeyID(Substring(id)) else { return .missing }
+        let folder: URL
+        switch self.folder {
+        case .success(let url): folder = url
+        case .failure(let error): return .unavailable(error)
+        }
+        for kind in ["psk1", "prk1"] {
+            switch read(folder.appendingPathComponent("\(kind).\(id)").path) {
+            case .success(nil):
+                continue
+            case .success(let bytes?):
+                if kind == "psk1", bytes.count == 32 { return .found(.secret(SymmetricKey(data: bytes))) }
+                if kind == "prk1", let key = try? P256.KeyAgreement.PrivateKey(rawRepresentation: bytes) { return .found(.recipient(key)) }
+                return .unavailable(KeyStoreError(.failed, "the file for key \(id) does not hold a \(kind == "psk1" ? "32-byte secret" : "P-256 private key")"))
+            case .failure(let error):
+                // Data protection refuses a read before the first unlock with EPERM.
+                let code = error.code
+                let kind: KeyStoreError.Kind = code == .EPERM || code == .EACCES ? .locked : .failed
+                return .unavailable(KeyStoreError(kind, status: code.rawValue, "key \(id) could not be read (errno \(code.rawValue))"))
+            }
+        }
+        return .missing
+    }
+
+    /// Keeps `key` under `id`, replacing what was there in one step: a failed write leaves the old key.
+    public func store(_ key: OpeningKey, id: String) throws(KeyStoreError) {
+        let folder = try folder.get()
+        guard SealedEnvelope.isKeyID(Substring(id)) else { throw KeyStoreError(.failed, "a key id is 1 to 64 of A-Z a-z 0-9 _ -") }
+        let (name, other, bytes): (String, String, Data) = switch key {
+        case .secret(let secret): ("psk1", "prk1", secret.withUnsafeBytes { Data($0) })
+        case .recipient(let privateKey): ("prk1", "psk1", privateKey.rawRepresentation)
+        }
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try bytes.write(to: folder.appendingPathComponent("\(name).\(id)"), options: [.atomic, .completeFileProtectionUntilFirstUserAuthentication])
+        } catch {
+            throw KeyStoreError(.failed, "key \(id) could not be written: \(error.localizedDescription)")
+        }
+        // One id, one key: a key of the other kind under this id gives way.
+        try? FileManager.default.removeItem(at: folder.appendingPathComponent("\(other).\(id)"))
+    }
+
+    /// Removes the key under `id`, so the device stops opening what is sealed to it (and says
+    /// `key-missing`); true if there was one.
+    @discardableResult
+    public func remove(id: String) throws(KeyStoreError) -> Bool {
+        let folder = try folder.get()
+        var removed = false
+        for kind in ["psk1", "prk1"] {
+            let url = folder.appendingPathComponent("\(kind).\(id)")
+            guard FileManager.default.fileExists(atPath: url.path) else { continue }
+            do {
+                try FileManager.default.removeItem(at: url)
+                removed = true
+            } catch {
+                throw KeyStoreError(.failed, "key \(id) could not be removed: \(error.localizedDescription)")
+            }
+        }
+        return removed
+    }
+
+    /// The ids of the keys kept, sorted.
+    public func ids() throws(KeyStoreError) -> [String] {
+        let folder = try folder.get()
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return [] }
+        return Set(names.compactMap { name -> String? in
+            guard name.hasPrefix("psk1.") || name.hasPrefix("prk1.") else { return nil }
+            let id = String(name.dropFirst(5))
+            return SealedEnvelope.isKeyID(Substring(id)) ? id : nil
+        }).sorted()
+    }
+
+    static let readFile: @Sendable (String) -> Result<Data?, POSIXError> = { path in
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = POSIXErrorCode(rawValue: errno) ?? .EIO
+            return code == .ENOENT ? .success(nil) : .failure(POSIXError(code))
+        }
+        defer { close(descriptor) }
+        var bytes = Data()
+        var chunk = [UInt8](repeating: 0, count: 256)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, $0.count) }
+            if count == 0 { return .success(bytes) }
+            guard count > 0 else {
+                if errno == EINTR { continue }
+                return .failure(POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO))
+            }
+            // A key file is 32 bytes; anything far larger is not one.
+            guard bytes.count + count <= 4096 else { return .success(bytes) }
+            bytes.append(contentsOf: chunk[..<count])
+        }
+    }
+}

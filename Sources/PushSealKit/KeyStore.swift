@@ -1,0 +1,87 @@
+import Foundation
+
+/// What a key store answers for a key id: the key, no such key, or no answer now.
+public enum KeyLookup: Sendable {
+    case found(OpeningKey)
+    /// The store works and holds no key under this id: the message cannot be opened here.
+    case missing
+    /// The store could not be asked: a phone locked since reboot, a missing entitlement, a
+    /// failed read. The key may well be there, so this is never reported as `missing`.
+    case unavailable(KeyStoreError)
+}
+
+/// Why a key store could not answer, with the system's code where there is one.
+public struct KeyStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        /// Protected data is not readable yet: the device has not been unlocked since it
+        /// started (Keychain `errSecInteractionNotAllowed`, a protected file's EPERM). It
+        /// passes by itself.
+        case locked
+        /// The app is not set up to reach the store: no Keychain Sharing entitlement, a wrong
+        /// access group, an App Group the app does not belong to. It never passes by itself,
+        /// so a developer should see it on the first try.
+        case misconfigured
+        /// Any other failure of the store.
+        case failed
+    }
+
+    public let kind: Kind
+    /// The Keychain's `OSStatus`, or the file system's errno, when there is one.
+    public let status: Int32?
+    /// What went wrong, for logs; never a key byte.
+    public let message: String
+    public var description: String { message }
+
+    public init(_ kind: Kind, status: Int32? = nil, _ message: String) {
+        self.kind = kind
+        self.status = status
+        self.message = message
+    }
+}
+
+/// Where the extension finds its keys by id: the Keychain on a device, a shared App Group
+/// folder, memory in tests.
+public protocol KeyStore: Sendable {
+    func lookUp(id: String) -> KeyLookup
+}
+
+extension KeyStore {
+    /// The key under `id` when the store has it and can say so; nil for missing and unavailable alike.
+    public func key(id: String) -> OpeningKey? {
+        if case .found(let key) = lookUp(id: id) { return key }
+        return nil
+    }
+}
+
+/// Keys held in memory.
+public final class InMemoryKeyStore: KeyStore, @unchecked Sendable {
+    // Unchecked: `keys` and `failure` are read and written under `lock` only.
+    private var keys: [String: OpeningKey] = [:]
+    private var failure: KeyStoreError?
+    private let lock = NSLock()
+
+    public init(_ keys: [String: OpeningKey] = [:]) {
+        self.keys = keys
+    }
+
+    public func lookUp(id: String) -> KeyLookup {
+        lock.withLock {
+            if let failure { return .unavailable(failure) }
+            return keys[id].map(KeyLookup.found) ?? .missing
+        }
+    }
+
+    public func store(_ key: OpeningKey, id: String) {
+        lock.withLock { keys[id] = key }
+    }
+
+    public func remove(id: String) {
+        lock.withLock { keys[id] = nil }
+    }
+
+    /// Every lookup answers `unavailable` with `failure` until it is set back to nil: what a
+    /// locked phone's store does, for tests of what the extension then shows.
+    public func setUnavailable(_ failure: KeyStoreError?) {
+        lock.withLock { self.failure = failure }
+    }
+}
