@@ -98,7 +98,7 @@ if let crypto = Context.environment["PUSHSEAL_SWIFT_CRYPTO"], !crypto.isEmpty {
     // Warnings are errors here as in CI, for the kit alone: swift-crypto's own warnings are
     // not this project's to fix (Scripts/device-test.sh does not pass SWIFT_FLAGS on).
     let strict: [SwiftSetting] = [.unsafeFlags(["-warnings-as-errors"])]
-    var kit: [Target.Dependency] = ["PushSealJSON", "NotificationText", "EnvelopeFormat", .product(name: "Crypto", package: "swift-crypto")]
+    var appleAPI: [Target.Dependency] = []
     // The Apple adapter compiled and tested on Linux: PUSHSEAL_APPLE_TRANSCRIPTION (set by
     // Scripts/device-test.sh) adds a test-only transcription of the UserNotifications,
     // Security and CryptoKit declarations it calls, so `canImport` finds them. An app that
@@ -109,10 +109,11 @@ if let crypto = Context.environment["PUSHSEAL_SWIFT_CRYPTO"], !crypto.isEmpty {
             .target(name: "UserNotifications", path: "Tests/AppleAPI/UserNotifications", swiftSettings: strict),
             .target(name: "Security", path: "Tests/AppleAPI/Security", swiftSettings: strict),
         ]
-        kit += ["CryptoKit", "UserNotifications", "Security"]
+        appleAPI = ["CryptoKit", "UserNotifications", "Security"]
     }
     package.targets += [
-        .target(name: "PushSealKit", dependencies: kit, swiftSettings: strict),
+        .target(name: "PushSealKit", dependencies: ["PushSealJSON", "NotificationText", "EnvelopeFormat", .product(name: "Crypto", package: "swift-crypto")] + appleAPI,
+                swiftSettings: strict),
         .testTarget(name: "PushSealKitTests", dependencies: ["PushSealKit", "PushSealJSON"], swiftSettings: strict),
     ]
 }

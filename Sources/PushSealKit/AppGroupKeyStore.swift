@@ -81,10 +81,23 @@ public struct AppGroupKeyStore: KeyStore {
         case .recipient(let privateKey): ("prk1", "psk1", privateKey.rawRepresentation)
         }
         do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try bytes.write(to: folder.appendingPathComponent("\(name).\(id)"), options: [.atomic, .completeFileProtectionUntilFirstUserAuthentication])
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw KeyStoreError(.failed, "key \(id) could not be written: \(error.localizedDescription)")
+            throw KeyStoreError(.failed, "the key folder could not be made: \(error.localizedDescription)")
+        }
+        // A new file, readable by the app alone and protected until the first unlock, renamed
+        // over the old one: a reader sees the old key or the new one, never a part.
+        let target = folder.appendingPathComponent("\(name).\(id)")
+        let temporary = folder.appendingPathComponent(".\(name).\(id).\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: bytes, attributes: [
+            .posixPermissions: 0o600, .protectionKey: FileProtectionType.completeUntilFirstUserAuthentication,
+        ]) else {
+            throw KeyStoreError(.failed, "key \(id) could not be written in \(folder.lastPathComponent)")
+        }
+        guard rename(temporary.path, target.path) == 0 else {
+            let code = errno
+            try? FileManager.default.removeItem(at: temporary)
+            throw KeyStoreError(.failed, status: code, "key \(id) could not be put in place (errno \(code))")
         }
         // One id, one key: a key of the other kind under this id gives way.
         try? FileManager.default.removeItem(at: folder.appendingPathComponent("\(other).\(id)"))

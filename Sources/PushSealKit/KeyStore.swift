@@ -12,6 +12,9 @@ public enum KeyLookup: Sendable {
 
 /// Why a key store could not answer, with the system's code where there is one.
 public struct KeyStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Equal when the kind and the status are: the message is for people.
+    public static func == (lhs: KeyStoreError, rhs: KeyStoreError) -> Bool { lhs.kind == rhs.kind && lhs.status == rhs.status }
+
     public enum Kind: String, Sendable {
         /// Protected data is not readable yet: the device has not been unlocked since it
         /// started (Keychain `errSecInteractionNotAllowed`, a protected file's EPERM). It

@@ -361,7 +361,7 @@ struct DecryptingExtensionTests {
             (payload, FixedKeySource(rotated), now + 11, .keyExpired),
             (payload, FixedKeySource(destroyed), now, .keyMissing),
             (tampered, FixedKeySource(keyring), now, .authenticationFailed),
-            (payload.replacingOccurrences(of: "\"ps1.", with: "\"ps9."), FixedKeySource(keyring), now, .malformed),
+            (payload.replacingOccurrences(of: "\"ps1.", with: "\"ps9."), FixedKeySource(keyring), now, .unsupported),
             (#"{"aps":{"alert":{"title":"F"},"mutable-content":1},"enc":17}"#, FixedKeySource(keyring), now, .malformed),
             (expiring, FixedKeySource(keyring), now + 61, .expired),
         ]
