@@ -92,7 +92,7 @@ package.products.append(.library(name: "PushSealKit", targets: ["PushSealKit"]))
 package.targets.append(.target(name: "PushSealKit", dependencies: ["PushSealJSON", "NotificationText", "EnvelopeFormat"]))
 #else
 if let crypto = Context.environment["PUSHSEAL_SWIFT_CRYPTO"], !crypto.isEmpty {
-    package.dependencies.append(crypto == "url" ? .package(url: "https://github.com/apple/swift-crypto.git", from: "3.0.0")
+    package.dependencies.append(crypto == "url" ? .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.0")
                                                 : .package(path: crypto))
     package.products.append(.library(name: "PushSealKit", targets: ["PushSealKit"]))
     // Warnings are errors here as in CI, for the kit alone: swift-crypto's own warnings are

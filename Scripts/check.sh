@@ -37,4 +37,9 @@ for sanitizer in "${sanitizers[@]}"; do
   [ "$rc" -eq 0 ] || status=1
   rm -f "$log"
 done
+# The device kit's threaded parts (the adapter's per-request state and time-up, the delivery
+# rule) under ThreadSanitizer, when swift-crypto is at hand.
+if Scripts/device-test.sh --vendor >/dev/null 2>&1; then
+  Scripts/device-test.sh --sanitize thread 2>/dev/null | tail -1 || status=1
+fi
 exit "$status"

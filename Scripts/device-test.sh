@@ -4,7 +4,10 @@
 # at hand (built offline, SWIFTCI_USE_LOCAL_DEPS), else from its repository URL.
 #   Scripts/device-test.sh
 #   Scripts/device-test.sh --vendor   # print the archives' folder, or fail when there is none
-# The kit's build lives in .build/device, apart from the CLI's, whose manifest stays without it.
+#   Scripts/device-test.sh --sanitize thread   # the adapter's and the delivery rule's tests under
+#                                              # ThreadSanitizer (time-up comes on another thread)
+# The kit's build lives in .build/device (.build/device-thread under TSan), apart from the
+# CLI's, whose manifest stays without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +28,10 @@ if [ "${1:-}" = --vendor ]; then
   find_vendor
   exit
 fi
+sanitizer=""
+if [ "${1:-}" = --sanitize ]; then
+  sanitizer=${2:?--sanitize takes thread or address}
+fi
 
 if vendor=$(find_vendor); then
   mkdir -p .build/vendor
@@ -42,15 +49,28 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # The tests open what the pushseal binary seals. SWIFT_FLAGS is not passed on: it would reach
 # swift-crypto too; the kit's own targets treat warnings as errors in the manifest.
-swift build --build-path .build/device --product pushseal >&2
-export PUSHSEAL_BIN="$PWD/.build/device/debug/pushseal"
+build=.build/device
+filter=PushSealKitTests
+sanitize=()
+if [ -n "$sanitizer" ]; then
+  # The suites whose code runs on more than one thread; the crypto suites gain nothing from it.
+  build=.build/device-$sanitizer
+  filter='PushSealKitTests\.(AppleAdapterTests|PendingDeliveryTests|KeyStoreTests)'
+  sanitize=(--sanitize="$sanitizer")
+fi
+swift build --build-path "$build" --product pushseal >&2
+export PUSHSEAL_BIN="$PWD/$build/debug/pushseal"
 set +e
-swift test --build-path .build/device --filter PushSealKitTests 2>&1 | tee "$log" >&2
+swift test --build-path "$build" "${sanitize[@]}" --filter "$filter" 2>&1 | tee "$log" >&2
 set -e
+if grep -qE '^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: AddressSanitizer)' "$log"; then
+  echo "device: the $sanitizer sanitizer reported a fault (above)"
+  exit 1
+fi
 summary=$(grep -E '^[✔✘] Test run with' "$log" | tail -1)
 total=$(sed -E 's/.*with ([0-9]+) tests?.*/\1/' <<< "$summary")
 failed=$(grep -oE 'with [0-9]+ issues?' <<< "$summary" | grep -oE '[0-9]+' || echo 0)
 failing_tests=$(grep -cE '^✘ Test [^r].* failed after' "$log" || true)
 [ -n "$total" ] || { echo "device: no test summary"; exit 1; }
-echo "device: $((total - failing_tests)) passed, $failing_tests failed"
+echo "device${sanitizer:+ ($sanitizer)}: $((total - failing_tests)) passed, $failing_tests failed"
 [ "$failing_tests" -eq 0 ] && [ "${failed:-0}" -eq 0 ]

@@ -300,6 +300,12 @@ struct CrossImplementationTests {
             }
             let good = try seal("Sender", ["-t", "Deploy", "-s", "chime", "--badge", "2", "-l", "active", "--data", "run=7", "-b", "api-7 is live"])
             cases.append(("\(format) good", good))
+            cases.append(("\(format) localized fallback", try seal("Sender", ["--fallback-loc-key", "NEW_MESSAGE", "-t", "Loc", "-b", "ok"])))
+            let loud = try seal("Sender", ["--visible-sound", "siren.caf", "--visible-level", "critical", "-t", "Page", "-b", "db-3 down"])
+            cases.append(("\(format) visible critical", loud))
+            var unknown = try JSONSerialization.jsonObject(with: Data(loud.utf8)) as! [String: Any]
+            unknown["enc"] = (unknown["enc"] as! String).replacingOccurrences(of: ".\(format == "ps1" ? pairing.secretKid : pairing.recipientKid).", with: ".nosuchkey.")
+            cases.append(("\(format) visible critical, no key", try payload(unknown)))
             cases.append(("\(format) expiring", try seal("Sender", ["--ttl", "1s", "-t", "soon", "-b", "gone"])))
             let foreignTo = format == "ps2" ? ["--to", String(otherRecipient)] : []
             cases.append(("\(format) foreign key", try tool.run(["encrypt", "--keys", "Other"] + foreignTo + ["-t", "x", "-b", "y"])
@@ -328,6 +334,7 @@ struct CrossImplementationTests {
             try variant("another held kid", "\(format).\(otherKid)." + sealed)
             try variant("unknown kid", "\(format).nosuchkey." + sealed)
             try variant("format swapped", (format == "ps1" ? "ps2" : "ps1") + field.dropFirst(3))
+            try variant("later version", "ps3" + field.dropFirst(3))
             try variant("not base64url", header + ".not+base64/")
             try variant("four parts", field + ".extra")
             try variant("bad kid", "\(format).bad kid!." + sealed)
@@ -346,14 +353,60 @@ struct CrossImplementationTests {
         let records = try pairing.received(cases.map(\.1))
         let expected: [String: String] = ["good": "decrypted", "expiring": "expired", "foreign key": "key-missing", "tag flipped": "auth-failed",
                                           "first byte flipped": "auth-failed", "absent": "passthrough", "not mutable": "passthrough",
-                                          "no alert text": "passthrough", "a number": "malformed", "unknown kid": "key-missing"]
+                                          "no alert text": "passthrough", "a number": "malformed", "unknown kid": "key-missing",
+                                          "later version": "unsupported", "localized fallback": "decrypted", "visible critical": "decrypted",
+                                          "visible critical, no key": "key-missing"]
         for ((label, payload), record) in zip(cases, records) {
             Self.expectSame(opener.open(json: Data(payload.utf8)), as: record, label)
             if let status = expected[String(label.dropFirst(4))] { #expect(record["status"]?.stringValue == status, "\(label)") }
+            if label.hasSuffix("visible critical, no key") {
+                // What the sender chose to keep audible stays on the placeholder.
+                #expect(record["sound"]?.stringValue == "siren.caf" && record["interruption-level"]?.stringValue == "critical", "\(label)")
+            }
             if record["status"]?.stringValue != "passthrough" {
                 #expect(record["title"]?.stringValue != "New notification", "\(label): never the fallback's text")
             }
         }
+    }
+
+    /// A key store that cannot answer: the receiver whose keyring is damaged while it runs,
+    /// and the kit whose store is unavailable (a locked phone), both say `locked` and show the
+    /// sender's fallback alert as it came, sound and level included.
+    @Test func anUnreadableKeyStoreIsLockedOnBothSidesAndShowsTheFallback() throws {
+        let pairing = try Pairing()
+        let tool = pairing.tool
+        let payload = try tool.run(["encrypt", "--keys", "Sender", "--visible-sound", "siren.caf", "--visible-level", "critical", "-t", "Page", "-b", "db-3 down"])
+        let receiver = Process()
+        receiver.executableURL = URL(fileURLWithPath: tool.binary)
+        receiver.arguments = ["receive", "--json", "--keys", "Device", "-"]
+        receiver.currentDirectoryURL = tool.folder
+        let input = Pipe(), output = Pipe()
+        receiver.standardInput = input
+        receiver.standardOutput = output
+        receiver.standardError = FileHandle.nullDevice
+        try receiver.run()
+        func nextRecord() throws -> JSONObject {
+            var line = Data()
+            while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line += byte }
+            return try #require(try CrossImplementationTests.records(String(decoding: line, as: UTF8.self)).first)
+        }
+        input.fileHandleForWriting.write(Data(payload.utf8))
+        #expect(try nextRecord()["status"]?.stringValue == "decrypted")
+        // The keyring is damaged under the running receiver (a bad restore, a disk error).
+        let keyring = tool.folder.appendingPathComponent("Device/keyring.json")
+        try Data("{\"format\":".utf8).write(to: keyring)
+        Thread.sleep(forTimeInterval: 0.3)
+        input.fileHandleForWriting.write(Data(payload.utf8))
+        let record = try nextRecord()
+        try input.fileHandleForWriting.close()
+        receiver.waitUntilExit()
+        #expect(record["status"]?.stringValue == "locked")
+        #expect(record["title"]?.stringValue == "New notification" && record["body"]?.stringValue == "Open the app to read it")
+        #expect(record["sound"]?.stringValue == "siren.caf" && record["interruption-level"]?.stringValue == "critical")
+        #expect(record["reason"]?.stringValue?.contains("keyring") == true)
+        pairing.store.setUnavailable(KeyStoreError(.locked, status: -25308, "locked"))
+        let opened = NotificationOpener(keys: pairing.store).open(json: Data(payload.utf8))
+        Self.expectSame(opened, as: record, "locked")
     }
 
     /// Alerts sealed here by hand with the device's secret, as no pushseal sender writes them:
