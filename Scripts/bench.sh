@@ -454,3 +454,12 @@ TABLE
 echo
 echo "receive --listen as a service (Scripts/bench/soak.sh):"
 "$bench_scripts/soak.sh" "$pushseal" "${BENCH_SOAK_SECONDS:-600}" | sed 's/^/  /'
+
+# The device kit's memory, as an app's package uses it (needs the vendored swift-crypto).
+echo
+echo "PushSealKit's memory on Linux (Scripts/bench/kit-memory.sh):"
+if Scripts/device-test.sh --vendor >/dev/null 2>&1; then
+  Scripts/bench/kit-memory.sh 2>/dev/null | tr -s '\t ' ' ' | sed 's/^/  /'
+else
+  echo "  not run: no vendored swift-crypto (see Scripts/device-test.sh)"
+fi

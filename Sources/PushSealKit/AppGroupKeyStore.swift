@@ -54,14 +54,12 @@ public struct AppGroupKeyStore: KeyStore {
         case .success(let url): folder = url
         case .failure(let error): return .unavailable(error)
         }
-        for kind in ["psk1", "prk1"] {
+        for kind in StoredKey.kinds {
             switch read(folder.appendingPathComponent("\(kind).\(id)").path) {
             case .success(nil):
                 continue
             case .success(let bytes?):
-                if kind == "psk1", bytes.count == 32 { return .found(.secret(SymmetricKey(data: bytes))) }
-                if kind == "prk1", let key = try? P256.KeyAgreement.PrivateKey(rawRepresentation: bytes) { return .found(.recipient(key)) }
-                return .unavailable(KeyStoreError(.failed, "the file for key \(id) does not hold a \(kind == "psk1" ? "32-byte secret" : "P-256 private key")"))
+                return StoredKey.key(kind: kind, bytes: bytes, id: id)
             case .failure(let error):
                 // Data protection refuses a read before the first unlock with EPERM.
                 let code = error.code
@@ -76,10 +74,7 @@ public struct AppGroupKeyStore: KeyStore {
     public func store(_ key: OpeningKey, id: String) throws(KeyStoreError) {
         let folder = try folder.get()
         guard SealedEnvelope.isKeyID(Substring(id)) else { throw KeyStoreError(.failed, "a key id is 1 to 64 of A-Z a-z 0-9 _ -") }
-        let (name, other, bytes): (String, String, Data) = switch key {
-        case .secret(let secret): ("psk1", "prk1", secret.withUnsafeBytes { Data($0) })
-        case .recipient(let privateKey): ("prk1", "psk1", privateKey.rawRepresentation)
-        }
+        let (name, other, bytes) = StoredKey.entry(for: key, id: id)
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
@@ -87,11 +82,11 @@ public struct AppGroupKeyStore: KeyStore {
         }
         // A new file, readable by the app alone and protected until the first unlock, renamed
         // over the old one: a reader sees the old key or the new one, never a part.
-        let target = folder.appendingPathComponent("\(name).\(id)")
-        let temporary = folder.appendingPathComponent(".\(name).\(id).\(UUID().uuidString)")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: bytes, attributes: [
-            .posixPermissions: 0o600, .protectionKey: FileProtectionType.completeUntilFirstUserAuthentication,
-        ]) else {
+        let target = folder.appendingPathComponent(name)
+        let temporary = folder.appendingPathComponent(".\(name).\(UUID().uuidString)")
+        var attributes: [FileAttributeKey: Any] = [.posixPermissions: 0o600]
+        if #available(macOS 11.0, *) { attributes[.protectionKey] = FileProtectionType.completeUntilFirstUserAuthentication }
+        guard FileManager.default.createFile(atPath: temporary.path, contents: bytes, attributes: attributes) else {
             throw KeyStoreError(.failed, "key \(id) could not be written in \(folder.lastPathComponent)")
         }
         guard rename(temporary.path, target.path) == 0 else {
@@ -100,7 +95,7 @@ public struct AppGroupKeyStore: KeyStore {
             throw KeyStoreError(.failed, status: code, "key \(id) could not be put in place (errno \(code))")
         }
         // One id, one key: a key of the other kind under this id gives way.
-        try? FileManager.default.removeItem(at: folder.appendingPathComponent("\(other).\(id)"))
+        try? FileManager.default.removeItem(at: folder.appendingPathComponent(other))
     }
 
     /// Removes the key under `id`, so the device stops opening what is sealed to it (and says
@@ -109,7 +104,7 @@ public struct AppGroupKeyStore: KeyStore {
     public func remove(id: String) throws(KeyStoreError) -> Bool {
         let folder = try folder.get()
         var removed = false
-        for kind in ["psk1", "prk1"] {
+        for kind in StoredKey.kinds {
             let url = folder.appendingPathComponent("\(kind).\(id)")
             guard FileManager.default.fileExists(atPath: url.path) else { continue }
             do {

@@ -228,7 +228,7 @@ public struct KeychainKeyStore: KeyStore {
     }
 
     public func lookUp(id: String) -> KeyLookup {
-        for kind in ["psk1", "prk1"] {
+        for kind in StoredKey.kinds {
             var query = base(account: "\(kind).\(id)")
             query[kSecReturnData as String] = true
             query[kSecMatchLimit as String] = kSecMatchLimitOne
@@ -238,9 +238,7 @@ public struct KeychainKeyStore: KeyStore {
             guard status == errSecSuccess, let bytes = result as? Data else {
                 return .unavailable(Self.error(status == errSecSuccess ? errSecParam : status, "reading key \(id)"))
             }
-            if kind == "psk1", bytes.count == 32 { return .found(.secret(SymmetricKey(data: bytes))) }
-            if kind == "prk1", let key = try? P256.KeyAgreement.PrivateKey(rawRepresentation: bytes) { return .found(.recipient(key)) }
-            return .unavailable(KeyStoreError(.failed, "the Keychain item for key \(id) does not hold a \(kind == "psk1" ? "32-byte secret" : "P-256 private key")"))
+            return StoredKey.key(kind: kind, bytes: bytes, id: id)
         }
         return .missing
     }
@@ -248,11 +246,8 @@ public struct KeychainKeyStore: KeyStore {
     /// Keeps `key` under `id`, replacing what was there in one step: the item is added, or
     /// updated in place when it exists, so a failure leaves the old key as it was.
     public func store(_ key: OpeningKey, id: String) throws(KeyStoreError) {
-        let (kind, other, bytes): (String, String, Data) = switch key {
-        case .secret(let secret): ("psk1", "prk1", secret.withUnsafeBytes { Data($0) })
-        case .recipient(let privateKey): ("prk1", "psk1", privateKey.rawRepresentation)
-        }
-        let query = base(account: "\(kind).\(id)")
+        let (account, other, bytes) = StoredKey.entry(for: key, id: id)
+        let query = base(account: account)
         var item = query
         item[kSecValueData as String] = bytes
         item[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
@@ -264,7 +259,7 @@ public struct KeychainKeyStore: KeyStore {
         }
         guard status == errSecSuccess else { throw Self.error(status, "storing key \(id)") }
         // One id, one key: a key of the other kind under this id gives way.
-        let removed = SecItemDelete(base(account: "\(other).\(id)") as CFDictionary)
+        let removed = SecItemDelete(base(account: other) as CFDictionary)
         guard removed == errSecSuccess || removed == errSecItemNotFound else { throw Self.error(removed, "replacing key \(id)") }
     }
 
@@ -273,7 +268,7 @@ public struct KeychainKeyStore: KeyStore {
     @discardableResult
     public func remove(id: String) throws(KeyStoreError) -> Bool {
         var removed = false
-        for kind in ["psk1", "prk1"] {
+        for kind in StoredKey.kinds {
             let status = SecItemDelete(base(account: "\(kind).\(id)") as CFDictionary)
             if status == errSecSuccess { removed = true } else if status != errSecItemNotFound { throw Self.error(status, "removing key \(id)") }
         }

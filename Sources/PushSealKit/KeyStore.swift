@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(CryptoKit)
+import CryptoKit
+#else
+import Crypto
+#endif
 
 /// What a key store answers for a key id: the key, no such key, or no answer now.
 public enum KeyLookup: Sendable {
@@ -53,6 +58,28 @@ extension KeyStore {
     public func key(id: String) -> OpeningKey? {
         if case .found(let key) = lookUp(id: id) { return key }
         return nil
+    }
+}
+
+/// How the stores that keep bytes (the Keychain, App Group files) name and keep a key: under
+/// `psk1.<kid>` a 32-byte secret, under `prk1.<kid>` a P-256 scalar, as the pairing lines do.
+enum StoredKey {
+    static let kinds = ["psk1", "prk1"]
+
+    /// The name a key is kept under, the name of the other kind under that id (which gives
+    /// way when this one is stored), and its bytes.
+    static func entry(for key: OpeningKey, id: String) -> (name: String, other: String, bytes: Data) {
+        switch key {
+        case .secret(let secret): ("psk1.\(id)", "prk1.\(id)", secret.withUnsafeBytes { Data($0) })
+        case .recipient(let privateKey): ("prk1.\(id)", "psk1.\(id)", privateKey.rawRepresentation)
+        }
+    }
+
+    /// The key kept under `kind` as `bytes`, or why they are not one.
+    static func key(kind: String, bytes: Data, id: String) -> KeyLookup {
+        if kind == "psk1", bytes.count == 32 { return .found(.secret(SymmetricKey(data: bytes))) }
+        if kind == "prk1", let key = try? P256.KeyAgreement.PrivateKey(rawRepresentation: bytes) { return .found(.recipient(key)) }
+        return .unavailable(KeyStoreError(.failed, "what is kept for key \(id) is not a \(kind == "psk1" ? "32-byte secret" : "P-256 private key")"))
     }
 }
 

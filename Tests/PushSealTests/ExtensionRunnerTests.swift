@@ -249,6 +249,13 @@ final class BlockingExtension: NotificationServiceExtension {
     func serviceExtensionTimeWillExpire() {}
 }
 
+/// A key source whose keyring cannot be read, as a damaged or vanished keyring.json.
+struct FailingKeySource: KeySource {
+    func keyring(for kid: String, _ completion: @escaping @Sendable (Result<Keyring, any Error>) -> Void) {
+        completion(.failure(KeyringError(.corrupt, "keyring.json is not a keyring")))
+    }
+}
+
 /// A key source that answers after a delay, as a network fetch would.
 struct SlowKeySource: KeySource {
     let keyring: Keyring
@@ -379,6 +386,16 @@ struct DecryptingExtensionTests {
         let delivery = await deliver(#"{"aps":{"alert":{"title":"Plain"},"mutable-content":1}}"#, keys: FixedKeySource(keyring))
         #expect(delivery.status == .passthrough)
         #expect(delivery.content.title == "Plain")
+    }
+
+    @Test func aKeyringThatCannotBeReadIsLockedAndShowsTheFallbackAsItCame() async throws {
+        let delivery = await deliver(try seal(), keys: FailingKeySource())
+        #expect(delivery.status == .locked)
+        #expect(delivery.content.title == FallbackAlert.standard.title && delivery.content.body == FallbackAlert.standard.body)
+        #expect(delivery.note.reason?.contains("keyring could not be read") == true)
+        // A key that is truly not there stays key-missing.
+        let missing = await deliver(try seal(), keys: FixedKeySource(try Keyring.generate(now: now)))
+        #expect(missing.status == .keyMissing && missing.content.title == "Locked")
     }
 
     @Test func slowKeySourcePastTheBudgetGivesDeadlinePlaceholder() async throws {
