@@ -77,6 +77,12 @@ open class PushSealNotificationService: UNNotificationServiceExtension, @uncheck
             work.opened = opened
             work.bestAttempt = best
         }
+        // Time-up came while the store was asked: it has delivered, so no hook is started for
+        // content that can no longer be shown (the late opening is counted as ignored).
+        guard work.pending.ending == nil else {
+            work.pending.complete(with: content)
+            return
+        }
         didOpen(opened, content: content, request: request, delivery: ContentDelivery(service: self, work: work))
     }
 
@@ -122,7 +128,8 @@ open class PushSealNotificationService: UNNotificationServiceExtension, @uncheck
     /// message that opened.
     open func log(_ outcome: DeliveryOutcome) {
         guard outcome.status != .decrypted, outcome.status != .passthrough else { return }
-        NSLog("%@", outcome.description)
+        // The line as the format, its percent signs doubled: no argument to bridge.
+        NSLog(outcome.description.replacingOccurrences(of: "%", with: "%%"))
     }
 
     @discardableResult

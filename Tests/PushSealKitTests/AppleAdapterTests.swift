@@ -187,7 +187,8 @@ struct AppleAdapterTests {
         let store = StuckStore(key: key)
         let recorder = ExtensionRecorder()
         let service = HoldingService(store: store, recorder: recorder)
-        nonisolated(unsafe) let request = try Self.request("A", sealed: ["title": "late"], key: key)
+        // Sealed data that would make the hook hold it: it must not be asked at all.
+        nonisolated(unsafe) let request = try Self.request("A", sealed: ["title": "late", "data": ["hold": true]], key: key)
         let finished = DispatchSemaphore(value: 0)
         // The system's objects are not Sendable; the thread is handed them as iOS hands them over.
         nonisolated(unsafe) let handler = recorder.handler(for: "A")
@@ -203,6 +204,7 @@ struct AppleAdapterTests {
         store.release.signal()
         finished.wait()
         #expect(recorder.deliveries("A").count == 1, "the opening that came late is not delivered")
+        #expect(service.holding.isEmpty, "no hook is started for an opening that came after time-up")
         #expect(recorder.outcomes.map(\.status) == [.deadline])
     }
 
