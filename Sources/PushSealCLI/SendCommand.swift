@@ -111,11 +111,18 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
                 if file != "-", stat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
                     duplicates.expect(Int(info.st_size) / 65)
                 }
-                try forEachDevice(in: file, stop: stop) { device, line in
+                var lines = 0
+                try forEachDevice(in: file, stop: stop, { device, line in
+                    lines += 1
                     guard duplicates.isNew(device, at: "\(file == "-" ? "stdin" : file) line \(line)") else { return }
                     try sender.add(device: device, payload: payload)
                     taken += 1
-                }
+                }, refused: { line, reason in
+                    lines += 1
+                    badLines.count += 1
+                    console.error("\(file == "-" ? "stdin" : file) line \(line): \(reason)")
+                })
+                badLines.of = lines
             }
         }
     } catch is SendError {
@@ -142,7 +149,7 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
         return signal == SIGINT ? .interrupted : .terminated
     }
     // Nothing to send to is a mistake in the command, not a success with no results.
-    if taken == 0 {
+    if taken == 0 && badLines.count == 0 {
         let source = request.alert?.batch == true ? "no --batch lines on stdin" : "no device tokens in \(request.devicesFile ?? "the devices given")"
         throw CLIFailure(.usage, "\(source): nothing was sent")
     }
@@ -302,8 +309,12 @@ private func readyPayload(pushType: APNs.PushType) throws -> [UInt8] {
 }
 
 /// Each token in a devices file or stdin (one per line; blank lines and # comments
-/// skipped), read as it comes, until `stop` is requested.
-private func forEachDevice(in file: String, stop: StopRequest, _ body: (String, Int) throws -> Void) throws {
+/// skipped), read as it comes, until `stop` is requested. A line that is not one token in
+/// hex (or that has anything after its token, as a spreadsheet's `TOKEN<TAB>42` does) is
+/// handed to `refused` with its number and reason, and skipped. A byte-order mark before the
+/// first line, as some editors write, is not part of it.
+private func forEachDevice(in file: String, stop: StopRequest, _ body: (String, Int) throws -> Void,
+                           refused: (Int, String) -> Void) throws {
     let descriptor = try InputFiles.open(file)
     defer { if descriptor != 0 { close(descriptor) } }
     var reader = LineReader(descriptor: descriptor, stop: stop)
@@ -311,17 +322,26 @@ private func forEachDevice(in file: String, stop: StopRequest, _ body: (String, 
     try reader.forEachLine { line in
         number += 1
         // Bytes, not Characters: a million lines each judged by Unicode's whitespace tables
-        // was the sender's largest cost. Spaces and tabs anywhere are dropped, hex is lowered.
+        // was the sender's largest cost.
+        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r") }
+        var start = line.startIndex, end = line.endIndex
+        if number == 1, line.count >= 3, line[0] == 0xEF, line[1] == 0xBB, line[2] == 0xBF { start += 3 }
+        while start < end, isBlank(line[start]) { start += 1 }
+        while end > start, isBlank(line[end - 1]) { end -= 1 }
+        guard start < end, line[start] != UInt8(ascii: "#") else { return }
         var token: [UInt8] = []
-        token.reserveCapacity(line.count)
-        for byte in line where byte != UInt8(ascii: " ") && byte != UInt8(ascii: "\t") && byte != UInt8(ascii: "\r") {
+        token.reserveCapacity(end - start)
+        var index = start
+        while index < end, !isBlank(line[index]) {
+            let byte = line[index]
             token.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte)
+            index += 1
         }
-        guard let first = token.first, first != UInt8(ascii: "#") else { return }
+        guard index == end else {
+            return refused(number, "something follows the device token (one token per line, nothing after it)")
+        }
         let text = String(decoding: token, as: UTF8.self)
-        guard APNsRules.isDeviceToken(text) else {
-            throw CLIFailure(.dataError, "\(file) line \(number): not a device token in hex")
-        }
+        guard APNsRules.isDeviceToken(text) else { return refused(number, "not a device token in hex") }
         try body(text, number)
     }
 }
@@ -381,7 +401,7 @@ extension Specs {
             OptionSpec("collapse-id", value: "id", help: "apns-collapse-id (at most 64 bytes)."),
             OptionSpec("push-type", value: "type", choices: APNs.PushType.allCases.map(\.rawValue).sorted(), help: "apns-push-type (default: alert)."),
             OptionSpec("expiration", value: "unix", help: "apns-expiration: UNIX seconds (0: deliver now or never)."),
-            OptionSpec("retries", value: "n", help: "Send again after 429, 500, 502, 503, 504 or no answer, at most N times (default: 3)."),
+            OptionSpec("retries", value: "n", help: "Send again after 429, 500, 502, 503, 504 or no answer at most N times (default: as often as --retry-for allows)."),
             OptionSpec("retry-for", value: "duration", help: "Start no retry later than this after a device's first attempt (default: 1m)."),
             OptionSpec("concurrency", value: "n", help: "At most N requests in flight on each connection (default: the server's limit, up to 1000)."),
             OptionSpec("connections", value: "n", help: "Spread the devices over N HTTP/2 connections (default: 1; 1 to 64)."),
@@ -414,8 +434,8 @@ extension Specs {
           A cached token made with another key is never used.
 
         RETRIES: 429, 500, 502, 503 and 504 are sent again with exponential backoff and
-          jitter (or after the server's retry-after), at most --retries times and within
-          --retry-for of the first attempt; other refusals are final. What the server did not
+          jitter (or after the server's retry-after), within --retry-for of the first attempt
+          (at most --retries times, when given); other refusals are final. What the server did not
           process (a refused stream, past a GOAWAY) goes out again at once on another
           connection; a request that went out and got no answer is sent again once at most.
 
@@ -458,7 +478,8 @@ struct SendRequest: Equatable {
     var collapseID: String?
     var pushType: APNs.PushType
     var expiration: String?
-    var retries: Int
+    /// `--retries`; nil: as often as `retryFor` allows.
+    var retries: Int?
     /// No retry starts later than this after a device's first attempt.
     var retryFor: Duration
     var concurrency: Int
@@ -569,7 +590,7 @@ func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: EncryptReques
         guard expiration == nil else { throw fail("--ttl sets apns-expiration itself; give --ttl or --expiration") }
         expiration = String(Timestamp.now() + ttl.components.seconds)
     }
-    var retries = 3
+    var retries: Int?
     if let text = parsed.value("retries") {
         guard let value = Int(text), (0...10).contains(value) else { throw fail("--retries is a whole number from 0 to 10") }
         retries = value

@@ -73,6 +73,8 @@ func providerTokens(authKey: String, keyID: String, teamID: String, keysFolder: 
     do {
         key = try ES256Key(pem: keyBytes)
         guard key.canSign else { throw SealCryptoError(.invalidKey, "a public key cannot sign") }
+    } catch let error as SealCryptoError where error.code == .encryptedKey {
+        throw CLIFailure(.dataError, "\(authKey) is encrypted with a passphrase, which pushseal never asks for; decrypt a copy once (openssl pkey -in \(authKey) -out AuthKey.p8) or give the .p8 file Apple made")
     } catch let error as SealCryptoError {
         throw CLIFailure(.dataError, "\(authKey) is not an APNs signing key (\(error.reason)); give the .p8 file Apple made")
     }

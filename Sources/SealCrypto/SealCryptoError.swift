@@ -19,6 +19,8 @@ public struct SealCryptoError: Error, Equatable, CustomStringConvertible, Sendab
         public static let invalidEncoding = Code(rawValue: "invalid-encoding")
         public static let randomUnavailable = Code(rawValue: "random-unavailable")
         public static let invalidKey = Code(rawValue: "invalid-key")
+        /// A private key sealed with a passphrase, which pushseal never asks for.
+        public static let encryptedKey = Code(rawValue: "encrypted-key")
         public static let invalidCertificate = Code(rawValue: "invalid-certificate")
         public static let libraryFailure = Code(rawValue: "library-failure")
     }

@@ -173,16 +173,36 @@ struct SendRulesTests {
         #expect(listener.finish().stdout.split(separator: "\n").count == 1)
     }
 
-    @Test func aBadTokenMidListStopsTakingDevicesAndReportsEveryAnswerInFlight() throws {
+    @Test func aBadTokenMidListIsSkippedWithItsLineAndEveryOtherDeviceIsSent() throws {
         let sending = try SendTests.Sending()
         let listener = try sending.listener()
         sending.folder.write("devices.txt", (1...2_000).map { $0 == 1_500 ? "not-hex" : String(format: "%064x", $0) }.joined(separator: "\n"))
-        let run = try sending.send(to: listener, ["--devices", sending.folder.file("devices.txt"), "-b", "until line 1500"])
+        let run = try sending.send(to: listener, ["--devices", sending.folder.file("devices.txt"), "-b", "around line 1500"])
         #expect(run.status == 65, "\(run.stderr)")
-        #expect(run.stderr == "error: \(sending.folder.file("devices.txt")) line 1500: not a device token in hex\n")
+        #expect(run.stderr == "error: \(sending.folder.file("devices.txt")) line 1500: not a device token in hex\nerror: 1 of 2000 lines were not sent\n")
         let lines = run.stdout.split(separator: "\n")
-        #expect(lines.count == 1_499 && lines.allSatisfy { $0.hasPrefix("ok ") }, "every device before it, reported")
-        #expect(listener.finish().stdout.split(separator: "\n").count == 1_499, "and nothing after it sent")
+        #expect(lines.count == 1_999 && lines.allSatisfy { $0.hasPrefix("ok ") }, "every other device, reported")
+        #expect(listener.finish().stdout.split(separator: "\n").count == 1_999)
+    }
+
+    /// A devices file as editors and spreadsheets write them: a byte-order mark before the
+    /// first token is not part of it; a column after a token makes the line refused, never a
+    /// longer token.
+    @Test func aByteOrderMarkIsSkippedAndAnythingAfterATokenIsRefused() throws {
+        let sending = try SendTests.Sending()
+        let listener = try sending.listener()
+        let (first, second, third, fourth) = (String(format: "%064x", 1), String(format: "%064x", 2), String(format: "%064x", 3), String(format: "%064x", 4))
+        sending.folder.write("devices.txt", "\u{FEFF}\(first)\r\n\(second)\t42\n  \(third)  \n\(fourth) 7\n# done\n")
+        let run = try sending.send(to: listener, ["--devices", sending.folder.file("devices.txt"), "--json", "-b", "from a spreadsheet"])
+        #expect(run.status == 65, "\(run.stderr)")
+        let file = sending.folder.file("devices.txt")
+        #expect(run.stderr == "error: \(file) line 2: something follows the device token (one token per line, nothing after it)\n"
+                 + "error: \(file) line 4: something follows the device token (one token per line, nothing after it)\n"
+                 + "error: 2 of 4 lines were not sent\n", "\(run.stderr)")
+        let sent = run.stdout.split(separator: "\n").map { jsonObject(String($0))["device"] as? String }
+        #expect(sent == [first, third], "the 66-digit '\(second)42' is never sent")
+        let records = listener.finish().stdout.split(separator: "\n").map { jsonObject(String($0))["device"] as? String }
+        #expect(Set(records) == [first, third])
     }
 
     @Test func aGatewaysBadGatewayAndTimeoutAreTriedAgain() throws {
@@ -212,6 +232,23 @@ struct SendRulesTests {
         }
         let iats = Set(standIn.log.compactMap { $0["iat"] as? Int })
         #expect(iats.count == 1, "one token over three runs, never a new one every answer: \(iats)")
+    }
+
+    /// The two bounds agree: by default a notification is tried again for as long as
+    /// --retry-for allows (three retries, the old default, gave up after 1.75 s of a minute).
+    @Test func aServerBusyForSecondsIsRetriedWithinRetryForByDefault() throws {
+        let sending = try SendTests.Sending()
+        let busy = Array(repeating: #"[503, "ServiceUnavailable"]"#, count: 4).joined(separator: ", ")
+        let standIn = try APNsStandIn(for: sending, script: #"{"answers": {"\#(deviceToken)": [\#(busy)]}}"#)
+        let run = try sending.send(to: standIn.url, trusting: standIn.certificate, ["--device", deviceToken, "--json", "-b", "after a busy spell"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let result = jsonObject(run.stdout)
+        #expect(result["status"] as? String == "ok" && result["attempts"] as? Int == 5, "\(run.stdout)")
+        #expect(standIn.log.count == 5)
+        // --retries still caps them, and --retry-for bounds them whatever --retries allows.
+        let capped = try APNsStandIn(for: sending, script: #"{"answers": {"\#(deviceToken)": [\#(busy)]}}"#)
+        let few = try sending.send(to: capped.url, trusting: capped.certificate, ["--device", deviceToken, "--retries", "2", "-b", "x"])
+        #expect(few.status == 75 && few.stdout == "fail \(deviceToken) 503 ServiceUnavailable (after 3 attempts)\n", "\(few.stdout)")
     }
 
     @Test func aFirstSignalStopsTheRetries() throws {

@@ -13,8 +13,8 @@ import PushSealJSON
 /// - Every notification gets its own `apns-id`, kept across retries, so a result names the
 ///   notification APNs saw.
 /// - 429, 500, 502, 503 and 504 are retried with exponential backoff and jitter (or after
-///   the server's `retry-after`, when longer), at most `Settings.retries` times and within
-///   `Settings.retryFor` of the first attempt; 400, 403, 404, 405, 410 and 413 are final.
+///   the server's `retry-after`, when longer), within `Settings.retryFor` of the first
+///   attempt and at most `Settings.retries` times when a cap is set; 400, 403, 404, 405, 410 and 413 are final.
 /// - A request the server cannot have processed is sent again by the HTTP/2 client itself.
 ///   One that went out and got no answer (a reset, a connection that died, a stall) may have
 ///   been delivered: it is sent again once at most, and its result says so.
@@ -29,12 +29,14 @@ package final class Sender: Sendable {
         package var priority: APNs.Priority?
         package var expiration: String?
         package var collapseID: String?
-        package var retries: Int
+        /// At most this many retries; nil: as many as `retryFor` allows (about a dozen in the
+        /// default minute, the backoff doubling to 8 s), so the two bounds never disagree.
+        package var retries: Int?
         /// No retry starts later than this after a notification's first attempt.
         package var retryFor: Duration
 
         package init(topic: String, pushType: APNs.PushType = .alert, priority: APNs.Priority? = nil, expiration: String? = nil,
-                    collapseID: String? = nil, retries: Int = 3, retryFor: Duration = .seconds(60)) {
+                    collapseID: String? = nil, retries: Int? = nil, retryFor: Duration = .seconds(60)) {
             self.topic = topic
             self.pushType = pushType
             self.priority = priority
@@ -285,7 +287,7 @@ package final class Sender: Sendable {
     /// Sends `item` again after a backoff, if its retries and time allow and no stop came.
     private func retry(_ item: Pending, status: Int, reason: String, after asked: Duration?) {
         let delay = max(Self.backoff(afterAttempt: item.attempts), asked ?? .zero)
-        guard item.attempts <= settings.retries, retrying.withLock({ $0 }),
+        guard settings.retries.map({ item.attempts <= $0 }) ?? true, retrying.withLock({ $0 }),
               MonotonicClock.system.now - item.start + delay <= settings.retryFor else {
             return report(item, outcome: .failed, status: status, apnsID: item.apnsID, reason: reason, timestamp: nil)
         }
