@@ -57,6 +57,11 @@ package struct ClientEndpoint: Sendable, Equatable, CustomStringConvertible {
                 portText = after.dropFirst()
             }
         } else if let colon = authority.lastIndex(of: ":") {
+            // Two colons outside brackets is an IPv6 address written bare: which colon ends it
+            // (`::1` or `::` and port 1?) cannot be told, as RFC 3986 says.
+            guard authority.firstIndex(of: ":") == colon else {
+                throw HTTP2ClientError("\(url) has an IPv6 address outside brackets; write it as [\(authority)] (with :PORT after the ])")
+            }
             host = authority[..<colon]
             portText = authority[authority.index(after: colon)...]
         }
@@ -119,21 +124,29 @@ package struct ClientProxy: Sendable, Equatable, CustomStringConvertible {
         return try ClientProxy(url: value)
     }
 
-    /// NO_PROXY as curl reads it: `*` for every host; otherwise names (matching the host
-    /// and its subdomains, a leading dot optional) and IP addresses, comma separated.
     static func environment(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
     }
 
+    /// NO_PROXY as curl reads it, comma separated: `*` for every host; a name matches the
+    /// host and its subdomains (a leading dot optional); an IP address matches that address
+    /// alone, and an address with a prefix length (`127.0.0.0/8`, `fd00::/8`) the addresses
+    /// in its range. An address host is never matched as a name's suffix: `0.0.1` is not
+    /// 127.0.0.1.
     static func excludes(_ list: String, host: String) -> Bool {
         let host = host.lowercased()
+        let hostAddress = IPAddressText.bytes(host)
         for entry in list.split(separator: ",") {
             var name = entry.trimmingSpaces().lowercased()
             if name == "*" { return true }
             if name.hasPrefix("[") { name = String(name.dropFirst().prefix { $0 != "]" }) }
             if name.hasPrefix(".") { name.removeFirst() }
             guard !name.isEmpty else { continue }
-            if host == name || host.hasSuffix("." + name) { return true }
+            if let hostAddress {
+                if IPAddressText.range(name, contains: hostAddress) { return true }
+            } else if host == name || host.hasSuffix("." + name) {
+                return true
+            }
         }
         return false
     }
@@ -189,6 +202,32 @@ enum IPAddressText {
     }
 
     static func isAddress(_ text: String) -> Bool { isIPv4(text) || isIPv6(text) }
+
+    /// The address's bytes (4 for IPv4, 16 for IPv6), or nil for a name.
+    static func bytes(_ text: String) -> [UInt8]? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, text, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+        return nil
+    }
+
+    /// Whether `entry` (an address, or an address/prefix length) holds `address`.
+    static func range(_ entry: String, contains address: [UInt8]) -> Bool {
+        let parts = entry.split(separator: "/", maxSplits: 1)
+        guard let network = bytes(String(parts[0])), network.count == address.count else { return false }
+        var bits = network.count * 8
+        if parts.count == 2 {
+            guard let length = Int(parts[1]), (0...bits).contains(length) else { return false }
+            bits = length
+        }
+        for index in 0..<network.count {
+            let take = min(8, max(0, bits - index * 8))
+            let mask: UInt8 = take == 0 ? 0 : ~UInt8(0) << (8 - take)
+            if network[index] & mask != address[index] & mask { return false }
+        }
+        return true
+    }
 }
 
 /// Why a client could not be set up (a bad endpoint or proxy URL, a trust file it cannot use).

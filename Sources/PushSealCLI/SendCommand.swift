@@ -441,7 +441,8 @@ extension Specs {
 
         CONNECTING: HTTP/2 only (ALPN h2 over TLS; prior knowledge over http://), the
           system's CA store plus --cacert, every address of the name in turn. HTTPS_PROXY
-          (http_proxy for http://) and NO_PROXY are honoured; --proxy beats them. Four
+          (http_proxy for http://) and NO_PROXY (names, addresses, ranges such as
+          127.0.0.0/8) are honoured; --proxy beats them. IPv6 goes in brackets. Four
           failed attempts, with backoff, fail every device at once with one line.
 
         STOPPING: a first SIGINT or SIGTERM stops taking devices, sending and retrying;

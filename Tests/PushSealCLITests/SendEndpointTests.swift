@@ -1,0 +1,35 @@
+import Foundation
+import Testing
+
+/// Where `send` connects: an endpoint written as users write it, and NO_PROXY read as curl
+/// reads it, against the listener and a proxy that is not there (a request that goes through
+/// it fails; one that goes direct arrives).
+@Suite("send: endpoints and NO_PROXY")
+struct SendEndpointTests {
+    @Test func aBareIPv6EndpointIsAUsageError() throws {
+        let sending = try SendTests.Sending()
+        for endpoint in ["https://::1", "https://::1:8443", "http://fe80::1"] {
+            let run = try sending.send(to: endpoint, trusting: nil, ["--device", deviceToken, "-b", "x"])
+            #expect(run.status == 64, "\(endpoint): \(run.stderr)")
+            #expect(run.stderr.hasPrefix("error: --endpoint: \(endpoint) has an IPv6 address outside brackets; write it as ["), "\(run.stderr)")
+        }
+    }
+
+    @Test func noProxyTakesRangesAndNeverMatchesAnAddressByItsTail() throws {
+        let sending = try SendTests.Sending()
+        let listener = try sending.listener()
+        func send(noProxy: String) throws -> Run {
+            try sending.send(to: listener, ["--device", deviceToken, "--retries", "0", "-b", "x"],
+                             environment: ["HTTPS_PROXY": "http://127.0.0.1:1", "NO_PROXY": noProxy])
+        }
+        for direct in ["127.0.0.0/8", "127.0.0.1", "localhost, 127.0.0.0/8", "10.0.0.0/8,127.0.0.0/16", "*"] {
+            let run = try send(noProxy: direct)
+            #expect(run.status == 0, "NO_PROXY=\(direct) goes direct: \(run.stderr)")
+        }
+        for proxied in ["0.0.1", ".0.0.1", "127.0.0.2", "128.0.0.0/8", "127.0.0.0/33", "example.com"] {
+            let run = try send(noProxy: proxied)
+            #expect(run.status == 75 && run.stdout.isEmpty, "NO_PROXY=\(proxied) does not name 127.0.0.1: \(run.status) \(run.stderr)")
+        }
+        #expect(listener.finish().stdout.split(separator: "\n").count == 5)
+    }
+}
