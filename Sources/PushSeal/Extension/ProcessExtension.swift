@@ -71,6 +71,12 @@ package final class ProcessExtension: NotificationServiceExtension {
         self.settings = settings
     }
 
+    /// Whether this program's memory is still checked: from its start until it is reaped.
+    package var isWatchingMemory: Bool {
+        guard let key = state.withLock({ $0.memoryWatch }) else { return false }
+        return MemoryWatch.shared.isWatching(key)
+    }
+
     package func didReceive(_ request: NotificationRequest, contentHandler: ContentHandler) {
         state.withLock { $0.waitingDelivery = (request.content, contentHandler) }
         settings.processes.whenFree { [self] in start(request, contentHandler) }
@@ -154,14 +160,17 @@ package final class ProcessExtension: NotificationServiceExtension {
         }
 
         let requestBytes = JSONWriter.bytes(.object(Self.requestJSON(request, budget: settings.timing.budget)))
+        // Watched before its thread starts: a program that exits at once is reaped on that
+        // thread, which removes the watch only if it is already there (registered after, it
+        // would tick at 100 Hz for the rest of a long --listen).
+        let memory = ResidentMemory(pid: child.pid)
+        let watched = MemoryWatch.shared.add { [self] in checkMemory(child, memory) }
+        state.withLock { $0.memoryWatch = watched }
         // The program's own thread talks to it with plain blocking calls: no worker and no
         // delivery ever waits on them, and the deadline timers act regardless.
         OwnThread.start { [self] in
             converse(child, request: requestBytes, original: original, handler: contentHandler)
         }
-        let memory = ResidentMemory(pid: child.pid)
-        let watched = MemoryWatch.shared.add { [self] in checkMemory(child, memory) }
-        state.withLock { $0.memoryWatch = watched }
         if expiredMeanwhile { serviceExtensionTimeWillExpire() }
     }
 
@@ -379,6 +388,11 @@ final class MemoryWatch: Sendable {
             }
             return key
         }
+    }
+
+    /// Whether `key` is still checked.
+    func isWatching(_ key: Int) -> Bool {
+        watched.withLock { $0.checks[key] != nil }
     }
 
     func remove(_ key: Int) {
