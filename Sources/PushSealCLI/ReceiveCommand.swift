@@ -45,7 +45,16 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     } else {
         // Read the keyring up front: a missing or unsafe one is a setup error, not a
         // thousand placeholder deliveries.
-        let keys = try KeyringFileSource(store: KeyringStore(folder: request.keysFolder))
+        // A keyring that goes bad while receiving is said once on stderr, and once when it is
+        // good again; meanwhile sealed notifications are `locked` (shown as they came).
+        let keys = try KeyringFileSource(store: KeyringStore(folder: request.keysFolder)) { change in
+            switch change {
+            case .unusable(let error):
+                console.warning("the keyring cannot be used now (\(error)); sealed notifications are shown as they came (status locked) until it can")
+            case .usable:
+                console.diagnostic("note: the keyring can be used again; sealed notifications open as before")
+            }
+        }
         let settings = DecryptingExtension.Settings(field: request.field, placeholder: request.placeholder)
         if let command = request.thenCommand {
             try checkExtensionCommand(command)

@@ -94,33 +94,56 @@ struct VisibleFallbackTests {
     @Test func aKeyringThatCannotBeReadWhileReceivingIsLockedNotKeyMissing() throws {
         let keyring = try KeyringFixture()
         let payload = try keyring.encrypt(["-t", "Page", "-b", "db-3 down", "--visible-sound", "siren.caf"]).stdout
+        let file = keyring.keys + "/keyring.json"
+        let good = try Data(contentsOf: URL(fileURLWithPath: file))
         let receiver = Process()
         receiver.executableURL = URL(fileURLWithPath: pushsealBinary)
         receiver.arguments = ["receive", "--json", "--keys", keyring.keys, "-"]
-        let input = Pipe(), output = Pipe()
+        let input = Pipe(), output = Pipe(), errors = Pipe()
         receiver.standardInput = input
         receiver.standardOutput = output
-        receiver.standardError = FileHandle.nullDevice
+        receiver.standardError = errors
         try receiver.run()
-        func nextLine() throws -> [String: Any] {
+        func nextRecord() throws -> [String: Any] {
             var line = Data()
             while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line += byte }
             return jsonObject(String(decoding: line, as: UTF8.self))
         }
-        input.fileHandleForWriting.write(Data(payload.utf8))
-        #expect(try nextLine()["status"] as? String == "decrypted")
-        for damage in ["{\"format\":", ""] {
-            try Data(damage.utf8).write(to: URL(fileURLWithPath: keyring.keys + "/keyring.json"))
+        /// Changes the keyring under the running receiver, then sends the payload once more.
+        func after(_ change: () throws -> Void) throws -> [String: Any] {
+            try change()
             Thread.sleep(forTimeInterval: 0.3)
             input.fileHandleForWriting.write(Data(payload.utf8))
-            let record = try nextLine()
-            #expect(record["status"] as? String == "locked", "\(record)")
-            #expect(record["title"] as? String == "New notification" && record["body"] as? String == "Open the app to read it")
-            #expect(record["sound"] as? String == "siren.caf")
-            #expect((record["reason"] as? String)?.contains("keyring could not be read") == true)
+            return try nextRecord()
+        }
+        input.fileHandleForWriting.write(Data(payload.utf8))
+        #expect(try nextRecord()["status"] as? String == "decrypted")
+        let steps: [(String, () throws -> Void, String)] = [
+            ("damaged", { try Data("{\"format\":".utf8).write(to: URL(fileURLWithPath: file)) }, "locked"),
+            ("emptied", { try Data().write(to: URL(fileURLWithPath: file)) }, "locked"),
+            ("restored", { try good.write(to: URL(fileURLWithPath: file)) }, "decrypted"),
+            ("made readable by others", { chmod(file, 0o644) }, "locked"),
+            ("made private again", { chmod(file, 0o600) }, "decrypted"),
+        ]
+        for (step, change, status) in steps {
+            let record = try after(change)
+            #expect(record["status"] as? String == status, "\(step): \(record)")
+            if status == "locked" {
+                #expect(record["title"] as? String == "New notification" && record["body"] as? String == "Open the app to read it", "\(step)")
+                #expect(record["sound"] as? String == "siren.caf")
+                #expect((record["reason"] as? String)?.contains("keyring could not be read") == true)
+            } else {
+                #expect(record["title"] as? String == "Page", "\(step)")
+            }
         }
         try input.fileHandleForWriting.close()
         receiver.waitUntilExit()
         #expect(receiver.terminationStatus == 0)
+        // One line when the keyring goes bad, one when it is good again: not one per notification.
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        #expect(stderr.count == 4, "\(stderr)")
+        #expect(stderr.filter { $0.hasPrefix("warning: the keyring cannot be used now (") }.count == 2)
+        #expect(stderr.filter { $0 == "note: the keyring can be used again; sealed notifications open as before" }.count == 2)
+        #expect(stderr.contains { $0.contains("accessible by group or others (mode 0644)") })
     }
 }

@@ -40,6 +40,13 @@ public struct FixedKeySource: KeySource {
 /// the file changes the old keys (and the cipher contexts holding their schedules) are
 /// released as soon as the deliveries using them finish.
 public final class KeyringFileSource: KeySource {
+    /// The keyring on disk became unusable (damaged, removed, made readable by others), or
+    /// usable again: said once per change, so a receiver can say it on stderr.
+    public enum Change: Sendable {
+        case unusable(any Error)
+        case usable
+    }
+
     private final class Snapshot: Sendable {
         let keyring: Keyring
         let device: UInt64
@@ -47,6 +54,9 @@ public final class KeyringFileSource: KeySource {
         let modifiedSeconds: Int
         let modifiedNanoseconds: Int
         let size: Int64
+        // The mode too: a `chmod 644` changes neither the contents nor their time, and a
+        // keyring others can read is refused here as at start.
+        let mode: UInt32
 
         init(keyring: Keyring, info: stat) {
             self.keyring = keyring
@@ -55,12 +65,13 @@ public final class KeyringFileSource: KeySource {
             modifiedSeconds = Int(info.st_mtim.tv_sec)
             modifiedNanoseconds = Int(info.st_mtim.tv_nsec)
             size = Int64(info.st_size)
+            mode = UInt32(info.st_mode)
         }
 
         func matches(_ info: stat) -> Bool {
             UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
                 && Int(info.st_mtim.tv_sec) == modifiedSeconds && Int(info.st_mtim.tv_nsec) == modifiedNanoseconds
-                && Int64(info.st_size) == size
+                && Int64(info.st_size) == size && UInt32(info.st_mode) == mode
         }
     }
 
@@ -74,12 +85,17 @@ public final class KeyringFileSource: KeySource {
     // Serialises reloads, so a burst of unknown kids makes one read, not one each.
     private let reloading = Lock()
     private let nextCheck: Atomic<UInt64>
+    private let onChange: (@Sendable (Change) -> Void)?
+    /// Whether the last read failed; under `reloading`.
+    nonisolated(unsafe) private var unusable = false
 
     /// Loads the keyring now, so a missing or unsafe one is reported before any delivery.
-    public init(store: KeyringStore) throws {
+    /// `onChange` hears when a later read fails after one that worked, and when one works again.
+    public init(store: KeyringStore, onChange: (@Sendable (Change) -> Void)? = nil) throws {
         self.store = store
         shared = Locked(try Self.read(store))
         nextCheck = Atomic((MonotonicClock.system.now + Self.recheckInterval).nanoseconds)
+        self.onChange = onChange
     }
 
     public func keyring(for kid: String, _ completion: @escaping @Sendable (Result<Keyring, any Error>) -> Void) {
@@ -106,9 +122,29 @@ public final class KeyringFileSource: KeySource {
         try reloading.withLock {
             var info = stat()
             let unchanged = lstat(store.path, &info) == 0 && shared.withLock { $0.matches(info) }
-            guard !unchanged else { return }
-            let fresh = try Self.read(store)
+            guard !unchanged else {
+                // Back to exactly the file last read well (a chmod undone): usable again.
+                if unusable {
+                    unusable = false
+                    onChange?(.usable)
+                }
+                return
+            }
+            let fresh: Snapshot
+            do {
+                fresh = try Self.read(store)
+            } catch {
+                if !unusable {
+                    unusable = true
+                    onChange?(.unusable(error))
+                }
+                throw error
+            }
             shared.withLock { $0 = fresh }
+            if unusable {
+                unusable = false
+                onChange?(.usable)
+            }
         }
     }
 
