@@ -126,7 +126,7 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
             }
         }
     } catch is SendError {
-        // The endpoint failed as a whole: reported below, once.
+        // The endpoint failed as a whole: each device had its line; why is said below, once.
     } catch {
         // A bad device line or a token that cannot be kept: no more devices are taken, but
         // every request already sent gets its result before the error is said.
@@ -353,7 +353,7 @@ private func resultText(_ result: Sender.Result) -> String {
     case .refused, .failed:
         var line = "fail \(result.device) \(result.status) \(TerminalText.escaping(result.reason ?? ""))"
         if let timestamp = result.timestamp { line += " " + Timestamp.format(timestamp / 1_000) }
-        if result.outcome == .failed { line += " (after \(result.attempts) attempts)" }
+        if result.outcome == .failed, result.attempts > 0 { line += " (after \(result.attempts) attempts)" }
         if result.retriedAfterUnknownOutcome { line += " (retried after an unknown outcome)" }
         return line
     }
@@ -443,7 +443,8 @@ extension Specs {
           system's CA store plus --cacert, every address of the name in turn. HTTPS_PROXY
           (http_proxy for http://) and NO_PROXY (names, addresses, ranges such as
           127.0.0.0/8) are honoured; --proxy beats them. IPv6 goes in brackets. Four
-          failed attempts, with backoff, fail every device at once with one line.
+          failed attempts, with backoff, fail every device at once: one line on stderr
+          says why, and each device still gets its result line.
 
         STOPPING: a first SIGINT or SIGTERM stops taking devices, sending and retrying;
           answers already on their way get 5 s, are printed, then pushseal exits 130

@@ -28,8 +28,25 @@ struct SendEndpointTests {
         }
         for proxied in ["0.0.1", ".0.0.1", "127.0.0.2", "128.0.0.0/8", "127.0.0.0/33", "example.com"] {
             let run = try send(noProxy: proxied)
-            #expect(run.status == 75 && run.stdout.isEmpty, "NO_PROXY=\(proxied) does not name 127.0.0.1: \(run.status) \(run.stderr)")
+            #expect(run.status == 75 && run.stdout.hasPrefix("fail \(deviceToken) 0 "), "NO_PROXY=\(proxied) does not name 127.0.0.1: \(run.status) \(run.stderr)")
         }
         #expect(listener.finish().stdout.split(separator: "\n").count == 5)
+    }
+
+    /// Whatever happens, every device given gets its result line: an endpoint that is not
+    /// there fails the one tried and reports the rest as not sent, in order, with why.
+    @Test func anUnreachableEndpointStillGivesEveryDeviceItsJSONLine() throws {
+        let sending = try SendTests.Sending()
+        // More than can be in flight at once (two thousand), so some are never tried.
+        let devices = (1...5_000).map { String(format: "%064x", $0) }
+        let run = try sending.send(to: "https://127.0.0.1:1", trusting: nil, ["--devices", "-", "--json", "--retries", "0", "-b", "x"],
+                                   stdin: devices.joined(separator: "\n") + "\n")
+        #expect(run.status == 75, "\(run.stderr)")
+        #expect(run.stderr.split(separator: "\n").count == 1 && run.stderr.hasPrefix("error: cannot reach https://127.0.0.1:1"))
+        let results = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(results.map { $0["device"] as? String } == devices, "one line per device, in order")
+        #expect(results.allSatisfy { $0["status"] as? String == "failed" && ($0["reason"] as? String)?.contains("cannot reach https://127.0.0.1:1") == true },
+                "\(run.stdout.prefix(600))")
+        #expect(results.contains { ($0["reason"] as? String)?.hasPrefix("not sent: ") == true }, "devices after the failure were not tried")
     }
 }

@@ -194,7 +194,10 @@ struct SendTests {
         #expect(unreachable.status == 75)
         #expect(unreachable.stderr.split(separator: "\n").count == 1, "one line: \(unreachable.stderr)")
         #expect(unreachable.stderr.contains("cannot reach https://127.0.0.1:1"))
-        #expect(unreachable.stdout.isEmpty)
+        // Every device still gets its line, saying why (the one sent first, and the one never tried).
+        let lines = unreachable.stdout.split(separator: "\n")
+        #expect(lines.count == 2 && lines.allSatisfy { $0.hasPrefix("fail ") && $0.contains(" 0 ") && $0.contains("cannot reach https://127.0.0.1:1") },
+                "\(unreachable.stdout)")
         let untrusted = try pushseal(["send", "--keys", sending.keyring.keys, "--endpoint", listener.url, "--topic", topic,
                                       "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
                                       "--device", deviceToken, "-b", "x"])
@@ -202,6 +205,7 @@ struct SendTests {
         #expect(untrusted.stderr.split(separator: "\n").count == 1, "one line: \(untrusted.stderr)")
         #expect(untrusted.stderr.contains("is not accepted (self-signed certificate)"), "\(untrusted.stderr)")
         #expect(untrusted.stderr.hasSuffix("; give --cacert FILE to trust it\n"))
+        #expect(untrusted.stdout.hasPrefix("fail \(deviceToken) 0 the certificate of \(listener.url) is not accepted"), "\(untrusted.stdout)")
         #expect(listener.finish().stdout.isEmpty, "nothing reached the listener")
     }
 

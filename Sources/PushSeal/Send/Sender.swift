@@ -107,7 +107,8 @@ package final class Sender: Sendable {
     private let client = Locked<HTTP2Client?>(nil)
     /// Set once an answer has come: from then on a connection failure is one request's.
     private let connected = Locked(false)
-    /// Set when the endpoint cannot be used at all; no more results are reported.
+    /// Set when the endpoint cannot be used at all: every device from then on is reported
+    /// as not sent, with why, without a try.
     private let stopped = Locked<SendError?>(nil)
     /// Set by a first SIGINT/SIGTERM: what fails from then on is reported, not retried.
     private let retrying = Locked(true)
@@ -141,7 +142,6 @@ package final class Sender: Sendable {
     /// Sends `payload` to `device`; waits while `window` results are pending.
     /// - Parameter expiration: apns-expiration for this one, instead of the settings'.
     package func add(device: String, payload: [UInt8], expiration: String? = nil) throws {
-        if let failure { throw failure }
         room.wait()
         outstanding.enter()
         let seq = nextSeq.withLock { next -> Int in
@@ -150,6 +150,10 @@ package final class Sender: Sendable {
         }
         let item = Pending(seq: seq, device: device, payload: payload, expiration: expiration,
                            apnsID: ReceivedInput.newIdentifier(), start: MonotonicClock.system.now)
+        // The endpoint cannot be used: this device still gets its line, in its place.
+        if let failure {
+            return report(item, outcome: .failed, status: 0, apnsID: item.apnsID, reason: "not sent: \(failure.reason)", timestamp: nil)
+        }
         do {
             try submit(item)
         } catch {
@@ -259,8 +263,9 @@ package final class Sender: Sendable {
             case .untrusted: .untrusted
             case .notHTTP2, .proxyRefused: .refused
             }
-            stopped.withLock { if $0 == nil { $0 = SendError(code, Self.words(for: problem, failure.message, endpoint)) } }
-            report(item, outcome: .failed, status: 0, apnsID: item.apnsID, reason: failure.message, timestamp: nil)
+            let words = Self.words(for: problem, failure.message, endpoint)
+            stopped.withLock { if $0 == nil { $0 = SendError(code, words) } }
+            report(item, outcome: .failed, status: 0, apnsID: item.apnsID, reason: words, timestamp: nil)
         case .notSent:
             retry(item, status: 0, reason: failure.message, after: nil)
         case .unknownOutcome:
@@ -315,8 +320,7 @@ package final class Sender: Sendable {
         let result = Result(device: item.device, outcome: outcome, status: status, apnsID: apnsID, reason: reason,
                             timestamp: timestamp, attempts: item.attempts, elapsed: MonotonicClock.system.now - item.start,
                             retriedAfterUnknownOutcome: item.retriedAfterUnknownOutcome)
-        let quiet = stopped.withLock { $0 != nil }
-        let released = order.withLock { $0.finish(item.seq, result, release: quiet ? { _ in } : emit) }
+        let released = order.withLock { $0.finish(item.seq, result, release: emit) }
         for _ in 0..<released {
             room.signal()
             outstanding.leave()
