@@ -43,6 +43,8 @@ final class ClientLoop: @unchecked Sendable {
     /// Set by `stop`: streams still open then are given up.
     private var giveUpAt: MonotonicClock.Instant?
     private var lastSweep = MonotonicClock.system.now
+    /// Since when requests have waited with a ready connection and none was started.
+    private var stalledSince: MonotonicClock.Instant?
 
     /// Where reads land before nghttp2 takes them; one read runs at a time.
     let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1_024, alignment: 16)
@@ -144,6 +146,7 @@ final class ClientLoop: @unchecked Sendable {
             if now - lastSweep >= .milliseconds(20) {
                 lastSweep = now
                 for connection in connections { connection.checkTimes(now: now) }
+                expireWaiting(now: now)
             }
             connections.removeAll { $0.closed }
             maintainConnections(now: now)
@@ -199,11 +202,35 @@ final class ClientLoop: @unchecked Sendable {
         connections.append(ClientConnection(loop: self))
     }
 
+    /// Requests that wait while the server, there and ready, starts none of them for
+    /// `timeout` (MAX_CONCURRENT_STREAMS 0 for good) are handed back as not sent: the sender's
+    /// retries and --retry-for then bound them, as they bound any other. A slow server that
+    /// frees a stream now and then is progress, and its queue waits as long as it takes;
+    /// waiting for a connection is the connection attempts' to bound, not this.
+    private func expireWaiting(now: MonotonicClock.Instant) {
+        guard !waiting.isEmpty, connections.contains(where: { $0.isReady && !$0.draining }) else {
+            stalledSince = nil
+            return
+        }
+        guard let since = stalledSince else {
+            stalledSince = now
+            return
+        }
+        guard now - since > settings.timeout else { return }
+        stalledSince = nil
+        for item in waiting.removeAll() {
+            answer(item.request.id, failure: .init(kind: .notSent, message: "no stream became free within \(settings.timeout.shortText)"))
+        }
+    }
+
     /// Hands waiting requests to the ready connections, as many as each has streams for.
     private func dispatch() {
         guard !waiting.isEmpty else { return }
         for connection in connections where connection.isReady && !connection.draining {
-            while connection.room > 0, let item = waiting.popFirst() { connection.start(item) }
+            while connection.room > 0, let item = waiting.popFirst() {
+                connection.start(item)
+                stalledSince = nil
+            }
             connection.flush()
             if waiting.isEmpty { break }
         }

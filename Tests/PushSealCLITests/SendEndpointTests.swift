@@ -49,4 +49,17 @@ struct SendEndpointTests {
                 "\(run.stdout.prefix(600))")
         #expect(results.contains { ($0["reason"] as? String)?.hasPrefix("not sent: ") == true }, "devices after the failure were not tried")
     }
+
+    /// A server that allows no stream at all, for good: requests waiting for one are bounded by
+    /// --timeout and --retry-for like any other, and each device gets its line.
+    @Test func aServerThatNeverAllowsAStreamIsGivenUpOnWithinTheBounds() throws {
+        let sending = try SendTests.Sending()
+        let standIn = try APNsStandIn(for: sending, script: #"{"max_streams": 0}"#)
+        let run = try sending.send(to: standIn.url, trusting: standIn.certificate,
+                                   ["--device", deviceToken, "--device", String(format: "%064x", 2), "--timeout", "1s", "--retry-for", "2s", "-b", "x"])
+        #expect(run.status == 75, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n")
+        #expect(lines.count == 2 && lines.allSatisfy { $0.hasPrefix("fail ") && $0.contains(" 0 no stream became free within 1 s (after ") }, "\(run.stdout)")
+        #expect(standIn.log.isEmpty, "nothing could be sent")
+    }
 }
