@@ -12,7 +12,8 @@ import PushSealJSON
 /// result per device, in order.
 ///
 /// A first SIGINT or SIGTERM, or stdout failing, stops taking devices; the answers in
-/// flight are still awaited and printed. A second signal exits at once.
+/// flight are still awaited and printed. A signal more than a second after the first exits
+/// at once (two together, as `timeout` sends them, are one request).
 func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     // A handful of descriptors (the stop pipe, the keyring's files, Dispatch's and the HTTP/2
     // loop's epoll and eventfd, one socket a connection) or nothing works: said now, in one
@@ -26,6 +27,7 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     let stop = try StopRequest()
     let stoppedBy = Locked<(signal: Int32?, sending: Bool)>((nil, false))
     let running = Locked<Sender?>(nil)
+    let progress = Sender.Progress()
     let signals = StopSignals(first: { signal in
         // Before the first request there is nothing to finish: stop as the signal says.
         guard stoppedBy.withLock({ state in
@@ -35,7 +37,12 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
         stop.request()
         running.withLock { $0 }?.stopRetrying()
     }, second: { signal in
-        exitAtOnce(128 + signal, console: console)
+        // A signal after the stop began (and its grace): out at once, taking no lock, with
+        // one line that says what is left without a result.
+        console.flushIfFree()
+        let left = progress.unreported
+        StopSignals.say("error: stopped at once by a second \(signal == SIGINT ? "SIGINT" : "SIGTERM"): \(left) device\(left == 1 ? "" : "s") sent or queued have no result line\n")
+        _exit(128 + signal)
     })
     defer { signals.restore() }
 
@@ -71,7 +78,7 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
         settings: .init(topic: request.topic, pushType: request.pushType, priority: request.priority,
                         expiration: request.expiration, collapseID: request.collapseID, retries: request.retries,
                         retryFor: request.retryFor),
-        tokens: tokens, connection: connection,
+        tokens: tokens, connection: connection, progress: progress,
         emit: { result in
             tally.withLock { $0[result.outcome, default: 0] += 1 }
             // Results nobody can read stop the sending: the rest would go out unreported.
@@ -448,7 +455,9 @@ extension Specs {
 
         STOPPING: a first SIGINT or SIGTERM stops taking devices, sending and retrying;
           answers already on their way get 5 s, are printed, then pushseal exits 130
-          (SIGINT) or 143 (SIGTERM). A second signal exits at once.
+          (SIGINT) or 143 (SIGTERM). Two signals within a second are one request (timeout
+          sends two at once); a later one exits at once, saying how many devices were left
+          without a result line.
 
         EXIT STATUS: 0 every device accepted; 69 some refused for good; 75 only temporary
           failures left, or the endpoint cannot be reached; 78 its certificate is not

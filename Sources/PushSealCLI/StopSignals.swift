@@ -4,9 +4,12 @@ import Glibc
 import Darwin
 #endif
 import PushSeal
+import MonotonicTime
 
 /// SIGINT and SIGTERM for a long-running command: the first asks for a clean stop, the
-/// second (of either) forces one.
+/// second (of either) forces one, unless it comes within `together` of the first: coreutils'
+/// `timeout` signals the command and then its whole group, so two SIGTERMs arrive at once,
+/// and two signals arriving together are one request to stop.
 ///
 /// Both signals are blocked in the calling thread, so every thread started after it
 /// inherits the block, and one thread of its own takes them with `sigwait`: the handlers
@@ -34,15 +37,32 @@ final class StopSignals: Sendable {
         let handlers = Handlers(first: first, second: second)
         OwnThread.start {
             var set = StopSignals.handled
-            var received = 0
+            var first: MonotonicClock.Instant?
             while true {
                 var number: Int32 = 0
                 guard sigwait(&set, &number) == 0 else { continue }
-                received += 1
-                if received == 1 { handlers.first(number) } else { handlers.second(number) }
+                let now = MonotonicClock.system.now
+                guard let began = first else {
+                    first = now
+                    handlers.first(number)
+                    continue
+                }
+                // The same request, sent twice (to the process and to its group).
+                if now - began < StopSignals.together { continue }
+                handlers.second(number)
             }
         }
     }
+
+    /// Writes `line` to stderr with one write(2), taking no lock: for a forced exit, when a
+    /// thread holding the console's lock may be stuck on output.
+    static func say(_ line: String) {
+        var line = line
+        line.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
+    }
+
+    /// How long after the first signal another is taken as the same request to stop.
+    static let together = Duration.seconds(1)
 
     /// Unblocks both signals in the calling thread; a signal still pending is then taken
     /// by the waiting thread or acts as usual.

@@ -251,6 +251,44 @@ struct SendRulesTests {
         #expect(few.status == 75 && few.stdout == "fail \(deviceToken) 503 ServiceUnavailable (after 3 attempts)\n", "\(few.stdout)")
     }
 
+    /// coreutils' `timeout`, the usual cron and CI guard, signals the command and then its
+    /// group: two SIGTERMs at once are one request to stop, so every device in flight still
+    /// gets its line and stderr says why it stopped, run after run.
+    @Test func twoSignalsTogetherFromTimeoutAreOneRequestToStop() throws {
+        let sending = try SendTests.Sending()
+        let devices = (1...3).map { String(format: "%064x", $0) }
+        for run in 1...5 {
+            let standIn = try APNsStandIn(for: sending, script: #"{"delay": 1.5}"#)
+            let guarded = try runProcess("/usr/bin/env", ["timeout", "--preserve-status", "0.5", pushsealBinary,
+                "send", "--keys", sending.keyring.keys, "--endpoint", standIn.url, "--cacert", standIn.certificate,
+                "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
+                "-b", "under timeout"] + devices.flatMap { ["--device", $0] })
+            #expect(guarded.status == 143, "run \(run): \(guarded.stderr)")
+            #expect(guarded.stdout.split(separator: "\n").count == 3, "run \(run): every device in flight reported: \(guarded.stdout)")
+            #expect(guarded.stderr == "error: stopped by SIGTERM: devices after the last result were not sent\n", "run \(run): \(guarded.stderr)")
+        }
+    }
+
+    /// A signal once the stop has begun, and after the grace for a second one, exits at once,
+    /// and says what it leaves without a result.
+    @Test func aSignalAfterTheStopBeganExitsAtOnceAndSaysWhatWasLeft() throws {
+        let sending = try SendTests.Sending()
+        let standIn = try APNsStandIn(for: sending, script: #"{"delay": 30}"#)
+        let send = try RunningProcess([
+            "send", "--keys", sending.keyring.keys, "--endpoint", standIn.url, "--cacert", standIn.certificate,
+            "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
+            "--device", deviceToken, "--device", String(format: "%064x", 2), "-b", "never answered",
+        ])
+        // Both requests go out, and their answers never come.
+        usleep(1_500_000)
+        send.signal(SIGTERM)
+        usleep(1_500_000)
+        send.signal(SIGTERM)
+        let run = send.wait(atMost: .seconds(20))
+        #expect(run.status == 143)
+        #expect(run.stderr == "error: stopped at once by a second SIGTERM: 2 devices sent or queued have no result line\n", "\(run.stderr)")
+    }
+
     @Test func aFirstSignalStopsTheRetries() throws {
         let sending = try SendTests.Sending()
         let failing = Array(repeating: #"[500, "InternalServerError"]"#, count: 11).joined(separator: ", ")

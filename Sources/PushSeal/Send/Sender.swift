@@ -6,6 +6,7 @@ import HTTP2
 import MonotonicTime
 import Locking
 import PushSealJSON
+import Synchronization
 
 /// Delivers payloads to APNs (or any server that speaks its provider API), one result per
 /// device in the order they were added.
@@ -114,15 +115,30 @@ package final class Sender: Sendable {
     private let retrying = Locked(true)
     private let endpoint: String
 
+    /// How many devices were added and how many have had their result handed out: read
+    /// without a lock, so a forced exit can say how many were left without one.
+    package final class Progress: Sendable {
+        package let added = Atomic<Int>(0)
+        package let reported = Atomic<Int>(0)
+
+        package init() {}
+
+        /// Devices added whose result has not been handed out.
+        package var unreported: Int { added.load(ordering: .relaxed) - reported.load(ordering: .relaxed) }
+    }
+
+    private let progress: Progress
+
     /// Why the whole send stopped (an endpoint that cannot be reached or trusted), if it did.
     package var failure: SendError? { stopped.withLock { $0 } }
 
     /// - Parameters:
     ///   - connection: the endpoint and how to reach it.
     ///   - emit: gets each result, in the order devices were added, one at a time.
-    package init(settings: Settings, tokens: ProviderTokenCache, connection given: SendConnection,
+    package init(settings: Settings, tokens: ProviderTokenCache, connection given: SendConnection, progress: Progress = Progress(),
                 emit: @escaping @Sendable (Result) -> Void) throws(SendError) {
         let connection = given.engine
+        self.progress = progress
         self.settings = settings
         self.tokens = tokens
         self.endpoint = connection.endpoint.description
@@ -143,6 +159,7 @@ package final class Sender: Sendable {
     /// - Parameter expiration: apns-expiration for this one, instead of the settings'.
     package func add(device: String, payload: [UInt8], expiration: String? = nil) throws {
         room.wait()
+        progress.added.add(1, ordering: .relaxed)
         outstanding.enter()
         let seq = nextSeq.withLock { next -> Int in
             defer { next += 1 }
@@ -321,6 +338,7 @@ package final class Sender: Sendable {
                             timestamp: timestamp, attempts: item.attempts, elapsed: MonotonicClock.system.now - item.start,
                             retriedAfterUnknownOutcome: item.retriedAfterUnknownOutcome)
         let released = order.withLock { $0.finish(item.seq, result, release: emit) }
+        progress.reported.add(released, ordering: .relaxed)
         for _ in 0..<released {
             room.signal()
             outstanding.leave()
