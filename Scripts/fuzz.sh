@@ -26,6 +26,7 @@ clang=$(dirname "$(command -v swiftc)")/clang
 build_module Locking Sources/Locking/*.swift
 build_module PushSealJSON Sources/PushSealJSON/*.swift
 build_module NotificationText Sources/NotificationText/*.swift
+build_module EnvelopeFormat Sources/EnvelopeFormat/*.swift
 build_module SealCrypto Sources/SealCrypto/*.swift
 build_module MonotonicTime Sources/MonotonicTime/*.swift
 # HTTP/2 on both sides: the listener under --listen, the client under send.
@@ -38,7 +39,7 @@ status=0
 printf '%-10s %12s %10s %8s %8s  %s\n' target executions exec/s cov ft result
 for target in "${targets[@]}"; do
   source="Tests/Fuzz/Fuzz$(tr '[:lower:]' '[:upper:]' <<< "${target:0:1}")${target:1}.swift"
-  swiftc "${flags[@]}" "$source" "$out/Locking.o" "$out/PushSealJSON.o" "$out/NotificationText.o" "$out/SealCrypto.o" "$out/MonotonicTime.o" "$out/HTTP2.o" "$out/PushSeal.o" "$out/PushSealCLI.o" "$out/csystem.o" \
+  swiftc "${flags[@]}" "$source" "$out/Locking.o" "$out/PushSealJSON.o" "$out/NotificationText.o" "$out/EnvelopeFormat.o" "$out/SealCrypto.o" "$out/MonotonicTime.o" "$out/HTTP2.o" "$out/PushSeal.o" "$out/PushSealCLI.o" "$out/csystem.o" \
     -lnghttp2 -lssl -lcrypto \
     -o "$out/fuzz-$target" 2> "$out/fuzz-$target.log" || { cat "$out/fuzz-$target.log" >&2; exit 1; }
   work="$out/corpus/$target"
