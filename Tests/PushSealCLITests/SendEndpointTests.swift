@@ -62,4 +62,13 @@ struct SendEndpointTests {
         #expect(lines.count == 2 && lines.allSatisfy { $0.hasPrefix("fail ") && $0.contains(" 0 no stream became free within 1 s (after ") }, "\(run.stdout)")
         #expect(standIn.log.isEmpty, "nothing could be sent")
     }
+
+    /// An answer whose body is longer than send keeps (16 KB) still says its reason.
+    @Test func anErrorBodyOverSixteenKilobytesKeepsItsReason() throws {
+        let sending = try SendTests.Sending()
+        let standIn = try APNsStandIn(for: sending, script: #"{"answers": {"\#(deviceToken)": [[400, "BadDeviceToken"]]}, "padding": 40000}"#)
+        let run = try sending.send(to: standIn.url, trusting: standIn.certificate, ["--device", deviceToken, "-b", "x"])
+        #expect(run.status == 69, "\(run.stderr)")
+        #expect(run.stdout == "fail \(deviceToken) 400 BadDeviceToken\n", "\(run.stdout)")
+    }
 }

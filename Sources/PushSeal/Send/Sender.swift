@@ -227,7 +227,9 @@ package final class Sender: Sendable {
             return failed(item, failure)
         }
         let answer = response.body.isEmpty ? nil : (try? JSONParser.parse(response.body))?.objectValue
-        let reason = answer?["reason"]?.stringValue
+        // A body longer than the client keeps is cut, and no longer parses: its reason, which
+        // APNs writes first, is still read from the part that was kept.
+        let reason = answer?["reason"]?.stringValue ?? (answer == nil ? Self.reason(inCut: response.body) : nil)
         let known = reason.flatMap(APNs.Reason.init(rawValue:))
         let apnsID = response.header(APNs.Header.id.rawValue) ?? ""
         switch response.status {
@@ -294,6 +296,24 @@ package final class Sender: Sendable {
             again.retriedAfterUnknownOutcome = true
             retry(again, status: 0, reason: failure.message, after: nil)
         }
+    }
+
+    /// The `"reason"` string of a JSON body that was cut short, if its member is whole.
+    static func reason(inCut body: [UInt8]) -> String? {
+        let key = Array(#""reason""#.utf8)
+        guard body.count > key.count,
+              let at = (0...(body.count - key.count)).first(where: { body[$0..<($0 + key.count)].elementsEqual(key) }) else { return nil }
+        var index = at + key.count
+        func skipSpaces() { while index < body.count, [0x20, 0x09, 0x0A, 0x0D].contains(body[index]) { index += 1 } }
+        skipSpaces()
+        guard index < body.count, body[index] == UInt8(ascii: ":") else { return nil }
+        index += 1
+        skipSpaces()
+        guard index < body.count, body[index] == UInt8(ascii: "\"") else { return nil }
+        var end = index + 1
+        while end < body.count, body[end] != UInt8(ascii: "\"") { end += body[end] == UInt8(ascii: "\\") ? 2 : 1 }
+        guard end < body.count else { return nil }
+        return (try? JSONParser.parse(Array(body[index...end])))?.stringValue
     }
 
     /// The one line that says why the endpoint cannot be used.

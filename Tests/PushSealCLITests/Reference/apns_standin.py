@@ -95,6 +95,8 @@ class StandIn:
         self.max_streams = script.get("max_streams", 1000)
         self.delay = script.get("delay", 0)
         self.retry_after = script.get("retry_after")
+        # Bytes of padding after the reason in every error body, for bodies larger than a client keeps.
+        self.padding = script.get("padding", 0)
         self.held = []
         self.processed = 0
         self.connections = 0
@@ -276,10 +278,15 @@ class StandIn:
             detail["timestamp"] = int(time.time() * 1000)
         if status in (429, 503) and self.retry_after is not None:
             reply.append(("retry-after", str(self.retry_after)))
+        if self.padding:
+            detail["padding"] = "x" * self.padding
         payload = json.dumps(detail).encode()
         conn.send_headers(stream, reply + [("content-type", "application/json"),
                                            ("content-length", str(len(payload)))])
-        conn.send_data(stream, payload, end_stream=True)
+        # In frames no larger than the peer allows (16 KB unless it says more).
+        size = conn.max_outbound_frame_size
+        for start in range(0, len(payload), size):
+            conn.send_data(stream, payload[start:start + size], end_stream=start + size >= len(payload))
 
 
 def main():
