@@ -425,6 +425,12 @@ final class ClientConnection {
     private func fail(_ reason: String, problem: HTTP2Client.EndpointProblem) {
         guard !closed else { return }
         let wasReady = stage == .ready
+        // Past a tunnel the proxy said yes to, silence or a close is the proxy's as much as
+        // the endpoint's: it is named, so the user looks at the right machine.
+        var reason = reason
+        if let proxy = loop.settings.proxy, stage == .handshaking || stage == .awaitingSettings {
+            reason += ", through the proxy \(proxy), which accepted the tunnel"
+        }
         close(because: reason)
         if !wasReady { loop.attemptFailed(reason, problem: problem) }
     }

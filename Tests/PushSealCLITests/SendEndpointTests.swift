@@ -71,4 +71,36 @@ struct SendEndpointTests {
         #expect(run.status == 69, "\(run.stderr)")
         #expect(run.stdout == "fail \(deviceToken) 400 BadDeviceToken\n", "\(run.stdout)")
     }
+
+    /// A proxy that says yes to the tunnel and then closes it, or lets nothing through, is
+    /// named in the line: the fault is on its side of the tunnel, not necessarily the endpoint's.
+    @Test func aProxyThatAcceptsTheTunnelAndThenFailsIsNamed() throws {
+        let sending = try SendTests.Sending()
+        let listener = try sending.listener()
+        for behaviour in ["close", "hang"] {
+            let proxy = try RunningProcess(["python3", "-c", """
+                import socket, sys, threading
+                s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(16)
+                print("listening", s.getsockname()[1], flush=True)
+                held = []
+                while True:
+                    c = s.accept()[0]
+                    data = b""
+                    while b"\\r\\n\\r\\n" not in data:
+                        chunk = c.recv(4096)
+                        if not chunk: break
+                        data += chunk
+                    c.sendall(b"HTTP/1.1 200 Connection established\\r\\n\\r\\n")
+                    if sys.argv[1] == "close": c.close()
+                    else: held.append(c)
+                """, behaviour], executable: "/usr/bin/env")
+            defer { proxy.signal(SIGKILL) }
+            #expect(eventually { proxy.stdoutSoFar.contains("listening ") })
+            let port = proxy.stdoutSoFar.split(separator: " ")[1].trimmingCharacters(in: .whitespacesAndNewlines)
+            let run = try sending.send(to: listener, ["--device", deviceToken, "--proxy", "http://127.0.0.1:\(port)", "--timeout", "1s", "-b", "x"])
+            #expect(run.status == 75, "\(behaviour): \(run.stderr)")
+            #expect(run.stderr.contains("through the proxy http://127.0.0.1:\(port), which accepted the tunnel"), "\(behaviour): \(run.stderr)")
+        }
+        #expect(listener.finish().stdout.isEmpty)
+    }
 }
