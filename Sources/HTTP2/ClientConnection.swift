@@ -13,11 +13,11 @@ import MonotonicTime
 /// when the server cannot have processed it.
 final class ClientConnection {
     enum Stage {
-        case connecting, tunnelling, handshaking, awaitingSettings, ready
+        case resolving, connecting, tunnelling, handshaking, awaitingSettings, ready
     }
 
     private unowned let loop: ClientLoop
-    private var stage = Stage.connecting
+    private var stage = Stage.resolving
     private var descriptor: Int32 = -1
     private var addresses: [SocketAddress] = []
     private var addressIndex = 0
@@ -40,13 +40,31 @@ final class ClientConnection {
 
     private static let outputBatch = 64 * 1_024
 
+    /// The name looked up: the proxy's when there is one, else the endpoint's.
+    private let host: String
+    private let port: Int
+    /// Which lookup answers this connection's.
+    private(set) var lookup = 0
+
+    /// Starts by looking the name up, off the loop's thread: a slow resolver must not stall
+    /// every other connection and timer. The answer comes back through `resolved`.
     init(loop: ClientLoop) {
         self.loop = loop
         let endpoint = loop.settings.endpoint
-        let (host, port) = loop.settings.proxy.map { ($0.host, $0.port) } ?? (endpoint.host, endpoint.port)
-        switch SocketAddress.resolve(host: host, port: port) {
+        (host, port) = loop.settings.proxy.map { ($0.host, $0.port) } ?? (endpoint.host, endpoint.port)
+        lookup = loop.resolve(host: host, port: port, for: self)
+    }
+
+    /// The lookup's answer. The addresses are tried from the one after those that took the
+    /// connection and then made no progress before (`loop.addressShift`), so a first address
+    /// that accepts and never answers does not take every attempt.
+    func resolved(_ result: Result<[SocketAddress], ResolveFailure>) {
+        guard !closed, stage == .resolving else { return }
+        switch result {
         case .success(let found):
-            addresses = found
+            let shift = loop.addressShift % found.count
+            addresses = Array(found[shift...] + found[..<shift])
+            stage = .connecting
             connectNext()
         case .failure(let problem):
             fail("cannot find \(loop.settings.proxy.map { "the proxy \($0.host)" } ?? host) (\(problem))", problem: .unreachable)
@@ -70,6 +88,8 @@ final class ClientConnection {
     func handle(events: UInt32) {
         guard !closed else { return }
         switch stage {
+        case .resolving:
+            break
         case .connecting:
             connected()
         case .tunnelling:
@@ -375,6 +395,7 @@ final class ClientConnection {
         guard stage == .ready else {
             if now - startedAt > loop.settings.connectTimeout {
                 let what = switch stage {
+                case .resolving: "looking up \(host)"
                 case .connecting: "connecting"
                 case .tunnelling: "waiting for the proxy"
                 case .handshaking: "in the TLS handshake"
@@ -430,6 +451,12 @@ final class ClientConnection {
         var reason = reason
         if let proxy = loop.settings.proxy, stage == .handshaking || stage == .awaitingSettings {
             reason += ", through the proxy \(proxy), which accepted the tunnel"
+        }
+        // An address that did not lead to a working connection (it took it and then made no
+        // progress, or never answered the connect): the next attempt
+        // starts at the one after it, so a healthy second address is tried (RFC 8305).
+        if !wasReady, stage != .resolving, addresses.count > 1 {
+            loop.addressShift += 1
         }
         close(because: reason)
         if !wasReady { loop.attemptFailed(reason, problem: problem) }

@@ -43,6 +43,14 @@ final class ClientLoop: @unchecked Sendable {
     /// Set by `stop`: streams still open then are given up.
     private var giveUpAt: MonotonicClock.Instant?
     private var lastSweep = MonotonicClock.system.now
+    /// Lookups answered off the loop, waiting to be handed to their connections.
+    private let lookups = Locked<[(connection: Int, result: Result<[SocketAddress], ResolveFailure>)]>([])
+    /// Numbers connections for their lookups: an ObjectIdentifier is reused once its object
+    /// is freed, and a late answer must not reach a later connection.
+    private var nextSerial = 0
+    /// How far the next connection's address list is turned: one more each time an address
+    /// took a connection and then made no progress.
+    var addressShift = 0
     /// Since when requests have waited with a ready connection and none was started.
     private var stalledSince: MonotonicClock.Instant?
 
@@ -142,6 +150,7 @@ final class ClientLoop: @unchecked Sendable {
                 }
             }
             takeIncoming()
+            takeLookups()
             let now = MonotonicClock.system.now
             if now - lastSweep >= .milliseconds(20) {
                 lastSweep = now
@@ -167,6 +176,30 @@ final class ClientLoop: @unchecked Sendable {
             return Int32(max(0, min(20, left.saturatingMilliseconds + 1)))
         }
         return connections.isEmpty ? 1_000 : 20
+    }
+
+    /// Looks `host` up on another thread (getaddrinfo blocks, for seconds with a slow
+    /// resolver) and hands the answer back to the loop.
+    func resolve(host: String, port: Int, for connection: ClientConnection) -> Int {
+        nextSerial += 1
+        let id = nextSerial
+        DispatchQueue.global().async { [weak self] in
+            let result = SocketAddress.resolve(host: host, port: port)
+            guard let self else { return }
+            lookups.withLock { $0.append((id, result)) }
+            signalWake()
+        }
+        return id
+    }
+
+    private func takeLookups() {
+        let answered = lookups.withLock { pending -> [(connection: Int, result: Result<[SocketAddress], ResolveFailure>)] in
+            defer { pending.removeAll() }
+            return pending
+        }
+        for (id, result) in answered {
+            connections.first { $0.lookup == id }?.resolved(result)
+        }
     }
 
     private func takeIncoming() {

@@ -447,7 +447,9 @@ extension Specs {
           connection; a request that went out and got no answer is sent again once at most.
 
         CONNECTING: HTTP/2 only (ALPN h2 over TLS; prior knowledge over http://), the
-          system's CA store plus --cacert, every address of the name in turn. HTTPS_PROXY
+          system's CA store plus --cacert, every address of the name in turn (the name looked
+          up off the sending thread; an address that takes a connection and then says nothing
+          gives way to the next at the next attempt). HTTPS_PROXY
           (http_proxy for http://) and NO_PROXY (names, addresses, ranges such as
           127.0.0.0/8) are honoured; --proxy beats them. IPv6 goes in brackets. Four
           failed attempts, with backoff, fail every device at once: one line on stderr

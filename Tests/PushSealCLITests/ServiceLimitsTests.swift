@@ -172,7 +172,8 @@ struct ServiceLimitsTests {
             curl -s -o /dev/null --max-time 10 --http2-prior-knowledge -H "$TOPIC" -H "$AUTH" \
               --data-binary '{"aps":{"alert":{"title":"t","body":"b"},"mutable-content":1}}' "$url/3/device/$DEVICE"
             pid=$(pgrep -f "receive --listen 0 --plaintext --json --extension $DIR/extension.sh")
-            kill -TERM "$pid"; sleep 0.3; kill -TERM "$pid"
+            # A second more than a second after the first (two together are one request to stop).
+            kill -TERM "$pid"; sleep 1.3; kill -TERM "$pid"
             for _ in $(seq 200); do [ -e "$DIR/status" ] && break; sleep 0.05; done
             echo "status: $(cat "$DIR/status")"
             pkill -f "^sleep 60" || true
