@@ -8,9 +8,6 @@ import Testing
 @Suite("extension programs: the memory check ends with the program")
 struct ProcessExtensionTests {
     @Test func aProgramThatExitsAtOnceLeavesNoMemoryCheckBehind() async throws {
-        // As pushseal's main does: a program that exits unread closes the pipe (EPIPE), which
-        // must not end this process.
-        signal(SIGPIPE, SIG_IGN)
         let processes = ExtensionProcesses(limit: 8)
         let settings = ProcessExtension.Settings(command: "true", processes: processes)
         let request = NotificationRequest(identifier: "A", content: NotificationContent(payload: JSONObject()))

@@ -169,6 +169,12 @@ package final class ProcessExtension: NotificationServiceExtension {
         // The program's own thread talks to it with plain blocking calls: no worker and no
         // delivery ever waits on them, and the deadline timers act regardless.
         OwnThread.start { [self] in
+            // A program that exits without reading its request closes the pipe: the write
+            // then fails with EPIPE in this thread, whatever the process does with SIGPIPE.
+            var pipeSignal = sigset_t()
+            sigemptyset(&pipeSignal)
+            sigaddset(&pipeSignal, SIGPIPE)
+            pthread_sigmask(SIG_BLOCK, &pipeSignal, nil)
             converse(child, request: requestBytes, original: original, handler: contentHandler)
         }
         if expiredMeanwhile { serviceExtensionTimeWillExpire() }
