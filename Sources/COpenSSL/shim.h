@@ -7,6 +7,8 @@
 #include <openssl/err.h>
 #include <openssl/ec.h>
 #include <openssl/pem.h>
+#include <openssl/pkcs12.h>
+#include <openssl/x509.h>
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/kdf.h>

@@ -62,7 +62,7 @@ final class ClientLoop: @unchecked Sendable {
         self.settings = settings
         self.onResponses = onResponses
         connectionCap = settings.connections
-        tls = settings.endpoint.secure ? try ClientTLS(trustFile: settings.trustFile) : nil
+        tls = settings.endpoint.secure ? try ClientTLS(trustFile: settings.trustFile, identity: settings.clientIdentity) : nil
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         wake = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
         guard epoll >= 0, wake >= 0 else {

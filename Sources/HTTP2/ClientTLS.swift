@@ -2,6 +2,7 @@
 import Glibc
 #endif
 internal import CNGHTTP2
+import SealCrypto
 
 /// The client's SSL_CTX: TLS 1.2 or later with the server's AEAD suites, ALPN offering `h2`
 /// alone, and the peer's certificate checked against the system's CA store (OpenSSL's
@@ -10,7 +11,7 @@ final class ClientTLS: @unchecked Sendable {
     // SSL_CTX is reference-counted and safe to share once configured; only SSL_new uses it.
     let context: OpaquePointer
 
-    init(trustFile: String?) throws(HTTP2ClientError) {
+    init(trustFile: String?, identity: TLSClientIdentity? = nil) throws(HTTP2ClientError) {
         guard let context = SSL_CTX_new(TLS_client_method()) else { throw HTTP2ClientError("cannot make a TLS context") }
         self.context = context
         ERR_clear_error()
@@ -23,6 +24,18 @@ final class ClientTLS: @unchecked Sendable {
             guard SSL_CTX_load_verify_locations(context, trustFile, nil) == 1 else {
                 ERR_clear_error()
                 throw HTTP2ClientError("cannot use \(trustFile) as trusted certificates (PEM expected)")
+            }
+        }
+        if let identity {
+            let shown = identity.withParts { certificate, key, chain -> Bool in
+                guard SSL_CTX_use_certificate(context, certificate) == 1, SSL_CTX_use_PrivateKey(context, key) == 1 else { return false }
+                // SSL_CTX_add1_chain_cert, a macro: each takes its own reference.
+                for link in chain where SSL_CTX_ctrl(context, SSL_CTRL_CHAIN_CERT, 1, UnsafeMutableRawPointer(link)) != 1 { return false }
+                return SSL_CTX_check_private_key(context) == 1
+            }
+            guard shown else {
+                ERR_clear_error()
+                throw HTTP2ClientError("the client certificate and its key do not go together, or OpenSSL refused them")
             }
         }
         let h2: [UInt8] = [2, UInt8(ascii: "h"), UInt8(ascii: "2")]

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 internal import CNGHTTP2
+import SealCrypto
 import MonotonicTime
 import Synchronization
 
@@ -36,10 +37,13 @@ package final class HTTP2Client: Sendable {
         package var connectTimeout: Duration
         /// Failed connection attempts in a row after which the endpoint counts as unreachable.
         package var connectAttempts: Int
+        /// The certificate and key the client shows when the server asks for one.
+        package var clientIdentity: TLSClientIdentity?
 
         package init(endpoint: ClientEndpoint, trustFile: String? = nil, proxy: ClientProxy? = nil, connections: Int = 1,
                     maximumStreams: Int = 1_000, timeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10),
-                    connectAttempts: Int = 4) {
+                    connectAttempts: Int = 4, clientIdentity: TLSClientIdentity? = nil) {
+            self.clientIdentity = clientIdentity
             self.endpoint = endpoint
             self.trustFile = trustFile
             self.proxy = proxy

@@ -11,7 +11,12 @@ import MonotonicTime
 /// command starts, so nobody waits an hour for an alert that could never go out.
 func runWatched(_ request: RunRequest, console: Console) throws -> Int32 {
     _ = try SealerSet(request.alert)
-    if let delivery = request.delivery { _ = try InputFiles.read(delivery.authKey) }
+    if let delivery = request.delivery {
+        switch delivery.credentials {
+        case .token(let authKey, _, _): _ = try InputFiles.read(authKey)
+        case .certificate(let file, _): _ = try InputFiles.read(file)
+        }
+    }
 
     let outcome = WatchedCommand.run(request.command, tail: request.tail, stdout: request.delivery == nil ? 2 : 1)
     if case .notStarted(_, let reason) = outcome.ending {

@@ -58,9 +58,10 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
         throw CLIFailure(.dataError, "\(caFile) holds no PEM certificate (-----BEGIN CERTIFICATE-----); give the server's certificate or its CA's")
     }
     let tokens = try providerTokens(request, console: console)
+    let identity = try clientIdentity(request)
     // Minted (or read) before connecting: a cache that cannot be kept is a setup error.
-    _ = try tokens.token()
-    if let mode = tokens.repairedMode {
+    _ = try tokens?.token()
+    if let tokens, let mode = tokens.repairedMode {
         console.warning("\(tokens.path) could be read by group or others (mode \(FileIO.modeText(mode))); it holds a live token, so it is now 0600")
     }
 
@@ -70,7 +71,8 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     do {
         // --proxy beats the environment; --proxy '' goes direct.
         connection = try SendConnection(endpoint: SendEndpoint(url: request.endpoint), proxy: request.proxy, trustFile: request.caFile,
-                                        connections: request.connections, streams: request.concurrency, timeout: request.timeout)
+                                        connections: request.connections, streams: request.concurrency, timeout: request.timeout,
+                                        clientIdentity: identity)
     } catch {
         throw CLIFailure(.usage, error.reason)
     }
@@ -170,9 +172,33 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     return .ok
 }
 
-/// The provider token cache for the request's .p8, team and key id.
-private func providerTokens(_ request: SendRequest, console: Console) throws -> ProviderTokenCache {
-    try providerTokens(authKey: request.authKey, keyID: request.keyID, teamID: request.teamID, keysFolder: request.keysFolder, console: console)
+/// The provider token cache for the request's .p8, team and key id; nil when a client
+/// certificate authenticates instead.
+private func providerTokens(_ request: SendRequest, console: Console) throws -> ProviderTokenCache? {
+    guard case .token(let authKey, let keyID, let teamID) = request.credentials else { return nil }
+    return try providerTokens(authKey: authKey, keyID: keyID, teamID: teamID, keysFolder: request.keysFolder, console: console)
+}
+
+/// The client certificate the request names, read with its passphrase, if it names one.
+private func clientIdentity(_ request: SendRequest) throws -> TLSClientIdentity? {
+    guard case .certificate(let file, let passphraseFile) = request.credentials else { return nil }
+    var bytes = try InputFiles.read(file)
+    defer { SecureMemory.wipe(&bytes) }
+    var passphrase: [UInt8]?
+    if let passphraseFile {
+        var read = try InputFiles.read(passphraseFile)
+        // A file written by `echo` ends with a newline that is not part of the passphrase.
+        while let last = read.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { read.removeLast() }
+        passphrase = read
+    } else if let given = getenv("PUSHSEAL_CERT_PASSPHRASE") {
+        passphrase = Array(UnsafeBufferPointer(start: UnsafeRawPointer(given).assumingMemoryBound(to: UInt8.self), count: strlen(given)))
+    }
+    defer { if passphrase != nil { SecureMemory.wipe(&passphrase!) } }
+    do {
+        return try TLSClientIdentity(bytes: bytes, passphrase: passphrase)
+    } catch {
+        throw CLIFailure(.dataError, "\(file) cannot be used as a client certificate: \(error.reason)")
+    }
 }
 
 /// `--batch`: each JSON line names a device and its own alert, sealed on its own (a line's
@@ -399,6 +425,8 @@ extension Specs {
             authKeyOption,
             keyIDOption,
             teamIDOption,
+            OptionSpec("cert", value: "file", environment: "PUSHSEAL_CERT", help: "Authenticate with this client certificate and key (PEM, or a .p12) instead of a provider token."),
+            OptionSpec("cert-passphrase-file", value: "file", help: "Read --cert's passphrase from this file (or set $PUSHSEAL_CERT_PASSPHRASE; never an argument)."),
             OptionSpec("sandbox", help: "Send to APNs' sandbox (development builds)."),
             OptionSpec("production", help: "Send to APNs' production servers (the default)."),
             OptionSpec("endpoint", value: "url", environment: "PUSHSEAL_ENDPOINT", help: "Another APNs-compatible server, such as pushseal receive --listen."),
@@ -482,9 +510,8 @@ struct SendRequest: Equatable {
     /// A file of tokens, or `-` for stdin.
     var devicesFile: String?
     var topic: String
-    var authKey: String
-    var keyID: String
-    var teamID: String
+    /// How APNs knows the sender: a provider token signed with a .p8, or a client certificate.
+    var credentials: ProviderCredentials
     var endpoint: String
     var caFile: String?
     var priority: APNs.Priority?
@@ -541,6 +568,30 @@ func parseSend(_ arguments: [String], environment: [String: String]) throws(Usag
         throw fail("stdin can carry the payload ('-') or the devices (--devices -), not both")
     }
     return .send(try delivery(parsed, spec: spec, alert: alert, batch: batch))
+}
+
+/// How APNs knows who sends: a provider token (`--auth-key`, `--key-id`, `--team-id`) or a
+/// client certificate (`--cert`, its passphrase from `--cert-passphrase-file` or
+/// PUSHSEAL_CERT_PASSPHRASE, never an argument), not both.
+enum ProviderCredentials: Equatable {
+    case token(authKey: String, keyID: String, teamID: String)
+    /// The passphrase is read from `passphraseFile`, else from PUSHSEAL_CERT_PASSPHRASE.
+    case certificate(file: String, passphraseFile: String?)
+}
+
+private func sendCredentials(_ parsed: ParsedArguments, spec: CommandSpec) throws(UsageError) -> ProviderCredentials {
+    guard let certificate = parsed.value("cert") else {
+        if parsed.value("cert-passphrase-file") != nil { throw UsageError("--cert-passphrase-file goes with --cert", command: spec.name) }
+        let (authKey, keyID, teamID) = try providerCredentials(parsed, spec: spec)
+        return .token(authKey: authKey, keyID: keyID, teamID: teamID)
+    }
+    // Options given on the command line clash; the same ones from the environment give way.
+    let given = ["auth-key", "key-id", "team-id"].filter { parsed.value($0) != nil && parsed.fromEnvironment[$0] == nil }
+    guard given.isEmpty else {
+        throw UsageError("--cert authenticates with a client certificate; --\(given[0]) belongs to a provider token: give one way, not both",
+                         command: spec.name)
+    }
+    return .certificate(file: certificate, passphraseFile: parsed.value("cert-passphrase-file"))
 }
 
 /// Where and how `send` (and `run`) deliver: devices, APNs settings, retries.
@@ -619,10 +670,9 @@ func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: EncryptReques
         connections = value
     }
     let topic = try required("topic", "the app's bundle id")
-    let (authKey, keyID, teamID) = try providerCredentials(parsed, spec: spec)
     return SendRequest(
         alert: alert, devices: devices, devicesFile: devicesFile,
-        topic: topic, authKey: authKey, keyID: keyID, teamID: teamID,
+        topic: topic, credentials: try sendCredentials(parsed, spec: spec),
         endpoint: endpoint, caFile: parsed.value("cacert"), priority: priority,
         collapseID: parsed.value("collapse-id"), pushType: pushType, expiration: expiration,
         retries: retries,

@@ -1,4 +1,5 @@
 import HTTP2
+import SealCrypto
 
 /// Where `send` delivers: an `https://` (or `http://`, HTTP/2 without TLS) address, checked.
 package struct SendEndpoint: Sendable, Equatable, CustomStringConvertible {
@@ -33,7 +34,7 @@ package struct SendConnection: Sendable {
     ///     attempt gets no longer (and at most 10 s), so a server that accepts and then says
     ///     nothing is given up on as soon as a silent answer would be.
     package init(endpoint: SendEndpoint, proxy: String?, trustFile: String?, connections: Int, streams: Int,
-                timeout: Duration) throws(SendError) {
+                timeout: Duration, clientIdentity: TLSClientIdentity? = nil) throws(SendError) {
         let chosen: ClientProxy?
         do {
             if let proxy {
@@ -45,6 +46,7 @@ package struct SendConnection: Sendable {
             throw SendError(.setup, error.message)
         }
         engine = HTTP2Client.Settings(endpoint: endpoint.engine, trustFile: trustFile, proxy: chosen, connections: connections,
-                                      maximumStreams: streams, timeout: timeout, connectTimeout: min(timeout, .seconds(10)))
+                                      maximumStreams: streams, timeout: timeout, connectTimeout: min(timeout, .seconds(10)),
+                                      clientIdentity: clientIdentity)
     }
 }

@@ -95,7 +95,8 @@ package final class Sender: Sendable {
         min(10_000, max(2_000, 2 * connections * streams))
     }
     private let settings: Settings
-    private let tokens: ProviderTokenCache
+    /// Provider tokens; nil when the connection's client certificate authenticates instead.
+    private let tokens: ProviderTokenCache?
     private let emit: @Sendable (Result) -> Void
     private let pending = Locked<[Int: Pending]>([:])
     private let order = Locked(ReorderBuffer<Result>(first: 0))
@@ -135,7 +136,7 @@ package final class Sender: Sendable {
     /// - Parameters:
     ///   - connection: the endpoint and how to reach it.
     ///   - emit: gets each result, in the order devices were added, one at a time.
-    package init(settings: Settings, tokens: ProviderTokenCache, connection given: SendConnection, progress: Progress = Progress(),
+    package init(settings: Settings, tokens: ProviderTokenCache?, connection given: SendConnection, progress: Progress = Progress(),
                 emit: @escaping @Sendable (Result) -> Void) throws(SendError) {
         let connection = given.engine
         self.progress = progress
@@ -202,17 +203,19 @@ package final class Sender: Sendable {
     private func submit(_ item: Pending) throws {
         var item = item
         item.attempts += 1
-        item.token = try tokens.token()
         func field(_ name: APNs.Header, _ value: String) -> HTTP2Client.Field { HTTP2Client.Field(name.rawValue, value) }
         var headers = [
             field(.topic, settings.topic),
             field(.pushType, settings.pushType.rawValue),
             field(.id, item.apnsID),
-            field(.authorization, bearer.withLock { held in
+        ]
+        if let tokens {
+            item.token = try tokens.token()
+            headers.append(field(.authorization, bearer.withLock { held in
                 if held.token != item.token { held = (item.token, "bearer " + item.token) }
                 return held.header
-            }),
-        ]
+            }))
+        }
         if let priority = settings.priority { headers.append(field(.priority, priority.rawValue)) }
         if let expiration = item.expiration ?? settings.expiration { headers.append(field(.expiration, expiration)) }
         if let collapse = settings.collapseID { headers.append(field(.collapseID, collapse)) }
@@ -238,8 +241,8 @@ package final class Sender: Sendable {
             // (control bytes, kilobytes) gives way to the id this request was sent with.
             report(item, outcome: .ok, status: 200, apnsID: APNsRules.isUUID(apnsID) ? apnsID : item.apnsID,
                    reason: nil, timestamp: nil)
-        case 403 where !item.tokenRenewed && (known == .expiredProviderToken
-                                              || known == .invalidProviderToken && !tokens.minted(item.token)):
+        case 403 where !item.tokenRenewed && tokens != nil && (known == .expiredProviderToken
+                                              || known == .invalidProviderToken && !(tokens?.minted(item.token) ?? true)):
             // Expired: renewed (within APNs' limit). Invalid, for a token read from the cache:
             // one made from the key in hand is tried before the device is reported.
             var renewed = item
@@ -250,7 +253,7 @@ package final class Sender: Sendable {
             // Off the delivery thread: minting signs and rewrites the cache file.
             DispatchQueue.global().async { [self] in
                 do {
-                    _ = try tokens.token(replacing: rejected, because: because)
+                    _ = try tokens?.token(replacing: rejected, because: because)
                     try submit(again)
                 } catch {
                     report(again, outcome: .failed, status: 403, apnsID: item.apnsID, reason: "\(error)", timestamp: nil)

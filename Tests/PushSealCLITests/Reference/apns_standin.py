@@ -97,6 +97,9 @@ class StandIn:
         self.retry_after = script.get("retry_after")
         # Bytes of padding after the reason in every error body, for bodies larger than a client keeps.
         self.padding = script.get("padding", 0)
+        # Certificate-based provider authentication: the TLS client certificate is the
+        # credential, and no provider token is asked for.
+        self.certificate_auth = bool(script.get("client_ca"))
         self.held = []
         self.processed = 0
         self.connections = 0
@@ -226,7 +229,7 @@ class StandIn:
     def answer(self, conn, number, stream, headers, body):
         """Answers one request; True when the connection is to be closed after it."""
         problem = self.problem(headers, body)
-        token_problem, iat = self.token_problem(headers.get("authorization", ""))
+        token_problem, iat = (None, None) if self.certificate_auth else self.token_problem(headers.get("authorization", ""))
         match = DEVICE.match(headers.get(":path", ""))
         device = match.group(1).lower() if match else None
         if problem or token_problem:
@@ -246,6 +249,7 @@ class StandIn:
             if goaway:
                 self.goaway_after = None
             entry = {"connection": number, "stream": stream, "device": device, "apns-id": headers.get("apns-id"),
+                     "authorization": "authorization" in headers,
                      "iat": iat, "answer": answer[0], "reason": answer[1] if len(answer) > 1 else None,
                      "problem": problem or token_problem}
             self.log.write(json.dumps(entry) + "\n")
@@ -298,6 +302,10 @@ def main():
     context.load_cert_chain(folder + "/cert.pem", folder + "/key.pem")
     if script.get("alpn", ["h2"]):
         context.set_alpn_protocols(script.get("alpn", ["h2"]))
+    if script.get("client_ca"):
+        # As APNs does for certificate-based providers: no client certificate, no connection.
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(script["client_ca"])
     plain = script.get("plain", False)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
