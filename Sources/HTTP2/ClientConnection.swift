@@ -78,9 +78,14 @@ final class ClientConnection {
 
     var isReady: Bool { stage == .ready && !closed }
 
+    /// Since when this connection is suspect: a stream on it got no answer in time, and a
+    /// PING went out to tell a slow server from a dead connection. It takes no new work
+    /// meanwhile; an answer to the PING clears it, silence closes the connection.
+    private var suspectSince: MonotonicClock.Instant?
+
     /// Streams this connection can open now.
     var room: Int {
-        guard isReady, !draining, let session else { return 0 }
+        guard isReady, !draining, suspectSince == nil, let session else { return 0 }
         let allowed = Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS))
         return min(allowed, loop.settings.maximumStreams) - streams.count
     }
@@ -406,6 +411,12 @@ final class ClientConnection {
             return
         }
         guard let session else { return }
+        if let suspectSince, now - suspectSince > loop.settings.connectTimeout {
+            // Not even a PING answered: the connection is dead, though nothing said so. Its
+            // streams are settled (sent ones as unknown outcomes, tried again once elsewhere)
+            // and the loop opens another connection for what waits.
+            return close(because: "the connection went silent (no answer to a PING within \(loop.settings.connectTimeout.shortText))")
+        }
         let timeout = loop.settings.timeout
         var expired: [Int32] = []
         for (id, stream) in streams where stream.abandoned == nil {
@@ -417,7 +428,16 @@ final class ClientConnection {
             stream.abandoned = "no answer within \(timeout.shortText)"
             nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, NGHTTP2_CANCEL.rawValue)
         }
+        if suspectSince == nil {
+            suspectSince = now
+            nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
+        }
         flush()
+    }
+
+    /// The server answered the PING: slow, perhaps, but there.
+    fileprivate func pingAnswered() {
+        suspectSince = nil
     }
 
     /// Every open stream is given up now (a stop whose grace ran out).
@@ -574,6 +594,8 @@ final class ClientConnection {
                 connection.settingsReceived()
             case NGHTTP2_GOAWAY.rawValue:
                 connection.goAwayReceived()
+            case NGHTTP2_PING.rawValue where frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0:
+                connection.pingAnswered()
             default:
                 break
             }

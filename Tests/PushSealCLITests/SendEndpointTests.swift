@@ -103,4 +103,26 @@ struct SendEndpointTests {
         }
         #expect(listener.finish().stdout.isEmpty)
     }
+
+    /// A connection that goes silent (no GOAWAY, no reset, not even a PING's answer) is
+    /// suspect once a stream on it times out: it takes no more work, a PING goes out, and with
+    /// no answer it is replaced; what it held is sent again elsewhere, so every device arrives.
+    @Test(arguments: [1, 4])
+    func aConnectionThatGoesSilentIsReplacedAndNoDeviceIsLost(connections: Int) throws {
+        let sending = try SendTests.Sending()
+        let standIn = try APNsStandIn(for: sending, script: #"{"silent_after": 50, "max_streams": 50}"#)
+        let devices = (1...400).map { String(format: "%064x", $0) }
+        sending.folder.write("devices.txt", devices.joined(separator: "\n"))
+        let run = try sending.send(to: standIn.url, trusting: standIn.certificate,
+                                   ["--devices", sending.folder.file("devices.txt"), "--connections", String(connections),
+                                    "--timeout", "1s", "--json", "-b", "past a silent connection"])
+        #expect(run.status == 0, "\(connections): \(run.stderr)")
+        let results = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(results.count == 400 && results.allSatisfy { $0["status"] as? String == "ok" },
+                "\(connections): \(results.filter { $0["status"] as? String != "ok" }.prefix(2))")
+        if connections == 1 {
+            let served = Set(standIn.log.compactMap { $0["connection"] as? Int })
+            #expect(served.count >= 2, "a new connection replaced the silent one: \(served.sorted())")
+        }
+    }
 }

@@ -100,6 +100,9 @@ class StandIn:
         # Certificate-based provider authentication: the TLS client certificate is the
         # credential, and no provider token is asked for.
         self.certificate_auth = bool(script.get("client_ca"))
+        # The first connection falls silent after answering this many requests: it sends
+        # nothing more, not even a PING's answer, and answers nothing, as a dead path does.
+        self.silent_after = script.get("silent_after")
         self.held = []
         self.processed = 0
         self.connections = 0
@@ -170,6 +173,9 @@ class StandIn:
         sock.sendall(conn.data_to_send())
         requests = {}
         closing = False
+        silent = False
+        flushed_last = False
+        answered = 0
         try:
             while True:
                 try:
@@ -201,7 +207,12 @@ class StandIn:
                         if event.stream_id in requests:
                             requests[event.stream_id][1].extend(event.data)
                         conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                    elif isinstance(event, h2.events.StreamEnded) and event.stream_id in requests and silent:
+                        requests.pop(event.stream_id)
                     elif isinstance(event, h2.events.StreamEnded) and event.stream_id in requests and not closing:
+                        answered += 1
+                        if number == 1 and self.silent_after is not None and answered >= self.silent_after:
+                            silent = True
                         headers, body = requests.pop(event.stream_id)
                         verdict = self.answer(conn, number, event.stream_id, headers, bytes(body))
                         if verdict == "reset":
@@ -217,7 +228,11 @@ class StandIn:
                             sock.settimeout(2)
                     elif isinstance(event, h2.events.StreamReset):
                         requests.pop(event.stream_id, None)
-                sock.sendall(conn.data_to_send())
+                pending = conn.data_to_send()
+                if not silent or not flushed_last:
+                    # The answers up to the silence go out; after them, nothing ever does.
+                    sock.sendall(pending)
+                    flushed_last = silent
         except (OSError, ssl.SSLError):
             pass
         finally:
