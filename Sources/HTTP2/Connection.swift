@@ -42,6 +42,10 @@ final class Connection {
     private var goingAway = false
     /// When the input being decoded was read: a request's progress is timed by it.
     private var receivedAt: MonotonicClock.Instant
+    /// A first frame has come from the client (its preface was good): the connection is
+    /// HTTP/2. Before that it is the first to go at the connection cap, and it has the
+    /// handshake's time, not the idle time, to get there.
+    private(set) var speaksHTTP2 = false
 
     /// Output gathered from the session before one write, and the most kept waiting for a
     /// slow reader: past it the session's own queue holds the rest, bounded by the streams.
@@ -80,6 +84,14 @@ final class Connection {
 
     /// No request open: what the loop may evict to admit a new connection at the cap.
     var isIdle: Bool { !closed && streams.isEmpty }
+
+    /// Not (yet) HTTP/2: a TLS handshake under way, or no client preface yet. Such a
+    /// connection has done no work and costs a descriptor: it goes before any that has.
+    var isPending: Bool { !closed && !speaksHTTP2 }
+
+    fileprivate func frameReceived() {
+        speaksHTTP2 = true
+    }
 
     func start() {
         if handshaking {
@@ -132,7 +144,9 @@ final class Connection {
 
     func closeIfTimedOut(now: MonotonicClock.Instant) {
         let limits = shared.limits
-        if handshaking {
+        if handshaking || !speaksHTTP2 {
+            // The TLS handshake and the client's preface together get the handshake's time
+            // (10 s by default), not the idle time: a silent socket is held no longer.
             let limit = min(limits.handshakeTimeout, limits.idleTimeout)
             if now - acceptedAt > limit { close() }
             return
@@ -563,6 +577,7 @@ final class Connection {
             guard let frame else { return 0 }
             let type = frame.pointee.hd.type
             let connection = Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue()
+            connection.frameReceived()
             if type == UInt8(NGHTTP2_RST_STREAM.rawValue) {
                 connection.resetReceived(frame.pointee.hd.stream_id)
                 return 0

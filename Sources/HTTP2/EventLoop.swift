@@ -216,16 +216,26 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Runs a newcomer here, within the cap. At the cap this loop's longest-idle connection
-    /// is closed (GOAWAY first) to make room, so idle clients cannot lock out working ones;
-    /// with none idle here, the sibling loop is asked once (it may hold every idle
-    /// connection); with none idle there either, the newcomer is refused and counted.
+    /// Runs a newcomer here, within the cap. At the cap a connection of this loop is closed to
+    /// make room, so idle clients cannot lock out working ones: the oldest that is not yet
+    /// HTTP/2 (a handshake under way, no preface: it has done no work), else the longest-idle
+    /// HTTP/2 one (GOAWAY first). With none to close here, the sibling loop is asked once (it
+    /// may hold every idle connection); with none there either, the newcomer is refused and
+    /// counted. Not-yet-HTTP/2 connections also have a cap of their own, a quarter of the
+    /// whole, past which the oldest of them gives way even below the cap.
     private func admit(_ descriptor: Int32, mayHandOver: Bool) {
         if drainDeadline != nil { return refuse(descriptor) }
+        let pending = connections.values.filter(\.isPending)
+        if pending.count >= max(16, shared.connectionLimit / 4), let oldest = pending.min(by: { $0.acceptedAt < $1.acceptedAt }) {
+            shared.counters.evicted.add(1, ordering: .relaxed)
+            oldest.goAwayAndClose()
+        }
         if shared.openConnections.add(1, ordering: .relaxed).newValue > shared.connectionLimit {
-            if let oldest = connections.values.filter(\.isIdle).min(by: { $0.idleSince < $1.idleSince }) {
+            let victim = connections.values.filter(\.isPending).min(by: { $0.acceptedAt < $1.acceptedAt })
+                ?? connections.values.filter(\.isIdle).min(by: { $0.idleSince < $1.idleSince })
+            if let victim {
                 shared.counters.evicted.add(1, ordering: .relaxed)
-                oldest.goAwayAndClose()
+                victim.goAwayAndClose()
             } else {
                 shared.openConnections.subtract(1, ordering: .relaxed)
                 if mayHandOver, let sibling, sibling !== self {

@@ -223,6 +223,32 @@ struct ServiceLimitsTests {
         #expect(served.records(run).first?["status"] as? String == "decrypted")
     }
 
+    /// At the connection cap, connections that never became HTTP/2 (here: sockets that say
+    /// nothing, not even the preface) go first; a provider's connection that worked and sits
+    /// idle is kept, and the silent ones do not lock out new work.
+    @Test func atTheCapSilentConnectionsGoBeforeAWorkingOne() throws {
+        let keyring = try KeyringFixture()
+        let payload = try keyring.encrypt(["-t", "Kept", "-b", "connection"]).stdout
+        // 128 descriptors: a cap of 96 connections.
+        let listener = try Listener(["--plaintext", "--json", "--keys", keyring.keys], wrapper: ["/usr/bin/prlimit", "--nofile=128:128"])
+        let seen = try HostilePeers.run(["silent-crowd", "127.0.0.1", String(listener.port), "150", HostilePeers.request(payload: payload)])
+        #expect(seen["first"] as? Int == 200, "\(seen)")
+        #expect(seen["second"] as? Int == 200, "the provider's idle connection was kept: \(seen)")
+        #expect(seen["silent-closed"] as? Int ?? 0 >= 150 - 96, "silent ones made room: \(seen)")
+        #expect(listener.finish().status == 0)
+    }
+
+    /// A connection that never sends the client preface is held for the handshake's time
+    /// (10 s), not the idle time (60 s).
+    @Test func aConnectionThatNeverSendsThePrefaceIsClosedAfterTheHandshakeTime() throws {
+        let keyring = try KeyringFixture()
+        let listener = try Listener(["--plaintext", "--keys", keyring.keys])
+        let seen = try HostilePeers.run(["silent-for", "127.0.0.1", String(listener.port)])
+        let after = seen["closed-after"] as? Double ?? 99
+        #expect(after >= 9 && after < 20, "closed after \(after) s")
+        #expect(listener.finish().status == 0)
+    }
+
     @Test func aLowDescriptorLimitNeitherCrashesNorSpins() throws {
         let keyring = try KeyringFixture()
         let payload = try keyring.encrypt(["-t", "Few", "-b", "descriptors"]).stdout

@@ -263,6 +263,59 @@ def idle_crowd(host, port, connections, seconds, request_json):
     print(json.dumps({"opened": len(crowd), "status": status, "goaways": goaways}))
 
 
+def silent_crowd(host, port, connections, request_json):
+    """A provider's connection that worked and sits idle, then a crowd that connects and never
+    says a word (not even the preface): which of them the server lets go at its cap."""
+    raise_descriptor_limit()
+    headers, body = request_parts(request_json)
+    provider = socket.create_connection((host, int(port)), timeout=5)
+    conn = h2_connection()
+    stream = send_request(conn, headers, body)
+    first = exchange(provider, conn, [stream]).get(stream, {}).get("status")
+    time.sleep(0.3)
+    crowd = []
+    for _ in range(int(connections)):
+        try:
+            crowd.append(socket.create_connection((host, int(port)), timeout=5))
+        except OSError:
+            break
+    time.sleep(1)
+    second = None
+    try:
+        stream = send_request(conn, headers, body)
+        second = exchange(provider, conn, [stream], seconds=5).get(stream, {}).get("status")
+    except Exception:  # noqa: BLE001 (a closed connection, in any of h2's words)
+        pass
+    closed = 0
+    for sock in crowd:
+        # A GOAWAY may come before the end: read to the end, or to what is not there yet.
+        sock.setblocking(False)
+        try:
+            while True:
+                if sock.recv(65536) == b"":
+                    closed += 1
+                    break
+        except BlockingIOError:
+            pass
+        except OSError:
+            closed += 1
+        sock.close()
+    print(json.dumps({"first": first, "second": second, "opened": len(crowd), "silent-closed": closed}))
+
+
+def silent_for(host, port):
+    """One connection that says nothing: how long until the server closes it."""
+    sock = socket.create_connection((host, int(port)), timeout=30)
+    started = time.monotonic()
+    try:
+        data = sock.recv(65536)
+        while data and time.monotonic() - started < 30:
+            data = sock.recv(65536)
+    except OSError:
+        pass
+    print(json.dumps({"closed-after": round(time.monotonic() - started, 1)}))
+
+
 def idle_goaway(host, port, seconds):
     sock = socket.create_connection((host, int(port)), timeout=5)
     sock.sendall(PREFACE + SETTINGS)
@@ -555,6 +608,7 @@ def main(argv):
     table = {
         "tls-churn": tls_churn, "idle-crowd": idle_crowd, "idle-goaway": idle_goaway,
         "stalled-body": stalled_body, "rapid-reset": rapid_reset, "hpack-bomb": hpack_bomb, "empty-data": empty_data,
+        "silent-crowd": silent_crowd, "silent-for": silent_for,
         "unfinished": unfinished, "token-updates": token_updates, "broken-requests": broken_requests,
         "flood-and-polite": flood_and_polite, "header-table": header_table,
     }
