@@ -367,6 +367,12 @@ def rapid_reset(host, port, request_json, count):
         except OSError:
             closed = True
             break
+    report_flood(sock, sent, closed)
+
+
+def report_flood(sock, sent, closed):
+    """Waits for the server's verdict on a flood and prints it: how much went out, whether
+    the connection was closed, and the GOAWAY it was sent."""
     closed_now, frames = watch_until_closed(sock, 5)
     sock.close()
     print(json.dumps({"sent": sent, "closed": closed or closed_now, "goaway": goaway_of(frames)}))
@@ -391,9 +397,7 @@ def empty_data(host, port, request_json, count):
         except OSError:
             closed = True
             break
-    closed_now, frames = watch_until_closed(sock, 5)
-    sock.close()
-    print(json.dumps({"sent": sent, "closed": closed or closed_now, "goaway": goaway_of(frames)}))
+    report_flood(sock, sent, closed)
 
 
 def hpack_bomb(host, port, frames_to_send):
