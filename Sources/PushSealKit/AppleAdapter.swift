@@ -4,9 +4,9 @@
 // state, the hooks and the Keychain calls. On Linux it is compiled by Scripts/device-test.sh
 // against a transcription of Apple's declarations (Tests/AppleAPI) and tested there; tvOS has
 // no service extension and watchOS no critical sounds, so neither builds it.
+import Foundation
 #if canImport(UserNotifications) && canImport(Security) && !os(tvOS) && !os(watchOS)
 import CryptoKit
-import Foundation
 import Security
 import UserNotifications
 
