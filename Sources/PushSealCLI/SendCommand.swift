@@ -93,10 +93,16 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     running.withLock { $0 = sender }
     stoppedBy.withLock { $0.sending = true }
     if let signal = stoppedBy.withLock({ $0.signal }) { exit(128 + signal) }
-    // Results reach a pipe within a tenth of a second even when answers trickle in.
+    // Results reach a pipe within a tenth of a second even when answers trickle in. A reader
+    // that left (`| head -1`) is seen here too, before any result fails to be written: the
+    // sending stops at once, retries included, for nobody would see what they bring.
     let flusher = DispatchSource.makeTimerSource(queue: .global())
     flusher.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
-    flusher.setEventHandler { if !console.flush() { stop.request() } }
+    flusher.setEventHandler {
+        guard !console.flush() || StandardOutput.readerLeft else { return }
+        stop.request()
+        running.withLock { $0 }?.stopRetrying()
+    }
     flusher.resume()
 
     var badLines = (count: 0, of: 0)
@@ -170,6 +176,16 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     if counts[.refused, default: 0] > 0 { return .unavailable }
     if counts[.failed, default: 0] > 0 { return .temporaryFailure }
     return .ok
+}
+
+/// stdout as `send` sees it while results wait.
+enum StandardOutput {
+    /// True when stdout is a pipe whose reader has gone: poll says POLLERR for such a pipe
+    /// (never for a file or a terminal), before anything written to it fails.
+    static var readerLeft: Bool {
+        var descriptor = pollfd(fd: 1, events: Int16(POLLOUT), revents: 0)
+        return poll(&descriptor, 1, 0) == 1 && descriptor.revents & Int16(POLLERR) != 0
+    }
 }
 
 /// The provider token cache for the request's .p8, team and key id; nil when a client

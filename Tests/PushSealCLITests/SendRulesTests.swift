@@ -269,6 +269,26 @@ struct SendRulesTests {
         }
     }
 
+    /// `| head -1`: once the reader has left, nothing more goes out, retries included, though
+    /// no result has failed to be written yet.
+    @Test func aReaderThatLeavesStopsTheSendingAtOnce() throws {
+        let sending = try SendTests.Sending()
+        let (quick, busy) = (String(format: "%064x", 1), String(format: "%064x", 2))
+        let failing = Array(repeating: #"[503, "ServiceUnavailable"]"#, count: 40).joined(separator: ", ")
+        let standIn = try APNsStandIn(for: sending, script: #"{"answers": {"\#(busy)": [\#(failing)]}}"#)
+        let run = try shell("""
+            set -o pipefail
+            timeout 30 "$PUSHSEAL" send --keys "$KEYS" --endpoint "$URL" --cacert "$CA" --topic "$TOPIC" --auth-key "$P8" \\
+              --key-id KEY1234567 --team-id TEAM123456 --device "$QUICK" --device "$BUSY" --retries 10 -b "to a reader that leaves" | head -1
+            echo "status ${PIPESTATUS[0]}"
+            """, environment: ["KEYS": sending.keyring.keys, "URL": standIn.url, "CA": standIn.certificate, "TOPIC": topic,
+                               "P8": sending.p8, "QUICK": quick, "BUSY": busy])
+        #expect(run.stdout.hasPrefix("ok \(quick) "), "\(run.stdout)")
+        #expect(!run.stdout.contains("status 124"), "it stopped by itself, long before timeout's 30 s: \(run.stdout)")
+        let tries = standIn.log.filter { $0["device"] as? String == busy }.count
+        #expect(tries <= 4, "\(tries) requests went out to a device nobody would hear about")
+    }
+
     /// A signal once the stop has begun, and after the grace for a second one, exits at once,
     /// and says what it leaves without a result.
     @Test func aSignalAfterTheStopBeganExitsAtOnceAndSaysWhatWasLeft() throws {
