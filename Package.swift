@@ -68,7 +68,7 @@ let package = Package(
             dependencies: ["SealCrypto"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "PushSealTests", dependencies: ["PushSeal", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking"]),
+        .testTarget(name: "PushSealTests", dependencies: ["PushSeal", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking", "HTTP2"]),
         .testTarget(
             name: "PushSealCLITests",
             dependencies: ["PushSealCLI", "PushSeal", "PushSealJSON", "NotificationText", "SealCrypto", "Locking"],

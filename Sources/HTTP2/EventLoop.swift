@@ -69,9 +69,14 @@ final class EventLoop: @unchecked Sendable {
     init(shared: Shared) throws(HTTP2ServerError) {
         self.shared = shared
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
-        wake = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
+        wake = epoll >= 0 ? eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC)) : -1
         guard epoll >= 0, wake >= 0 else {
-            throw HTTP2ServerError(.resources, "cannot make an event loop: \(String(cString: strerror(errno)))", errno: errno)
+            // The deinit does not run for an object that never finished its init: close
+            // here whichever of the two was made.
+            let code = errno
+            if epoll >= 0 { close(epoll) }
+            scratch.deallocate()
+            throw HTTP2ServerError(.resources, "cannot make an event loop: \(String(cString: strerror(code)))", errno: code)
         }
         callbacks = Connection.makeCallbacks()
         watch(shared.listener, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue, add: true)
@@ -120,7 +125,12 @@ final class EventLoop: @unchecked Sendable {
             // Connections with input left over are served again at once, after the others.
             let timeout: Int32 = ready.isEmpty ? (acceptPausedUntil == nil ? 250 : 20) : 0
             let count = epoll_wait(epoll, &events, Int32(events.count), timeout)
-            if count < 0, errno != EINTR { break }
+            if count < 0, errno != EINTR {
+                // The loop cannot wait any more: its connections end now rather than stay
+                // open with nobody serving them.
+                for connection in Array(connections.values) { connection.close() }
+                break
+            }
             var again = ready
             ready.removeAll(keepingCapacity: true)
             for index in 0..<max(0, Int(count)) {

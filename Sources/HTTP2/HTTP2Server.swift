@@ -174,8 +174,15 @@ package final class HTTP2Server: Sendable {
             nextConnection: { connectionNumbers.add(1, ordering: .relaxed).newValue })
         self.shared = shared
         var loops: [EventLoop] = []
-        for _ in 0..<max(1, threads) {
-            loops.append(try EventLoop(shared: shared))
+        do {
+            for _ in 0..<max(1, threads) {
+                loops.append(try EventLoop(shared: shared))
+            }
+        } catch {
+            // The deinit does not run for a server that never finished its init; the loops
+            // made so far close their own descriptors as they go.
+            close(bound.descriptor)
+            throw error
         }
         // A ring: a loop at the cap with nothing idle of its own asks the next one.
         for (index, loop) in loops.enumerated() { loop.sibling = loops[(index + 1) % loops.count] }

@@ -46,55 +46,96 @@ package enum FileIO {
         }
     }
 
+    /// The calls `replace` makes once its temporary file is open, as values, so a test can
+    /// make `fsync` or `close` fail the way a full disk or a network file system does.
+    package struct FileCalls: Sendable {
+        package var write: @Sendable (Int32, UnsafeRawPointer, Int) -> Int
+        package var fsync: @Sendable (Int32) -> Int32
+        package var close: @Sendable (Int32) -> Int32
+
+        package init(write: @escaping @Sendable (Int32, UnsafeRawPointer, Int) -> Int,
+                     fsync: @escaping @Sendable (Int32) -> Int32, close: @escaping @Sendable (Int32) -> Int32) {
+            self.write = write
+            self.fsync = fsync
+            self.close = close
+        }
+
+        package static let system = FileCalls(write: systemWrite, fsync: systemFsync, close: systemClose)
+    }
+
     /// Replaces the file at `path` with `bytes` (mode 0600) so that a reader sees the old
     /// file or the new one, never part of either, and the new one survives a crash: written
-    /// to a temporary beside it, synced, renamed over it, and the folder synced.
-    package static func replace(_ path: String, with bytes: [UInt8]) throws(FileIOFailure) {
+    /// to a temporary beside it, synced, renamed over it, and the folder synced. Every
+    /// failure keeps its errno; `nothingCreated` tells the one where no file was made.
+    package static func replace(_ path: String, with bytes: [UInt8], calls: FileCalls = .system) throws(FileIOFailure) {
         let temporary = "\(path).tmp-\(getpid())"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        // Only this failure carries the errno: nothing was created.
-        guard descriptor >= 0 else { throw FileIOFailure(code: errno, message: "cannot write \(temporary): \(lastError())") }
+        guard descriptor >= 0 else {
+            throw FileIOFailure(code: errno, message: "cannot write \(temporary): \(lastError())", nothingCreated: true)
+        }
+        // Closed exactly once, whatever fails: after a failed `close` the number is no longer
+        // ours, and closing it again could close another thread's newly opened file.
+        var isOpen = true
         do throws(FileIOFailure) {
-            try writeAll(descriptor, bytes)
-            guard fsync(descriptor) == 0 else { throw FileIOFailure(message: lastError()) }
-            guard close(descriptor) == 0 else { throw FileIOFailure(message: lastError()) }
+            var offset = 0
+            while offset < bytes.count {
+                let count = bytes.withUnsafeBytes { calls.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw FileIOFailure(code: errno)
+                }
+                offset += count
+            }
+            guard calls.fsync(descriptor) == 0 else { throw FileIOFailure(code: errno) }
+            isOpen = false
+            guard calls.close(descriptor) == 0 else { throw FileIOFailure(code: errno) }
         } catch {
-            close(descriptor)
+            if isOpen { _ = calls.close(descriptor) }
             unlink(temporary)
-            throw FileIOFailure(message: "cannot write \(temporary): \(error.message)")
+            throw FileIOFailure(code: error.code, message: "cannot write \(temporary): \(error.message)")
         }
         guard rename(temporary, path) == 0 else {
-            let message = lastError()
+            let code = errno
             unlink(temporary)
-            throw FileIOFailure(message: "cannot replace \(path): \(message)")
+            throw FileIOFailure(code: code, message: "cannot replace \(path): \(String(cString: strerror(code)))")
         }
         let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
         let folderDescriptor = open(folder.isEmpty ? "/" : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard folderDescriptor >= 0 else { throw FileIOFailure(message: "cannot sync \(folder): \(lastError())") }
+        guard folderDescriptor >= 0 else { throw FileIOFailure(code: errno, message: "cannot sync \(folder): \(lastError())") }
         defer { close(folderDescriptor) }
-        guard fsync(folderDescriptor) == 0 else { throw FileIOFailure(message: "cannot sync \(folder): \(lastError())") }
+        guard fsync(folderDescriptor) == 0 else { throw FileIOFailure(code: errno, message: "cannot sync \(folder): \(lastError())") }
     }
 }
+
+// The system's own calls, named apart from `FileCalls`' members that would shadow them.
+private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int { write(descriptor, bytes, count) }
+private func systemFsync(_ descriptor: Int32) -> Int32 { fsync(descriptor) }
+private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
 
 /// A failed system call, with the OS's own words.
 package struct FileIOFailure: Error, Sendable, CustomStringConvertible {
     /// The `errno` value, when the failure came from the system.
     package let code: Int32?
     package let message: String
+    /// True when the call failed before making anything (the file could not be created).
+    package let nothingCreated: Bool
     package var description: String { message }
 
     package init(message: String) {
         self.code = nil
         self.message = message
+        self.nothingCreated = false
     }
 
-    package init(code: Int32, message: String) {
+    package init(code: Int32?, message: String, nothingCreated: Bool = false) {
         self.code = code
         self.message = message
+        self.nothingCreated = nothingCreated
     }
 
     package init(code: Int32) {
         self.code = code
         self.message = String(cString: strerror(code))
+        self.nothingCreated = false
     }
 }

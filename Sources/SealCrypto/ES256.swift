@@ -20,20 +20,19 @@ public final class ES256Key: @unchecked Sendable {
                 return load(bio)
             }
         }
-        let text = String(decoding: pem, as: UTF8.self)
         var loaded: OpaquePointer?
         var isPrivate = false
         // A passphrase-protected key (PKCS#8 `ENCRYPTED PRIVATE KEY`, or a traditional PEM with
         // `Proc-Type: 4,ENCRYPTED`) is refused as such: OpenSSL's default would prompt for the
         // passphrase on the terminal and wait, which a script never answers.
-        if text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") || text.contains("Proc-Type: 4,ENCRYPTED") {
+        if SecureMemory.contains(pem, "-----BEGIN ENCRYPTED PRIVATE KEY-----") || SecureMemory.contains(pem, "Proc-Type: 4,ENCRYPTED") {
             throw SealCryptoError(.encryptedKey, "the private key is encrypted with a passphrase")
         }
-        if text.contains("PRIVATE KEY-----") {
+        if SecureMemory.contains(pem, "PRIVATE KEY-----") {
             // A callback that gives no passphrase: OpenSSL never prompts, whatever the PEM says.
             loaded = read { PEM_read_bio_PrivateKey($0, nil, { _, _, _, _ in 0 }, nil) }
             isPrivate = true
-        } else if text.contains("PUBLIC KEY-----") {
+        } else if SecureMemory.contains(pem, "PUBLIC KEY-----") {
             loaded = read { PEM_read_bio_PUBKEY($0, nil, nil, nil) }
         }
         guard let loaded else {

@@ -2,6 +2,18 @@ internal import COpenSSL
 
 /// Wiping of secret bytes that the optimiser is not allowed to skip.
 public enum SecureMemory {
+    /// True when `marker` occurs in `bytes`: a search of secret text (a PEM key) without
+    /// the `String` copy that nothing would wipe.
+    package static func contains(_ bytes: some Collection<UInt8>, _ marker: StaticString) -> Bool {
+        let needle = UnsafeBufferPointer(start: marker.utf8Start, count: marker.utf8CodeUnitCount)
+        var start = bytes.startIndex
+        while start != bytes.endIndex {
+            if bytes[start...].starts(with: needle) { return true }
+            start = bytes.index(after: start)
+        }
+        return false
+    }
+
     /// Overwrites every byte of `bytes` with zero, through OpenSSL's `OPENSSL_cleanse`.
     public static func wipe(_ bytes: inout [UInt8]) {
         bytes.withUnsafeMutableBytes { pushseal_cleanse($0.baseAddress, $0.count) }

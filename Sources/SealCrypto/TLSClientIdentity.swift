@@ -20,7 +20,7 @@ package final class TLSClientIdentity: @unchecked Sendable {
     package init(bytes: [UInt8], passphrase: [UInt8]?) throws(SealCryptoError) {
         ERR_clear_error()
         defer { ERR_clear_error() }
-        let isPEM = bytes.count > 10 && String(decoding: bytes.prefix(4096), as: UTF8.self).contains("-----BEGIN")
+        let isPEM = bytes.count > 10 && SecureMemory.contains(bytes.prefix(4096), "-----BEGIN")
         var certificate: OpaquePointer?
         var key: OpaquePointer?
         var chain: [OpaquePointer] = []
@@ -56,7 +56,7 @@ package final class TLSClientIdentity: @unchecked Sendable {
             guard let key else {
                 X509_free(certificate)
                 chain.forEach { X509_free($0) }
-                let encrypted = String(decoding: bytes, as: UTF8.self).contains("ENCRYPTED")
+                let encrypted = SecureMemory.contains(bytes, "ENCRYPTED")
                 throw SealCryptoError.openSSL(encrypted ? .encryptedKey : .invalidKey,
                                               encrypted && passphrase == nil ? "its private key is encrypted and no passphrase was given"
                                               : encrypted ? "its private key does not open with the passphrase given" : "no PEM private key in it")

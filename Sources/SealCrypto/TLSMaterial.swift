@@ -26,8 +26,9 @@ package final class TLSPrivateKey: @unchecked Sendable {
             throw SealCryptoError(.invalidKey, "cannot read the private key \(file): \(error.reason)")
         }
         defer { SecureMemory.wipe(&bytes) }
-        let text = String(decoding: bytes, as: UTF8.self)
-        if text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") || text.contains("Proc-Type: 4,ENCRYPTED") {
+        // Searched as bytes: a String made of the file would be a copy of the key that
+        // nothing wipes.
+        if SecureMemory.contains(bytes, "-----BEGIN ENCRYPTED PRIVATE KEY-----") || SecureMemory.contains(bytes, "Proc-Type: 4,ENCRYPTED") {
             throw SealCryptoError(.invalidKey, "the private key \(file) is encrypted; give it unencrypted (openssl pkey -in \(file) -out plain.pem), kept with mode 0600")
         }
         ERR_clear_error()

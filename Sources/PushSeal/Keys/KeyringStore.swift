@@ -176,7 +176,7 @@ public struct KeyringStore: Sendable {
         do {
             try FileIO.replace(path, with: text)
         } catch {
-            throw KeyringError(error.code != nil ? .cannotCreate : .io, error.message, underlying: error)
+            throw KeyringError(error.nothingCreated ? .cannotCreate : .io, error.message, underlying: error)
         }
     }
 
