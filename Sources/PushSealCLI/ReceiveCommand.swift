@@ -83,11 +83,10 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     }
     onStopSignal.withLock { $0 = stopTakingInput }
 
-    let tally = Locked(StatusTally())
     let json = request.json
     let field = request.field
-    // Rendering runs on the delivering threads; writing and counting happen one record at
-    // a time, in order, so they need no lock of their own worth contending for.
+    // Rendering runs on the delivering threads; writing and counting happen on the
+    // writer's own thread, so no delivering thread waits for stdout's reader.
     let render: @Sendable (DeliveryRecord) -> (bytes: [UInt8], status: String) = { record in
         var bytes: [UInt8]
         if json {
@@ -102,28 +101,14 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
         if let notifier, let delivery = record.delivery { notifier.show(delivery.content, status: delivery.status) }
         return (bytes, record.status.rawValue)
     }
-    let write: @Sendable ((bytes: [UInt8], status: String)) -> Void = { rendered in
-        // Output that cannot be written stops the work: nobody would see the rest.
-        guard console.write(rendered.bytes) else { return stopTakingInput() }
-        tally.withLock { $0.add(rendered.status) }
-    }
-    // Records reach a pipe within a tenth of a second even when they trickle in, and a
-    // reader that went away is noticed as promptly.
-    let flusher = DispatchSource.makeTimerSource(queue: .global())
-    flusher.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
-    flusher.setEventHandler { if !console.flush() { stopTakingInput() } }
-    flusher.resume()
-    defer { flusher.cancel() }
+    // Output that cannot be written stops the work: nobody would see the rest.
+    let output = RecordOutput(descriptor: 1, render: render, failed: stopTakingInput)
 
     var status = ExitStatus.ok
-    var listenTally: [String: Int]?
     if let listen = request.listen {
-        // Records go out through a writer of their own: the HTTP/2 loops never wait for stdout.
-        let output = RecordOutput(descriptor: 1, render: render, failed: stopTakingInput)
         try serveListener(listen, keysFolder: request.keysFolder, runner: runner, console: console,
                           onStopSignal: onStopSignal, haltListener: haltListener, inputEnd: inputEnd, records: output)
         let (unwritten, failure) = output.finish(within: ListenerLimits().drainTimeout)
-        listenTally = output.tally
         if let failure {
             throw CLIFailure(.ioError, "cannot write to stdout: \(failure); \(unwritten) record(s) were not written")
         }
@@ -131,12 +116,8 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
             throw CLIFailure(.ioError, "\(unwritten) record(s) could not be written: stdout did not take them in time")
         }
     } else if let folder = request.watch {
-        let spool = SpoolFolder(folder: folder, runner: runner, stop: inputEnd) { record in
-            let rendered = render(record)
-            guard console.write(rendered.bytes), console.flush() else {
-                throw CLIFailure(.ioError, console.failure ?? "stdout failed")
-            }
-            tally.withLock { $0.add(rendered.status) }
+        let spool = SpoolFolder(folder: folder, runner: runner, stop: inputEnd) { record, written in
+            output.emit(rendered: render(record), then: written)
         }
         do {
             try spool.prepare()
@@ -150,8 +131,9 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
             throw CLIFailure(.ioError, error.message)
         }
     } else {
-        let receiver = OrderedReceiver(runner: runner, render: render, emit: write)
+        let receiver = OrderedReceiver(runner: runner, render: render) { output.emit(rendered: $0) }
         for input in request.inputs {
+            output.waitForRoom(stop: inputEnd)
             guard !inputEnd.isRequested else { break }
             if input == "-" {
                 // Lines are numbered here, in input order, and delivered on every core;
@@ -167,6 +149,7 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
                 try reader.forEachLine(idle: lines.dispatchPending) { bytes in
                     line += 1
                     guard !bytes.isBlankLine else { return }
+                    output.waitForRoom(stop: inputEnd)
                     lines.add(bytes, number: line, tag: receiver.reserve())
                 }
                 lines.finish()
@@ -183,6 +166,9 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
         }
         receiver.finish()
     }
+    if request.listen == nil, case (_, let failure?) = output.finish(within: nil) {
+        throw CLIFailure(.ioError, "cannot write to stdout: \(failure)")
+    }
     // No extension program outlives the receiver.
     processes.waitUntilAllReaped()
     if let tally = notifier?.finish(), tally.skipped > 0 {
@@ -195,7 +181,7 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
         console.diagnostic("note: \(runner.ignoredContentHandlerCalls) content-handler call(s) after delivery were ignored, as on iOS")
     }
     if !json, console.stderrIsTerminal {
-        let counts = (listenTally ?? tally.withLock { $0.byStatus }).sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+        let counts = output.tally.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
         console.diagnostic("received \(counts.isEmpty ? "nothing" : counts.joined(separator: ", "))")
     }
     // Files and stdin have an end of their own: a signal before it leaves input unread, and

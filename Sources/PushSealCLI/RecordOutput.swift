@@ -8,17 +8,26 @@ import PushSeal
 import MonotonicTime
 import Locking
 
-/// The listener's records on their way to stdout, written by a thread of their own, so no
-/// thread that makes a record (an HTTP/2 loop, a delivering thread) ever waits for stdout's
-/// reader.
+/// `receive`'s records on their way to stdout, written by a thread of their own, so no
+/// thread that makes a record (an HTTP/2 loop, a delivering thread, the runner's deadline
+/// timers) ever waits for stdout's reader: every input (files, stdin, the spool folder and
+/// the listener) goes through it.
 ///
-/// Bounded by bytes waiting: past `byteLimit` the listener is told there is no room (it
+/// Bounded by bytes waiting. Past `byteLimit` the listener is told there is no room (it
 /// answers new notifications 503), records of refused requests are dropped and counted,
 /// and records already promised (notifications answered 200) are still kept; those are
-/// bounded by the listener's pending limit.
+/// bounded by the listener's pending limit. Readers of files and stdin wait for room
+/// (`waitForRoom`) before taking the next input, so the backlog stays near the bound there
+/// too, and only the reading thread waits.
 final class RecordOutput: RecordSink {
+    /// Called on the writer's thread once a record's bytes are written (nil), or with why
+    /// they never will be.
+    typealias Written = @Sendable (String?) -> Void
+
     private struct State: Sendable {
         var pending: [UInt8] = []
+        /// What to call once `pending` is written.
+        var afterPending: [Written] = []
         /// Records in `pending` plus those being written.
         var waiting = 0
         var waitingBytes = 0
@@ -53,33 +62,50 @@ final class RecordOutput: RecordSink {
     }
 
     func emit(_ record: DeliveryRecord, promised: Bool) {
-        let rendered = render(record)
-        let wakeWriter = state.withLock { state -> Bool in
-            guard state.failure == nil, promised || state.waitingBytes < Self.byteLimit else {
+        emit(rendered: render(record), keep: promised)
+    }
+
+    /// Takes a rendered record, never waiting. A kept record is written however long the
+    /// backlog; any other is dropped and counted when there is no room. `then` runs once the
+    /// bytes are written, or at once when stdout has failed.
+    func emit(rendered: (bytes: [UInt8], status: String), keep: Bool = true, then: Written? = nil) {
+        let (wakeWriter, failure) = state.withLock { state -> (Bool, String?) in
+            guard state.failure == nil, keep || state.waitingBytes < Self.byteLimit else {
                 state.dropped += 1
-                return false
+                return (false, state.failure ?? "no room")
             }
             state.pending.append(contentsOf: rendered.bytes)
+            if let then { state.afterPending.append(then) }
             state.waiting += 1
             state.waitingBytes += rendered.bytes.count
             state.tally.add(rendered.status)
-            guard state.writerIdle else { return false }
+            guard state.writerIdle else { return (false, nil) }
             state.writerIdle = false
-            return true
+            return (true, nil)
         }
         if wakeWriter { wake.signal() }
+        if let failure { then?(failure) }
+    }
+
+    /// Waits, on a reading thread, while the records waiting are past the bound; returns at
+    /// once when stdout has failed or `stop` is requested.
+    func waitForRoom(stop: StopRequest) {
+        while state.withLock({ $0.failure == nil && $0.waitingBytes >= Self.byteLimit }), !stop.isRequested {
+            usleep(2_000)
+        }
     }
 
     /// Records written, per status.
     var tally: [String: Int] { state.withLock { $0.tally.byStatus } }
 
-    /// Waits at most `limit` for every record to be written. Returns the records that were
-    /// not (still waiting, or dropped when there was no room) and why stdout failed, if it did.
-    func finish(within limit: Duration) -> (unwritten: Int, failure: String?) {
-        let deadline = MonotonicClock.system.now + limit
+    /// Waits at most `limit` (nil: as long as it takes) for every record to be written.
+    /// Returns the records that were not (still waiting, or dropped when there was no room)
+    /// and why stdout failed, if it did.
+    func finish(within limit: Duration?) -> (unwritten: Int, failure: String?) {
+        let deadline = limit.map { MonotonicClock.system.now + $0 }
         while true {
             let (waiting, dropped, failure) = state.withLock { ($0.waiting, $0.dropped, $0.failure) }
-            if waiting == 0 || failure != nil || MonotonicClock.system.now >= deadline {
+            if waiting == 0 || failure != nil || deadline.map({ MonotonicClock.system.now >= $0 }) == true {
                 return (waiting + dropped, failure)
             }
             usleep(5_000)
@@ -90,6 +116,7 @@ final class RecordOutput: RecordSink {
         // Two buffers take turns: records go into one while the other is written, so a
         // batch costs no allocation, however large the backlog grew.
         var batch: [UInt8] = []
+        var afterBatch: [Written] = []
         while true {
             let count = state.withLock { state -> Int in
                 if state.pending.isEmpty {
@@ -97,6 +124,7 @@ final class RecordOutput: RecordSink {
                     return 0
                 }
                 swap(&batch, &state.pending)
+                swap(&afterBatch, &state.afterPending)
                 return state.waiting
             }
             if count == 0 {
@@ -111,8 +139,16 @@ final class RecordOutput: RecordSink {
                     state.written += count
                 }
                 batch.removeAll(keepingCapacity: true)
+                for written in afterBatch { written(nil) }
+                afterBatch.removeAll(keepingCapacity: true)
             } catch {
-                state.withLock { $0.failure = StdoutReader.failure(error) }
+                let failure = StdoutReader.failure(error)
+                let left = state.withLock { state in
+                    state.failure = failure
+                    defer { state.afterPending.removeAll() }
+                    return state.afterPending
+                }
+                for written in afterBatch + left { written(failure) }
                 failed()
                 return
             }

@@ -43,6 +43,42 @@ struct ReceiverPromiseTests {
         #expect(elapsed >= 400 && elapsed < 2_000, "elapsed \(elapsed) ms")
     }
 
+    /// Records leave through a writer of their own for every input: a reader that stops
+    /// reading for seconds holds up no deadline. Three hundred extensions that ignore the
+    /// expiry are ended by the runner's timers at 400 ms; once stdout's pipe is full, a
+    /// timer that had to write its record itself would wait there, and the deadlines after
+    /// it with it (most came at 850 ms or later when it did).
+    @Test(arguments: ["files", "stdin", "watch"])
+    func aReaderThatStallsHoldsUpNoDeadline(input: String) throws {
+        let folder = TemporaryFolder()
+        let spool = folder.file("spool")
+        try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
+        var lines: [String] = []
+        for index in 0..<300 {
+            let payload = eligiblePayload(bytes: 3_900, title: "n\(index)")
+            lines.append(payload)
+            try payload.write(toFile: spool + "/" + String(format: "%03d.json", index), atomically: true, encoding: .utf8)
+        }
+        folder.write("input.jsonl", lines.joined(separator: "\n") + "\n")
+        let inputs = switch input {
+        case "files": #""$S"/*.json"#
+        case "stdin": #"- < "$F""#
+        default: #"--watch "$S" --once"#
+        }
+        let run = try shell("""
+            "$PUSHSEAL" receive --json --budget 300ms --expiry-grace 100ms --max-extensions 1024 \\
+              --extension "trap '' TERM; sleep 3" \(inputs) | (sleep 4; cat)
+            """, environment: ["S": spool, "F": folder.file("input.jsonl")])
+        #expect(run.status == 0, "\(run.stderr)")
+        let elapsed = records(run.stdout).compactMap { $0["elapsed_ms"] as? Double }
+        #expect(elapsed.count == 300)
+        let late = elapsed.filter { $0 > 700 }
+        #expect(late.count < 10, "\(late.count) of 300 deadlines of 400 ms came late, the latest at \(late.max() ?? 0) ms")
+        if input == "watch" {
+            #expect(try FileManager.default.contentsOfDirectory(atPath: spool + "/processed").count == 300)
+        }
+    }
+
     @Test(arguments: [
         (eligiblePayload(bytes: 300_000), "4096-byte limit"),
         (eligiblePayload(bytes: 4_097), "4096-byte limit"),

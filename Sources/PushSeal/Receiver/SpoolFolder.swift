@@ -33,9 +33,8 @@ package final class SpoolFolder: Sendable {
 
     package let folder: String
     private let runner: ExtensionRunner
-    private let sink: @Sendable (DeliveryRecord) throws -> Void
+    private let sink: @Sendable (DeliveryRecord, _ written: @escaping @Sendable (String?) -> Void) -> Void
     private let inFlight = Locked(Set<[UInt8]>())
-    private let output = Lock()
     private let outstanding = DispatchGroup()
     private let submitted = Atomic<Int>(0)
     /// The first error that stops the watch.
@@ -43,11 +42,13 @@ package final class SpoolFolder: Sendable {
     private let stop: StopRequest?
 
     /// - Parameters:
-    ///   - sink: writes one record and makes it durable (flushed) before returning; a throw
-    ///     stops the watch and leaves the file in place.
+    ///   - sink: takes one record without waiting, and calls `written` once it is out
+    ///     (written and flushed: nil) or never will be (why); only then is the file moved.
+    ///     A failure stops the watch and leaves the file in place. `written` may run on
+    ///     any thread.
     ///   - stop: ends `run` when requested (a signal, a closed output).
     package init(folder: String, runner: ExtensionRunner, stop: StopRequest? = nil,
-                sink: @escaping @Sendable (DeliveryRecord) throws -> Void) {
+                sink: @escaping @Sendable (DeliveryRecord, _ written: @escaping @Sendable (String?) -> Void) -> Void) {
         self.folder = folder
         self.runner = runner
         self.stop = stop
@@ -141,26 +142,27 @@ package final class SpoolFolder: Sendable {
     }
 
     private func record(_ record: DeliveryRecord, name: [UInt8], failedBecause reason: String?) {
-        defer { outstanding.leave() }
-        let shown = TerminalText.escapingBytes(name)
-        do throws(FileIOFailure) {
-            let written = output.withLock {
-                Result { try sink(record) }.mapError { FileIOFailure(message: "cannot write the record of \(shown): \($0)") }
+        // The delivering thread (a runner's timer among them) only hands the record over;
+        // the file is moved once its record is out.
+        sink(record) { [self] problem in
+            defer { outstanding.leave() }
+            let shown = TerminalText.escapingBytes(name)
+            do throws(FileIOFailure) {
+                if let problem { throw FileIOFailure(message: "cannot write the record of \(shown): \(problem)") }
+                if let reason {
+                    try writeReason(reason, for: name)
+                    try move(name, into: Self.failedName)
+                } else {
+                    try move(name, into: Self.processedName)
+                }
+            } catch {
+                // The file stays, and stays marked in flight, so it is neither lost nor repeated.
+                failure.withLock { if $0 == nil { $0 = error } }
+                stop?.request()
+                return
             }
-            try written.get()
-            if let reason {
-                try writeReason(reason, for: name)
-                try move(name, into: Self.failedName)
-            } else {
-                try move(name, into: Self.processedName)
-            }
-        } catch {
-            // The file stays, and stays marked in flight, so it is neither lost nor repeated.
-            failure.withLock { if $0 == nil { $0 = error } }
-            stop?.request()
-            return
+            inFlight.withLock { _ = $0.remove(name) }
         }
-        inFlight.withLock { _ = $0.remove(name) }
     }
 
     private func writeReason(_ reason: String, for name: [UInt8]) throws(FileIOFailure) {
