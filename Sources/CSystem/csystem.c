@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -131,4 +132,64 @@ int pushseal_child_exited(pid_t pid, int block) {
     } while (rc != 0 && errno == EINTR);
     if (rc != 0) return -1;
     return info.si_pid != 0;
+}
+
+extern char **environ;
+
+pid_t pushseal_spawn_tied(const char *path, char *const argv[], const int streams[3],
+                          const sigset_t *defaults, const sigset_t *mask, int new_group, int *error) {
+    // Everything is blocked around vfork, as glibc's posix_spawn does: the child shares this
+    // memory until it execs, and a handler of pushseal's running in it would act for both.
+    sigset_t all, saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &saved);
+    pid_t parent = getpid();
+    volatile int failure = 0;
+    pid_t pid = vfork();
+    if (pid == 0) {
+        // Only async-signal-safe calls from here to exec; a failure is left in `failure`.
+        for (int number = 1; number < NSIG; number++) {
+            struct sigaction current;
+            if (number == SIGKILL || number == SIGSTOP || sigaction(number, NULL, &current) != 0) continue;
+            int handled = current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN;
+            if (handled || sigismember(defaults, number) == 1) {
+                struct sigaction standard;
+                memset(&standard, 0, sizeof standard);
+                standard.sa_handler = SIG_DFL;
+                sigaction(number, &standard, NULL);
+            }
+        }
+        for (int target = 0; target < 3; target++) {
+            int source = streams[target];
+            if (source == -2) {
+                source = open("/dev/null", (target == 0 ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
+                if (source < 0) goto failed;
+            }
+            if (source == target) {
+                int flags = fcntl(target, F_GETFD);
+                if (flags >= 0) fcntl(target, F_SETFD, flags & ~FD_CLOEXEC);
+            } else if (source >= 0 && dup2(source, target) < 0) {
+                goto failed;
+            }
+        }
+        if (new_group && setpgid(0, 0) != 0) goto failed;
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) goto failed;
+        // pushseal may have died before the line above: then nobody would ever send it.
+        if (getppid() != parent) _exit(127);
+        sigprocmask(SIG_SETMASK, mask, NULL);
+        execve(path, argv, environ);
+    failed:
+        failure = errno;
+        _exit(127);
+    }
+    int spawnError = pid < 0 ? errno : failure;
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    if (pid > 0 && spawnError != 0) {
+        // The exec failed: the child has exited already; reap it so no zombie is left.
+        int status;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+        pid = -1;
+    }
+    if (pid < 0) *error = spawnError;
+    return pid;
 }

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import CSystem
+import Dispatch
 import MonotonicTime
 import Locking
 
@@ -26,7 +27,9 @@ package final class ChildProcess: Sendable {
         /// ignored on entry (nohup's SIGHUP) stays ignored.
         case inherited
         /// The extension contract: SIGTERM is the deadline and must reach the program, so
-        /// SIGTERM, SIGINT and SIGPIPE start at their defaults, with nothing blocked.
+        /// SIGTERM, SIGINT and SIGPIPE start at their defaults, with nothing blocked. The
+        /// program is also killed by the kernel if pushseal dies without reaping it (SIGKILL,
+        /// the OOM killer): an extension never outlives its receiver.
         case extensionContract
     }
 
@@ -135,9 +138,25 @@ package final class ChildProcess: Sendable {
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        let rc = searchPath
-            ? posix_spawnp(&pid, program, &actions, &attributes, &argv, environ)
-            : posix_spawn(&pid, program, &actions, &attributes, &argv, environ)
+        let rc: Int32
+        if case .extensionContract = signals, program.hasPrefix("/") {
+            let targets: [Int32] = streams.enumerated().map { index, stream in
+                switch stream {
+                case .inherit(let descriptor): descriptor
+                case .pipe: theirs[index]
+                case .null: -2
+                }
+            }
+            (pid, rc) = TiedSpawner.shared.run { () -> (pid_t, Int32) in
+                var error: Int32 = 0
+                let pid = pushseal_spawn_tied(program, &argv, targets, &defaults, &mask, ownGroup ? 1 : 0, &error)
+                return (pid, pid > 0 ? 0 : error)
+            }
+        } else {
+            rc = searchPath
+                ? posix_spawnp(&pid, program, &actions, &attributes, &argv, environ)
+                : posix_spawn(&pid, program, &actions, &attributes, &argv, environ)
+        }
         guard rc == 0 else {
             closeAll()
             throw FileIOFailure(code: rc, message: String(cString: strerror(rc)))
@@ -256,5 +275,54 @@ package enum InheritedSignals {
     /// Call first thing in `main`, before any thread starts or any disposition changes.
     package static func record() {
         pushseal_record_inherited_signals()
+    }
+}
+
+/// The thread that starts extension programs. The kernel's parent-death signal follows the
+/// thread that started a child, not the process: started from a worker that later ends,
+/// a program would be killed halfway. This thread lives as long as pushseal, so its
+/// children die only with pushseal.
+final class TiedSpawner: Sendable {
+    static let shared = TiedSpawner()
+
+    /// One caller's work; the caller waits for `done`, so what `body` captures outlives it.
+    private struct Job: @unchecked Sendable {
+        let body: () -> Void
+        let done: DispatchSemaphore
+    }
+
+    private let jobs = Locked<[Job]>([])
+    private let ready = DispatchSemaphore(value: 0)
+
+    private init() {
+        OwnThread.start { [self] in
+            pushseal_name_thread("spawner")
+            while true {
+                ready.wait()
+                while let done = runNext() { done.signal() }
+            }
+        }
+    }
+
+    /// Runs the oldest job; the job is released before its caller is told.
+    private func runNext() -> DispatchSemaphore? {
+        guard let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { return nil }
+        job.body()
+        return job.done
+    }
+
+    /// Runs `body` on the spawner thread and returns its result; the caller waits the
+    /// moment a vfork and exec take.
+    func run<Result: Sendable>(_ body: () -> Result) -> Result {
+        withoutActuallyEscaping(body) { body in
+            var result: Result?
+            withoutActuallyEscaping({ result = body() }) { job in
+                let done = DispatchSemaphore(value: 0)
+                jobs.withLock { $0.append(Job(body: job, done: done)) }
+                ready.signal()
+                done.wait()
+            }
+            return result!
+        }
     }
 }

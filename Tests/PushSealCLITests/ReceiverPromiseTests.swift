@@ -148,6 +148,24 @@ struct ReceiverPromiseTests {
         #expect(eventually(within: .seconds(2)) { processesRunning(marker) == 0 })
     }
 
+    /// A receiver killed outright (SIGKILL, the OOM killer) cannot end its extensions itself:
+    /// the kernel does (each is started with a parent-death signal).
+    @Test func aReceiverKilledOutrightLeavesNoExtensionBehind() throws {
+        let marker = "orphan-\(UUID().uuidString.prefix(8))"
+        let receiver = try RunningProcess([
+            "receive", "--json", "--extension", "trap '' TERM; exec -a \(marker) sleep 50", "--budget", "60s", "-",
+        ])
+        for index in 0..<3 { receiver.send(eligiblePayload(bytes: 200, title: "n\(index)") + "\n") }
+        #expect(eventually { processesRunning(marker) == 3 })
+        // Started long enough ago for any worker thread that started one to have ended.
+        usleep(500_000)
+        #expect(processesRunning(marker) == 3)
+        receiver.signal(SIGKILL)
+        #expect(eventually(within: .seconds(5)) { processesRunning(marker) == 0 }, "\(processesRunning(marker)) extension programs outlived the receiver")
+        if processesRunning(marker) > 0 { _ = try? runProcess("/usr/bin/pkill", ["-f", "^" + marker]) }
+        _ = receiver.wait(atMost: .seconds(5))
+    }
+
     @Test func aSignalStopsAWatchedFolderCleanly() throws {
         let keyring = try KeyringFixture()
         let spool = TemporaryFolder()

@@ -49,6 +49,18 @@ int pushseal_pidfd_open(pid_t pid);
 /// unreaped, so its pid and its process group's id stay taken. With `block`, waits for the exit.
 int pushseal_child_exited(pid_t pid, int block);
 
+/// Starts `path` (an absolute path) with `argv` and the current environment as a child
+/// that the kernel kills (SIGKILL) when the calling thread ends, with pushseal killed by
+/// SIGKILL or the OOM killer among the ways it can end (PR_SET_PDEATHSIG, which no
+/// posix_spawn attribute sets). Call it from a thread that lives as long as the process.
+/// `streams[i]` is the descriptor the child gets as i (0, 1, 2): a descriptor, -1 to
+/// inherit i as it is, or -2 for /dev/null. Signals in `defaults` (and every one pushseal
+/// handles) start at their default action, the mask starts as `mask`; with `new_group`,
+/// the child leads a process group of its own. Returns the pid, or -1 with the errno of
+/// what failed (the exec included) in `*error`.
+pid_t pushseal_spawn_tied(const char *path, char *const argv[], const int streams[3],
+                          const sigset_t *defaults, const sigset_t *mask, int new_group, int *error);
+
 /// Names the calling thread (at most 15 bytes), for top, perf and /proc.
 void pushseal_name_thread(const char *name);
 
