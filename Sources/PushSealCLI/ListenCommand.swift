@@ -17,7 +17,7 @@ import Locking
 ///   - records: takes every record, never waiting.
 func serveListener(_ listen: ListenRequest, keysFolder: String, runner: ExtensionRunner, console: Console,
                    onStopSignal: Locked<(@Sendable () -> Void)?>, haltListener: Locked<(@Sendable () -> Void)?>,
-                   inputEnd: StopRequest, records: any RecordSink) throws {
+                   inputEnd: StopRequest, records: any RecordSink, memory: ListenerMemory) throws {
     var keys: [String: ES256Key] = [:]
     for provider in listen.providerKeys {
         let bytes = try InputFiles.read(provider.file)
@@ -52,10 +52,13 @@ func serveListener(_ listen: ListenRequest, keysFolder: String, runner: Extensio
     }
     var limits = ListenerLimits()
     limits.idleTimeout = listen.idleTimeout
+    limits.connections = memory.plan.connections
+    limits.requestBytes = memory.plan.requestBytes
     let listener: APNsListener
     do {
         listener = try APNsListener(
-            settings: .init(host: listen.host, port: listen.port, tls: identity, rules: rules, limits: limits),
+            settings: .init(host: listen.host, port: listen.port, tls: identity, rules: rules, limits: limits,
+                            pendingLimit: memory.plan.pending, pendingBytes: memory.plan.pendingBytes),
             runner: runner, records: records)
     } catch {
         let status: ExitStatus = switch error.code {
@@ -73,6 +76,8 @@ func serveListener(_ listen: ListenRequest, keysFolder: String, runner: Extensio
     let halt: @Sendable () -> Void = { listener.stop() }
     onStopSignal.withLock { $0 = halt }
     haltListener.withLock { $0 = halt }
+    if let note = memory.note { console.diagnostic(note) }
+    if let warning = memory.warning { console.warning(warning) }
     if listener.connectionLimit < limits.connections {
         console.diagnostic("note: at most \(listener.connectionLimit) connections at once: the descriptor limit is \(DescriptorLimit.current) (raise it with ulimit -n or LimitNOFILE=)")
     }
@@ -87,6 +92,30 @@ func serveListener(_ listen: ListenRequest, keysFolder: String, runner: Extensio
     }
     if tally.refusedConnections > 0 || tally.acceptPauses > 0 {
         console.warning("\(tally.refusedConnections) connection(s) were refused at the cap; accepting paused \(tally.acceptPauses) time(s) for want of descriptors")
+    }
+}
+
+/// The listener's bounds for the memory it is given, and what to tell the operator of them.
+struct ListenerMemory {
+    let plan: ListenerMemoryPlan
+    /// Said at start when a memory limit cut the defaults.
+    let note: String?
+    /// Said at start when the bounds chosen need more than the limit gives.
+    let warning: String?
+
+    init(_ listen: ListenRequest, memoryLimit: Int? = CgroupMemoryLimit.current()) {
+        plan = ListenerMemoryPlan.fitting(memoryLimit: memoryLimit, connections: listen.maxConnections, pending: listen.maxPending)
+        guard let memoryLimit else {
+            note = nil
+            warning = nil
+            return
+        }
+        let megabytes = { (bytes: Int) in "\((bytes + (1 << 20) - 1) >> 20) MB" }
+        let defaults = ListenerMemoryPlan.fitting(memoryLimit: nil, connections: listen.maxConnections, pending: listen.maxPending)
+        warning = plan.bytesAtMost <= ListenerMemoryPlan.usable(memoryLimit) ? nil
+            : "the memory limit is \(megabytes(memoryLimit)) (cgroup) but these bounds may take \(megabytes(plan.bytesAtMost)): the kernel may kill the listener before a bound acts (lower --max-connections or --max-pending)"
+        note = plan == defaults || warning != nil ? nil
+            : "note: the memory limit is \(megabytes(memoryLimit)) (cgroup): at most \(plan.connections) connections and \(plan.pending) notifications waiting for their records, \(megabytes(plan.bytesAtMost)) in all (--max-connections, --max-pending)"
     }
 }
 
@@ -135,13 +164,16 @@ struct ListenRequest: Equatable {
     var providerKeys: [ProviderKeyFile]
     var team: String?
     var idleTimeout: Duration
+    /// The connection cap and the pending bound, when the operator chose them.
+    var maxConnections: Int?
+    var maxPending: Int?
 
     struct ProviderKeyFile: Equatable {
         var keyID: String
         var file: String
     }
 
-    static let options = ["tls-cert", "tls-key", "plaintext", "device", "unregistered", "topic", "provider-key", "team", "idle-timeout"]
+    static let options = ["tls-cert", "tls-key", "plaintext", "device", "unregistered", "topic", "provider-key", "team", "idle-timeout", "max-connections", "max-pending"]
 }
 
 /// The --listen options, or nil without --listen (when the others are usage errors).
@@ -185,10 +217,20 @@ func parseListen(_ parsed: ParsedArguments, spec: CommandSpec) throws(UsageError
     if Set(providerKeys.map(\.keyID)).count != providerKeys.count {
         throw fail("--provider-key names each key id once")
     }
+    func count(_ option: String, atMost most: Int) throws(UsageError) -> Int? {
+        guard let text = parsed.value(option) else { return nil }
+        guard let value = Int(text), (1...most).contains(value) else {
+            throw fail("\(parsed.origin(option)) must be a whole number from 1 to \(most)")
+        }
+        return value
+    }
+    let maxConnections = try count("max-connections", atMost: 65_536)
+    let maxPending = try count("max-pending", atMost: 1_000_000)
     return ListenRequest(
         host: host, port: port, certificateFile: certificate, keyFile: key, plaintext: parsed.has("plaintext"),
         devices: try tokens("device"), unregistered: try tokens("unregistered"), topics: parsed.all("topic"),
         providerKeys: providerKeys, team: try CheckedValues.appleID(parsed, "team", command: spec.name),
         idleTimeout: try duration(parsed, "idle-timeout", in: DurationRange.idleTimeout, example: "30s or 5m", command: spec.name)
-            ?? ListenerLimits().idleTimeout)
+            ?? ListenerLimits().idleTimeout,
+        maxConnections: maxConnections, maxPending: maxPending)
 }

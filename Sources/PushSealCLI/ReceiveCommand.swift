@@ -102,12 +102,14 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
         return (bytes, record.status.rawValue)
     }
     // Output that cannot be written stops the work: nobody would see the rest.
-    let output = RecordOutput(descriptor: 1, render: render, failed: stopTakingInput)
+    let memory = request.listen.map { ListenerMemory($0) }
+    let output = RecordOutput(descriptor: 1, byteLimit: memory?.plan.recordBytes ?? ListenerMemoryPlan.defaults.recordBytes,
+                              render: render, failed: stopTakingInput)
 
     var status = ExitStatus.ok
-    if let listen = request.listen {
+    if let listen = request.listen, let memory {
         try serveListener(listen, keysFolder: request.keysFolder, runner: runner, console: console,
-                          onStopSignal: onStopSignal, haltListener: haltListener, inputEnd: inputEnd, records: output)
+                          onStopSignal: onStopSignal, haltListener: haltListener, inputEnd: inputEnd, records: output, memory: memory)
         let (unwritten, failure) = output.finish(within: ListenerLimits().drainTimeout)
         if let failure {
             throw CLIFailure(.ioError, "cannot write to stdout: \(failure); \(unwritten) record(s) were not written")
@@ -251,6 +253,8 @@ extension Specs {
             OptionSpec("provider-key", value: "kid=file", repeatable: true, help: "With --listen: verify provider tokens with key id KID's public key or .p8 FILE."),
             OptionSpec("team", value: "teamid", help: "With --listen: the only team id (iss) accepted in provider tokens."),
             OptionSpec("idle-timeout", value: "duration", help: "With --listen: close a connection quiet this long (default: 60s; 1s to 24h)."),
+            OptionSpec("max-connections", value: "n", help: "With --listen: connections open at once (default: 1024, fewer under a memory limit; 1 to 65536)."),
+            OptionSpec("max-pending", value: "n", help: "With --listen: notifications answered 200 whose records are not out yet; more get 503 (default: 16384, fewer under a memory limit; 1 to 1000000)."),
             OptionSpec("budget", value: "duration", environment: "PUSHSEAL_BUDGET", help: "Time the extension has per notification, from the moment it is taken (default: 30s, Apple's; 1ms to 24h)."),
             OptionSpec("expiry-grace", value: "duration", help: "Wait after serviceExtensionTimeWillExpire before showing the original (default: 1s; 1ms to 1h)."),
             OptionSpec("extension", value: "command", help: "Run your own extension program instead of the decrypting one."),

@@ -38,7 +38,8 @@ final class RecordOutput: RecordSink {
         var tally = StatusTally()
     }
 
-    static let byteLimit = 8 << 20
+    /// Record bytes waiting for stdout, at most, past which only kept records are taken.
+    let byteLimit: Int
 
     private let descriptor: Int32
     private let state = Locked(State())
@@ -49,16 +50,18 @@ final class RecordOutput: RecordSink {
     /// - Parameters:
     ///   - render: the record's bytes (newline included) and its status, on the caller's thread.
     ///   - failed: called once, on the writer's thread, when the descriptor cannot be written.
-    init(descriptor: Int32, render: @escaping @Sendable (DeliveryRecord) -> (bytes: [UInt8], status: String),
+    init(descriptor: Int32, byteLimit: Int = ListenerMemoryPlan.defaults.recordBytes,
+         render: @escaping @Sendable (DeliveryRecord) -> (bytes: [UInt8], status: String),
          failed: @escaping @Sendable () -> Void) {
         self.descriptor = descriptor
+        self.byteLimit = byteLimit
         self.render = render
         self.failed = failed
         OwnThread.start { [self] in writeUntilFailed() }
     }
 
     var hasRoom: Bool {
-        state.withLock { $0.failure == nil && $0.waitingBytes < Self.byteLimit }
+        state.withLock { $0.failure == nil && $0.waitingBytes < byteLimit }
     }
 
     func emit(_ record: DeliveryRecord, promised: Bool) {
@@ -70,7 +73,7 @@ final class RecordOutput: RecordSink {
     /// bytes are written, or at once when stdout has failed.
     func emit(rendered: (bytes: [UInt8], status: String), keep: Bool = true, then: Written? = nil) {
         let (wakeWriter, failure) = state.withLock { state -> (Bool, String?) in
-            guard state.failure == nil, keep || state.waitingBytes < Self.byteLimit else {
+            guard state.failure == nil, keep || state.waitingBytes < byteLimit else {
                 state.dropped += 1
                 return (false, state.failure ?? "no room")
             }
@@ -90,7 +93,7 @@ final class RecordOutput: RecordSink {
     /// Waits, on a reading thread, while the records waiting are past the bound; returns at
     /// once when stdout has failed or `stop` is requested.
     func waitForRoom(stop: StopRequest) {
-        while state.withLock({ $0.failure == nil && $0.waitingBytes >= Self.byteLimit }), !stop.isRequested {
+        while state.withLock({ $0.failure == nil && $0.waitingBytes >= byteLimit }), !stop.isRequested {
             usleep(2_000)
         }
     }

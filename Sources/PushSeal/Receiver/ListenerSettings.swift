@@ -84,6 +84,15 @@ public struct ListenerLimits: Sendable {
         get { engine.connections }
         set { engine.connections = newValue }
     }
+    /// Unfinished request bytes held at once, across every connection; one connection holds
+    /// at most 1 MiB of them (or all, when the whole is less).
+    public var requestBytes: Int {
+        get { engine.bufferBytes }
+        set {
+            engine.bufferBytes = newValue
+            engine.connectionBufferBytes = min(1 << 20, newValue)
+        }
+    }
     /// On stop, connections still busy after this are closed regardless.
     public var drainTimeout: Duration {
         get { engine.drainTimeout }
