@@ -28,6 +28,9 @@ final class Connection {
     /// Bytes from the session that the socket has not taken yet.
     private var output = PendingOutput()
     private var watchingWrites = false
+    /// The highest request stream the client opened that the server began to read: a newer
+    /// one refused by nghttp2 before any header was read still gets its one report.
+    private var highestStream: Int32 = 0
     let acceptedAt: MonotonicClock.Instant
     /// Since when no request stream has been open (PINGs and SETTINGS do not count).
     private(set) var idleSince: MonotonicClock.Instant
@@ -184,7 +187,7 @@ final class Connection {
         streams.removeAll()
         decoding = nil
         for (id, request) in open where !request.reported {
-            report(request, id: id, ending: .reset("the connection closed before the request ended"))
+            report(request, id: id, ending: .reset(request.refusedBecause ?? "the connection closed before the request ended"))
         }
         releaseHeld(heldBytes)
         output.discard()
@@ -340,6 +343,7 @@ final class Connection {
     // MARK: - Requests
 
     fileprivate func beginRequest(_ stream: Int32) {
+        highestStream = max(highestStream, stream)
         let request = RequestStream(now: receivedAt)
         streams[stream] = request
         decoding = (stream, request)
@@ -457,6 +461,24 @@ final class Connection {
         nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue)
     }
 
+    /// nghttp2 reset a stream for breaking HTTP/2's rules (a header field it must refuse, a
+    /// stream past the concurrency limit): a reset the server makes, that the client asked
+    /// for with a bad request. It draws on the connection's reset budget like a reset the
+    /// client sends, so a flood of them is sent away too (CVE-2019-9514).
+    fileprivate func streamResetByLibrary(_ stream: Int32, error: Int32, opensStream: Bool) {
+        shared.counters.serverResets.add(1, ordering: .relaxed)
+        let reason = "the request broke HTTP/2's rules (\(String(cString: nghttp2_strerror(error))))"
+        if let request = streams[stream] {
+            if !request.reported, request.refusedBecause == nil { request.refusedBecause = reason }
+        } else if opensStream, stream > highestStream {
+            // Refused before a header was read (more streams than SETTINGS allow): the stream
+            // was still the client's request, and it gets its report now.
+            highestStream = stream
+            report(RequestStream(now: receivedAt), id: stream, ending: .reset(reason))
+        }
+        spendAllowance()
+    }
+
     fileprivate func resetReceived(_ stream: Int32) {
         // A reset of a stream still open here: unanswered, or its answer not yet sent. (Some
         // clients reset every stream once its whole answer is in; those are closed already.)
@@ -483,6 +505,7 @@ final class Connection {
         resetAllowance -= 1
         if resetAllowance < 0, let session, !goingAway {
             goingAway = true
+            shared.counters.calmed.add(1, ordering: .relaxed)
             nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
         }
     }
@@ -495,7 +518,9 @@ final class Connection {
         request.held = 0
         guard !request.reported else { return }
         let reason: String
-        if request.resetByClient {
+        if let refusedBecause = request.refusedBecause {
+            reason = refusedBecause
+        } else if request.resetByClient {
             reason = "the client reset the stream before the request ended"
         } else {
             reason = "the stream broke HTTP/2's rules (\(String(cString: nghttp2_http2_strerror(code))))"
@@ -595,6 +620,16 @@ final class Connection {
             Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue().endStream(stream, code: code)
             return 0
         }
+        nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { _, frame, error, user in
+            // Called where nghttp2 resets a stream itself (and for connection errors, which
+            // end the session anyway): only stream-level frames of a request count.
+            guard let frame, frame.pointee.hd.stream_id > 0,
+                  frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) || frame.pointee.hd.type == UInt8(NGHTTP2_DATA.rawValue) else { return 0 }
+            let opens = frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) && frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST
+            Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue().streamResetByLibrary(
+                frame.pointee.hd.stream_id, error: error, opensStream: opens)
+            return 0
+        }
         return callbacks
     }
 }
@@ -616,6 +651,8 @@ private final class RequestStream {
     /// The handler has been called for this stream: once, ever.
     var reported = false
     var resetByClient = false
+    /// Why nghttp2 reset the stream, when it did (the record's reason).
+    var refusedBecause: String?
     var response: [UInt8] = []
     var responseSent = 0
 

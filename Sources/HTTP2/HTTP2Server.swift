@@ -69,6 +69,10 @@ package final class HTTP2Server: Sendable {
         package let evicted = Atomic<Int>(0)
         /// New connections closed at the cap with no idle one to close instead.
         package let refused = Atomic<Int>(0)
+        /// Streams the server reset for breaking HTTP/2's rules (nghttp2's own resets).
+        package let serverResets = Atomic<Int>(0)
+        /// Connections sent away (GOAWAY ENHANCE_YOUR_CALM) for spending their reset budget.
+        package let calmed = Atomic<Int>(0)
 
         init() {}
     }

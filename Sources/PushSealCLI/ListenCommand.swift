@@ -90,6 +90,9 @@ func serveListener(_ listen: ListenRequest, keysFolder: String, runner: Extensio
     if tally.refusedForLoad > 0 {
         console.warning("\(tally.refusedForLoad) notification(s) were answered 503 ServiceUnavailable: records or deliveries were backed up")
     }
+    if tally.serverResets > 0 || tally.calmedConnections > 0 {
+        console.warning("\(tally.serverResets) stream(s) were reset for breaking HTTP/2's rules; \(tally.calmedConnections) connection(s) were sent away for floods (GOAWAY ENHANCE_YOUR_CALM)")
+    }
     if tally.refusedConnections > 0 || tally.acceptPauses > 0 {
         console.warning("\(tally.refusedConnections) connection(s) were refused at the cap; accepting paused \(tally.acceptPauses) time(s) for want of descriptors")
     }

@@ -43,6 +43,13 @@ private struct Served {
     }
 }
 
+/// A process's resident memory, in kilobytes (VmRSS).
+private func residentKilobytes(_ pid: Int32) -> Int {
+    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+}
+
 /// The CPU time (user + system, in clock ticks) a process has used so far.
 private func cpuTicks(_ pid: Int32) -> Int {
     let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
@@ -315,6 +322,39 @@ struct ServiceLimitsTests {
         let run = served.listener.finish()
         let records = served.records(run).count
         #expect(records > 900 && records < 1_200, "about the 1,000 resets allowed, not 3,000: \(records)")
+    }
+
+    /// CVE-2019-9514: a client that never reads and sends requests nghttp2 must reset made
+    /// the server queue a reset for each, without limit (13 MB a second, 826,700 requests
+    /// taken in 10 s, a record for one in eight, nothing said at exit). Resets the server
+    /// makes draw on the reset budget: past it the connection is sent away, memory stays
+    /// flat, every stream read has its record, and the count is said at exit.
+    @Test func aResetFloodFromAClientThatNeverReadsIsSentAway() throws {
+        let served = try Served()
+        let pid = served.listener.process.process.processIdentifier
+        let before = residentKilobytes(pid)
+        let seen = try HostilePeers.run(["reset-flood"] + served.peer + [served.request, "6"])
+        let grown = residentKilobytes(pid) - before
+        let run = served.listener.finish()
+        #expect(seen["closed"] as? Bool == true, "\(seen)")
+        #expect((seen["sent"] as? Int ?? 0) < 100_000, "the flood was cut off: \(seen)")
+        #expect(grown < 20_000, "the listener grew by \(grown) KB during the flood")
+        let records = served.records(run)
+        let broken = records.filter { ($0["reason"] as? String)?.hasPrefix("the request broke HTTP/2's rules") == true }
+        #expect(broken.count >= 1_000 && broken.count == records.count, "\(records.count) records, \(broken.count) for broken requests")
+        #expect(run.stderr.contains("warning: \(broken.count) stream(s) were reset for breaking HTTP/2's rules; 1 connection(s) were sent away for floods (GOAWAY ENHANCE_YOUR_CALM)"), "\(run.stderr)")
+    }
+
+    /// Streams past the 1,000 that SETTINGS allow are refused by nghttp2 before a header is
+    /// read; each is still a request the client made, and gets its record.
+    @Test func streamsPastTheLimitAreRefusedAndRecorded() throws {
+        let served = try Served()
+        let seen = try HostilePeers.run(["over-limit"] + served.peer + [served.request, "1100"])
+        #expect(seen["refused"] as? Int == 100, "\(seen)")
+        let run = served.listener.finish()
+        let records = served.records(run)
+        #expect(records.count == 1_100, "every stream has its record")
+        #expect(records.filter { ($0["reason"] as? String)?.hasPrefix("the request broke HTTP/2's rules") == true }.count == 100)
     }
 
     /// CVE-2019-9518: a request whose body is an endless run of empty DATA frames keeps a

@@ -64,6 +64,10 @@ public final class APNsListener: Sendable {
         public var evictedConnections: Int
         /// Connections closed at the cap with no idle one to make room.
         public var refusedConnections: Int
+        /// Streams the listener reset for breaking HTTP/2's rules.
+        public var serverResets: Int = 0
+        /// Connections sent away (GOAWAY ENHANCE_YOUR_CALM) for a flood of resets or empty frames.
+        public var calmedConnections: Int = 0
     }
 
     private let server: HTTP2Server
@@ -283,7 +287,9 @@ public final class APNsListener: Sendable {
         Tally(refusedForLoad: load.refused.load(ordering: .relaxed),
               acceptPauses: server.counters.acceptPauses.load(ordering: .relaxed),
               evictedConnections: server.counters.evicted.load(ordering: .relaxed),
-              refusedConnections: server.counters.refused.load(ordering: .relaxed))
+              refusedConnections: server.counters.refused.load(ordering: .relaxed),
+              serverResets: server.counters.serverResets.load(ordering: .relaxed),
+              calmedConnections: server.counters.calmed.load(ordering: .relaxed))
     }
 
     public func start() {

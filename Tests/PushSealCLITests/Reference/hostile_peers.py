@@ -33,6 +33,15 @@ on purpose, by hand; every loop is bounded in count and time.
         one connection sends an endless request body for SECONDS while ten polite ones each
         make five requests; reports how many polite answers came while the flood went on
 
+  reset-flood HOST PORT REQUEST_JSON SECONDS
+        for SECONDS, requests that nghttp2 must reset (an upper-case header name) on new
+        streams of one connection whose client never reads (CVE-2019-9514); reports how many
+        went out, whether the connection was closed, and the GOAWAY once it reads again
+
+  over-limit HOST PORT REQUEST_JSON COUNT
+        COUNT requests whose bodies never come, past the 1,000 streams SETTINGS allow;
+        reports the streams refused (RST_STREAM REFUSED_STREAM)
+
 REQUEST_JSON is {"headers": [[name, value], ...], "body": "..."} for a request that the
 listener accepts.
 """
@@ -607,12 +616,66 @@ def flood_and_polite(host, port, cacert, request_json, seconds):
     print(json.dumps({"polite-answered-during-flood": answered[0], "polite-asked": 50, "flood-bytes": flooded[0]}))
 
 
+def reset_flood(host, port, request_json, seconds):
+    headers, _ = request_parts(request_json)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # A small receive window: the server's answers and resets back up at once.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect((host, int(port)))
+    sock.sendall(PREFACE + SETTINGS)
+    import hpack
+
+    encoder = hpack.Encoder()
+    sent = 0
+    closed = False
+    sock.settimeout(0.5)
+    deadline = time.monotonic() + float(seconds)
+    stream = 1
+    while time.monotonic() < deadline and stream < 2**31 - 200:
+        batch = b""
+        for _ in range(100):
+            # RFC 9113 8.2.1: field names are lower case; nghttp2 resets the stream.
+            block = encoder.encode(headers + [("X-Upper-Case", "1")])
+            batch += frame(1, 0x5, stream, block)
+            stream += 2
+        try:
+            sock.sendall(batch)
+            sent += 100
+        except socket.timeout:
+            # The server stopped reading: it holds the line, as it should.
+            continue
+        except OSError:
+            closed = True
+            break
+    report_flood(sock, sent, closed)
+
+
+def over_limit(host, port, request_json, count):
+    headers, _ = request_parts(request_json)
+    sock = socket.create_connection((host, int(port)), timeout=10)
+    sock.sendall(PREFACE + SETTINGS)
+    import hpack
+
+    encoder = hpack.Encoder()
+    sock.sendall(b"".join(frame(1, 0x4, 1 + 2 * number, encoder.encode(headers)) for number in range(int(count))))
+    refused = set()
+
+    def on_frame(item):
+        kind, _, stream, payload = item
+        if kind == 3 and int.from_bytes(payload[:4], "big") == 7:
+            refused.add(stream)
+
+    watch_until_closed(sock, 3, on_frame)
+    sock.close()
+    print(json.dumps({"refused": len(refused)}))
+
+
 def main(argv):
     command, args = argv[1], argv[2:]
     table = {
         "tls-churn": tls_churn, "idle-crowd": idle_crowd, "idle-goaway": idle_goaway,
         "stalled-body": stalled_body, "rapid-reset": rapid_reset, "hpack-bomb": hpack_bomb, "empty-data": empty_data,
-        "silent-crowd": silent_crowd, "silent-for": silent_for,
+        "silent-crowd": silent_crowd, "silent-for": silent_for, "reset-flood": reset_flood, "over-limit": over_limit,
         "unfinished": unfinished, "token-updates": token_updates, "broken-requests": broken_requests,
         "flood-and-polite": flood_and_polite, "header-table": header_table,
     }
