@@ -11,6 +11,8 @@ let package = Package(
         .executable(name: "pushseal-qr", targets: ["PushSealQR"]),
         // Figures for Scripts/bench.sh that only an in-process clock can take.
         .executable(name: "pushseal-bench", targets: ["PushSealBench"]),
+        // The published test vectors (docs/vectors/), written by Scripts/vectors.sh.
+        .executable(name: "pushseal-vectors", targets: ["PushSealVectors"]),
     ],
     targets: [
         // OpenSSL's libcrypto (pkg-config libcrypto, from Debian's libssl-dev); SealCrypto is its only user.
@@ -63,6 +65,7 @@ let package = Package(
         .executableTarget(name: "PushSealQR", dependencies: ["CQRencode", "CPNG"]),
         .executableTarget(name: "PushSealCLI", dependencies: ["PushSeal", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking"]),
         .executableTarget(name: "PushSealBench", dependencies: ["PushSeal"]),
+        .executableTarget(name: "PushSealVectors", dependencies: ["PushSeal", "PushSealJSON", "SealCrypto"]),
         .testTarget(
             name: "SealCryptoTests",
             dependencies: ["SealCrypto"],

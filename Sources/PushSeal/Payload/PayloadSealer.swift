@@ -1,4 +1,4 @@
-import SealCrypto
+@_spi(Testing) import SealCrypto
 import PushSealJSON
 
 /// Turns alerts into APNs payloads: the fallback alert in the clear, the real alert sealed
@@ -108,6 +108,32 @@ public final class PayloadSealer: Sendable {
     /// `visible` overrides the sealer's visible metadata for this payload alone (a batch
     /// line's `visible-sound`, `visible-level`); only such payloads build their own `aps`.
     package func append(_ alert: SealedAlert, visible: VisibleMetadata = VisibleMetadata(), to output: inout [UInt8]) throws {
+        try append(alert, visible: visible, fixed: nil, to: &output)
+    }
+
+    /// The randomness a seal would draw, given instead: the published test vectors
+    /// (`docs/vectors/`) are made with it, so anyone can reproduce them byte for byte.
+    /// Never for a real message: a nonce or ephemeral key used twice gives away plaintext.
+    package struct FixedRandomness {
+        /// ps1: AES-GCM's 12-byte nonce.
+        package var nonce: [UInt8]?
+        /// ps2: HPKE's ephemeral key pair.
+        package var ephemeral: P256PrivateKey?
+
+        package init(nonce: [UInt8]? = nil, ephemeral: P256PrivateKey? = nil) {
+            self.nonce = nonce
+            self.ephemeral = ephemeral
+        }
+    }
+
+    /// The payload for `alert`, sealed with `fixed` randomness (test vectors only).
+    package func payload(for alert: SealedAlert, fixed: FixedRandomness) throws -> [UInt8] {
+        var payload = [UInt8]()
+        try append(alert, visible: VisibleMetadata(), fixed: fixed, to: &payload)
+        return payload
+    }
+
+    private func append(_ alert: SealedAlert, visible: VisibleMetadata, fixed: FixedRandomness?, to output: inout [UInt8]) throws {
         // Receivers keep the payload's own `aps` and envelope, so such a key would be lost.
         if !alert.data.isEmpty, let key = alert.data["aps"] != nil ? "aps" : alert.data[field] != nil ? field : nil {
             throw PayloadError(.invalidAlert, "data may not set '\(key)': the receiver keeps the payload's own")
@@ -122,13 +148,19 @@ public final class PayloadSealer: Sendable {
             try withUnsafeTemporaryAllocation(byteCount: AESGCM.sealedByteCount(plaintext.count), alignment: 1) { box in
                 try plaintext.withUnsafeBytes { input in
                     try authenticatedHeader.withUnsafeBytes { header in
-                        try AESGCM.seal(input, using: secret, authenticating: header, into: box)
+                        try AESGCM.seal(input, using: secret, nonce: fixed?.nonce, authenticating: header, into: box)
                     }
                 }
                 try appendEnvelope(sealed: UnsafeRawBufferPointer(box), visible: visible, to: &output)
             }
         case .recipient(_, let point):
-            let sealed = try HPKE.seal(plaintext, to: point, info: authenticatedHeader)
+            let sealed: [UInt8]
+            if let ephemeral = fixed?.ephemeral {
+                let (enc, context) = try HPKE.sender(to: point, info: authenticatedHeader, ephemeral: ephemeral)
+                sealed = enc + (try context.seal(plaintext))
+            } else {
+                sealed = try HPKE.seal(plaintext, to: point, info: authenticatedHeader)
+            }
             try sealed.withUnsafeBytes { try appendEnvelope(sealed: $0, visible: visible, to: &output) }
         }
     }
