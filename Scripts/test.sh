@@ -25,6 +25,8 @@ command -v notify-send >/dev/null 2>&1 || missing+=(libnotify-bin)
 # The test's notification service runs on Debian's own Python, which has D-Bus and GLib bindings.
 /usr/bin/python3 -c "import dbus, gi" >/dev/null 2>&1 || missing+=(python3-dbus python3-gi)
 command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
+# The format's examples in examples/ run on Node's built-in WebCrypto (Debian's nodejs, 18 or later).
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
 # shellcheck source=Scripts/install-missing.sh
 . Scripts/install-missing.sh
 install_missing test ${missing[@]+"${missing[@]}"}

@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+/// The reference senders and openers in examples/: Python on `cryptography`, JavaScript on
+/// Node's WebCrypto. Each reproduces the published vectors, and works both ways with the
+/// binary: what the example seals `pushseal receive` opens, and what `pushseal encrypt`
+/// seals the example opens, for ps1 and ps2.
+@Suite("examples: Python and JavaScript against the vectors and the binary")
+struct ExampleTests {
+    enum Language: String, CaseIterable, Sendable {
+        case python, javascript
+
+        var command: [String] {
+            switch self {
+            case .python: ["python3", VectorTests.repository.appendingPathComponent("examples/python/pushseal_format.py").path]
+            case .javascript: ["node", VectorTests.repository.appendingPathComponent("examples/js/pushseal-format.mjs").path]
+            }
+        }
+
+        func run(_ arguments: [String], stdin: String? = nil) throws -> Run {
+            try runProcess("/usr/bin/env", command + arguments, stdin: stdin)
+        }
+    }
+
+    /// A sender's and a receiver's keyrings for both formats: a shared secret (ps1), and a
+    /// device's key pair whose public share the sender imported (ps2).
+    struct Keys {
+        let scratch = TemporaryFolder()
+        let secretKeys: String
+        let share: String
+        let deviceKeys: String
+        let senderKeys: String
+        let recipientKid: String
+        let publicShare: String
+        /// The device's private scalar as its keyring holds it (standard base64).
+        let privateScalar: String
+
+        init() throws {
+            secretKeys = scratch.file("Secret")
+            #expect(try pushseal(["keys", "init", "--keys", secretKeys]).status == 0)
+            share = try pushseal(["keys", "export", "--keys", secretKeys]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            deviceKeys = scratch.file("Device")
+            recipientKid = try pushseal(["keys", "init", "--recipient", "--keys", deviceKeys]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            publicShare = try pushseal(["keys", "export", "--public", "--keys", deviceKeys]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            senderKeys = scratch.file("Sender")
+            #expect(try pushseal(["keys", "import", "--keys", senderKeys, "-"], stdin: publicShare).status == 0)
+            let keyring = jsonObject(try String(contentsOfFile: deviceKeys + "/keyring.json", encoding: .utf8))
+            let kid = recipientKid
+            let entry = (keyring["keys"] as! [[String: Any]]).first { $0["id"] as? String == kid }!
+            privateScalar = entry["secret"] as! String
+        }
+    }
+
+    @Test(arguments: Language.allCases)
+    func theExampleReproducesTheVectors(language: Language) throws {
+        let run = try language.run(["vectors", VectorTests.repository.appendingPathComponent("docs/vectors/ps1.json").path,
+                                    VectorTests.repository.appendingPathComponent("docs/vectors/ps2.json").path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("ps1.json: 5 positive reproduced byte for byte, 13 negative refused"), "\(run.stdout)")
+        #expect(run.stdout.contains("ps2.json: 3 positive reproduced byte for byte, 10 negative refused"), "\(run.stdout)")
+    }
+
+    @Test(arguments: Language.allCases)
+    func whatTheExampleSealsPushsealOpens(language: Language) throws {
+        let keys = try Keys()
+        for (share, receiverKeys) in [(keys.share, keys.secretKeys), (keys.publicShare, keys.deviceKeys)] {
+            let sealed = try language.run(["seal", "--share", share, "--title", "From \(language.rawValue)", "--body", "Ünïcödé ✓ / done"])
+            #expect(sealed.status == 0, "\(sealed.stderr)")
+            let received = try pushseal(["receive", "--json", "--keys", receiverKeys, "-"], stdin: sealed.stdout)
+            let record = jsonObject(received.stdout)
+            #expect(record["status"] as? String == "decrypted", "\(share.prefix(4)): \(received.stdout) \(received.stderr)")
+            #expect(record["title"] as? String == "From \(language.rawValue)")
+            #expect(record["body"] as? String == "Ünïcödé ✓ / done")
+        }
+    }
+
+    @Test(arguments: Language.allCases)
+    func whatPushsealSealsTheExampleOpens(language: Language) throws {
+        let keys = try Keys()
+        let ps1 = try pushseal(["encrypt", "--keys", keys.secretKeys, "-t", "From pushseal", "-b", "a \"quoted\" body", "--badge", "2"])
+        #expect(ps1.status == 0, "\(ps1.stderr)")
+        let opened = try language.run(["open", "--share", keys.share], stdin: ps1.stdout)
+        #expect(opened.status == 0, "\(opened.stderr)")
+        let alert = jsonObject(opened.stdout)
+        #expect(alert["title"] as? String == "From pushseal" && alert["body"] as? String == "a \"quoted\" body" && alert["badge"] as? Int == 2, "\(opened.stdout)")
+
+        let ps2 = try pushseal(["encrypt", "--keys", keys.senderKeys, "--to", keys.recipientKid, "-t", "To the device", "-b", "sealed to its key"])
+        #expect(ps2.status == 0, "\(ps2.stderr)")
+        let openedPS2 = try language.run(["open", "--private", "\(keys.recipientKid)=\(keys.privateScalar)"], stdin: ps2.stdout)
+        #expect(openedPS2.status == 0, "\(openedPS2.stderr)")
+        #expect(jsonObject(openedPS2.stdout)["title"] as? String == "To the device", "\(openedPS2.stdout)")
+
+        // A payload altered on the way is refused with the runner's status, no plaintext out.
+        let tampered = ps1.stdout.replacingOccurrences(of: "\"}", with: "A\"}")
+        let refused = try language.run(["open", "--share", keys.share], stdin: tampered)
+        #expect(refused.status == 1 && refused.stdout.isEmpty, "\(refused.stdout)")
+        #expect(refused.stderr.hasPrefix("malformed:") || refused.stderr.hasPrefix("auth-failed:"), "\(refused.stderr)")
+    }
+}

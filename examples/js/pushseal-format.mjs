@@ -1,0 +1,319 @@
+#!/usr/bin/env node
+// Seal and open pushseal payloads (ps1 and ps2) in JavaScript, on the WebCrypto API built
+// into Node (18 or later; no packages). Written from docs/FORMAT.md alone: a Node backend
+// can send payloads that pushseal's receivers open, without the CLI.
+//
+//   node pushseal-format.mjs seal --share psk1.KID.SECRET --title T --body B [--pad 32] [--field enc]
+//   node pushseal-format.mjs seal --share ppk1.KID.POINT  --title T --body B      (ps2: to a device)
+//   node pushseal-format.mjs open --share psk1.KID.SECRET [--field enc] < payload.json
+//   node pushseal-format.mjs open --private KID=SCALAR    [--field enc] < payload.json
+//   node pushseal-format.mjs vectors docs/vectors/ps1.json [...]
+//
+// `open` prints the opened alert as JSON; a payload it must refuse ends it with exit 1 and
+// one line `STATUS: reason` (malformed, key-missing, auth-failed, expired, unsupported).
+import { webcrypto, createECDH } from "node:crypto";
+import { readFileSync } from "node:fs";
+
+const subtle = webcrypto.subtle;
+const encoder = new TextEncoder();
+const FALLBACK = { title: "New notification", body: "Open the app to read it" };
+
+export class Refused extends Error {
+  constructor(status, reason) {
+    super(`${status}: ${reason}`);
+    this.status = status;
+  }
+}
+
+// --- encodings ---------------------------------------------------------------------------
+
+const concat = (...parts) => {
+  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let offset = 0;
+  for (const part of parts) { out.set(part, offset); offset += part.length; }
+  return out;
+};
+const u16 = (value) => new Uint8Array([value >> 8, value & 0xff]);
+const hexBytes = (text) => Uint8Array.from(text.match(/../g).map((pair) => parseInt(pair, 16)));
+export const b64url = (bytes) => Buffer.from(bytes).toString("base64url");
+
+/** Strict base64url without padding: the alphabet only, no lone last character, no set
+ *  bits left over. */
+export function fromB64url(text) {
+  if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) {
+    throw new Refused("malformed", "the sealed box is not canonical base64url without padding");
+  }
+  const bytes = new Uint8Array(Buffer.from(text, "base64url"));
+  if (b64url(bytes) !== text) throw new Refused("malformed", "the sealed box's last character has unused bits set");
+  return bytes;
+}
+
+/** JSON as pushseal writes it: no spaces, UTF-8 as is, '/' never escaped, and control
+ *  characters other than \n, \r and \t as \u00XX. */
+export const jsonText = (value) => JSON.stringify(value).replaceAll("\\b", "\\u0008").replaceAll("\\f", "\\u000c");
+
+export function plaintext(alert, pad) {
+  let bytes = encoder.encode(jsonText(alert));
+  if (pad > 1 && bytes.length % pad) bytes = concat(bytes, new Uint8Array(pad - (bytes.length % pad)).fill(0x20));
+  return bytes;
+}
+
+// --- HPKE, RFC 9180: base mode, DHKEM(P-256, HKDF-SHA256), HKDF-SHA256, AES-256-GCM -----
+
+const KEM_SUITE = concat(encoder.encode("KEM"), u16(0x0010));
+const HPKE_SUITE = concat(encoder.encode("HPKE"), u16(0x0010), u16(0x0001), u16(0x0002));
+
+async function hmac(key, data) {
+  // An empty HKDF salt is HashLen zero bytes (RFC 5869); WebCrypto refuses empty HMAC keys.
+  const imported = await subtle.importKey("raw", key.length ? key : new Uint8Array(32), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return new Uint8Array(await subtle.sign("HMAC", imported, data));
+}
+const labeledExtract = (suite, salt, label, ikm) => hmac(salt, concat(encoder.encode("HPKE-v1"), suite, encoder.encode(label), ikm));
+async function labeledExpand(suite, prk, label, info, length) {
+  const labeled = concat(u16(length), encoder.encode("HPKE-v1"), suite, encoder.encode(label), info);
+  let out = new Uint8Array(0), block = new Uint8Array(0);
+  for (let counter = 1; out.length < length; counter++) {
+    block = await hmac(prk, concat(block, labeled, new Uint8Array([counter])));
+    out = concat(out, block);
+  }
+  return out.slice(0, length);
+}
+
+async function keySchedule(dh, enc, recipientPoint, info) {
+  const eaePrk = await labeledExtract(KEM_SUITE, new Uint8Array(0), "eae_prk", dh);
+  const shared = await labeledExpand(KEM_SUITE, eaePrk, "shared_secret", concat(enc, recipientPoint), 32);
+  const pskIdHash = await labeledExtract(HPKE_SUITE, new Uint8Array(0), "psk_id_hash", new Uint8Array(0));
+  const infoHash = await labeledExtract(HPKE_SUITE, new Uint8Array(0), "info_hash", info);
+  const context = concat(new Uint8Array([0]), pskIdHash, infoHash);
+  const secret = await labeledExtract(HPKE_SUITE, shared, "secret", new Uint8Array(0));
+  return {
+    key: await labeledExpand(HPKE_SUITE, secret, "key", context, 32),
+    nonce: await labeledExpand(HPKE_SUITE, secret, "base_nonce", context, 12),
+  };
+}
+
+const ecdh = { name: "ECDH", namedCurve: "P-256" };
+const importPoint = (point) => subtle.importKey("raw", point, ecdh, false, []);
+/** A P-256 private key from its 32-byte scalar (its public point computed with node:crypto). */
+export function privateKeyPair(scalar) {
+  const curve = createECDH("prime256v1");
+  curve.setPrivateKey(Buffer.from(scalar));
+  const point = new Uint8Array(curve.getPublicKey());
+  const jwk = { kty: "EC", crv: "P-256", d: b64url(scalar), x: b64url(point.slice(1, 33)), y: b64url(point.slice(33)) };
+  return subtle.importKey("jwk", jwk, ecdh, false, ["deriveBits"]).then((key) => ({ key, point }));
+}
+const dh = async (privateKey, publicKey) => new Uint8Array(await subtle.deriveBits({ name: "ECDH", public: publicKey }, privateKey, 256));
+async function aesGcm(operation, key, nonce, data, aad) {
+  const imported = await subtle.importKey("raw", key, "AES-GCM", false, [operation]);
+  return new Uint8Array(await subtle[operation]({ name: "AES-GCM", iv: nonce, additionalData: aad, tagLength: 128 }, imported, data));
+}
+
+async function hpkeSeal(recipientPoint, info, message, ephemeralScalar) {
+  const ephemeral = ephemeralScalar
+    ? await privateKeyPair(ephemeralScalar)
+    : await subtle.generateKey(ecdh, true, ["deriveBits"]).then(async (pair) => ({
+      key: pair.privateKey, point: new Uint8Array(await subtle.exportKey("raw", pair.publicKey)) }));
+  const { key, nonce } = await keySchedule(await dh(ephemeral.key, await importPoint(recipientPoint)), ephemeral.point, recipientPoint, info);
+  return concat(ephemeral.point, await aesGcm("encrypt", key, nonce, message, new Uint8Array(0)));
+}
+
+async function hpkeOpen(recipient, info, sealed) {
+  const enc = sealed.slice(0, 65);
+  let ephemeral;
+  try { ephemeral = await importPoint(enc); } catch { throw new Refused("auth-failed", "enc is not a point on P-256"); }
+  const { key, nonce } = await keySchedule(await dh(recipient.key, ephemeral), enc, recipient.point, info);
+  return aesGcm("decrypt", key, nonce, sealed.slice(65), new Uint8Array(0));
+}
+
+// --- sealing ------------------------------------------------------------------------------
+
+/** The payload for `alert` (members written in their order) under a key share: psk1 (a
+ *  shared secret: ps1) or ppk1 (a device's public key: ps2). */
+export async function seal(share, alert, { pad = 32, field = "enc", fallback = FALLBACK, nonce, ephemeral } = {}) {
+  const [kind, kid, material] = [share.slice(0, 4), share.slice(5, share.lastIndexOf(".")), share.slice(share.lastIndexOf(".") + 1)];
+  const body = plaintext(alert, pad);
+  let header, sealed;
+  if (kind === "psk1") {
+    header = `ps1.${kid}`;
+    nonce ??= webcrypto.getRandomValues(new Uint8Array(12));
+    sealed = concat(nonce, await aesGcm("encrypt", fromB64url(material), nonce, body, encoder.encode(header)));
+  } else if (kind === "ppk1") {
+    header = `ps2.${kid}`;
+    sealed = await hpkeSeal(fromB64url(material), encoder.encode(header), body, ephemeral);
+  } else {
+    throw new Error("a share is psk1.<kid>.<secret> or ppk1.<kid>.<point>");
+  }
+  const text = jsonText({ aps: { alert: fallback, "mutable-content": 1 }, [field]: `${header}.${b64url(sealed)}` });
+  if (encoder.encode(text).length > 4096) throw new Error("the payload is over APNs' 4096 bytes");
+  return text;
+}
+
+// --- opening ------------------------------------------------------------------------------
+
+/** Throws unless `text` is JSON whose objects name no member twice (JSON.parse keeps the
+ *  last of two, another parser the first: a receiver refuses both). */
+function refuseDuplicateMembers(text) {
+  let at = 0;
+  const space = () => { while (/\s/.test(text[at] ?? "")) at++; };
+  const string = () => {
+    const start = at++;
+    while (text[at] !== '"') { if (at >= text.length) throw new Refused("malformed", "not JSON"); at += text[at] === "\\" ? 2 : 1; }
+    at++;
+    return JSON.parse(text.slice(start, at));
+  };
+  const value = () => {
+    space();
+    if (text[at] === "{") {
+      at++; space();
+      const names = new Set();
+      if (text[at] === "}") { at++; return; }
+      for (;;) {
+        space();
+        const name = string();
+        if (names.has(name)) throw new Refused("malformed", `member "${name}" is named twice`);
+        names.add(name);
+        space(); at++; value(); space();
+        if (text[at++] === "}") return;
+      }
+    } else if (text[at] === "[") {
+      at++; space();
+      if (text[at] === "]") { at++; return; }
+      for (;;) { value(); space(); if (text[at++] === "]") return; }
+    } else if (text[at] === '"') {
+      string();
+    } else {
+      while (at < text.length && !/[,\]}\s]/.test(text[at])) at++;
+    }
+  };
+  value();
+}
+
+function strictObject(text) {
+  let value;
+  try { value = JSON.parse(text); } catch (error) { throw new Refused("malformed", `not JSON: ${error.message}`); }
+  refuseDuplicateMembers(text);
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Refused("malformed", "not a JSON object");
+  return value;
+}
+
+function checkAlert(alert) {
+  for (const name of ["title", "subtitle", "body", "sound", "thread-id", "category", "target-content-id", "interruption-level"]) {
+    if (alert[name] != null && typeof alert[name] !== "string") throw new Refused("malformed", `${name} is not a string`);
+  }
+  if (alert.badge != null && !(Number.isInteger(alert.badge) && alert.badge >= 0)) throw new Refused("malformed", "badge is not a whole number, 0 or more");
+  if (alert.data != null && (typeof alert.data !== "object" || Array.isArray(alert.data))) throw new Refused("malformed", "data is not an object");
+  for (const name of ["sent", "exp"]) {
+    if (alert[name] != null && !Number.isInteger(alert[name])) throw new Refused("malformed", `${name} is not a whole number`);
+  }
+  return alert;
+}
+
+/** The alert sealed in a payload, or `Refused` with the status a receiver gives.
+ *  secrets: {kid: 32-byte key}; privates: {kid: {key, point}} from privateKeyPair. */
+export async function openPayload(text, { secrets = {}, privates = {}, field = "enc", now = Math.floor(Date.now() / 1000) } = {}) {
+  const envelope = strictObject(text)[field];
+  if (typeof envelope !== "string") throw new Refused("malformed", `no '${field}' string in the payload`);
+  const first = envelope.indexOf("."), second = envelope.indexOf(".", first + 1);
+  if (first < 0 || second < 0) throw new Refused("malformed", "not <version>.<kid>.<sealed>");
+  const [version, kid] = [envelope.slice(0, first), envelope.slice(first + 1, second)];
+  if (version !== "ps1" && version !== "ps2") throw new Refused("unsupported", `version '${version}' is not one this reader knows`);
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(kid)) throw new Refused("malformed", "the kid is not 1 to 64 of A-Z a-z 0-9 _ -");
+  const sealed = fromB64url(envelope.slice(second + 1));
+  const header = encoder.encode(`${version}.${kid}`);
+  let opened;
+  if (version === "ps1") {
+    if (sealed.length < 28) throw new Refused("malformed", `${sealed.length} sealed bytes, fewer than nonce and tag`);
+    if (!(kid in secrets)) throw new Refused("key-missing", `no key ${kid}`);
+    try { opened = await aesGcm("decrypt", secrets[kid], sealed.slice(0, 12), sealed.slice(12), header); } catch { throw new Refused("auth-failed", "the tag does not verify"); }
+  } else {
+    if (sealed.length < 81) throw new Refused("malformed", `${sealed.length} sealed bytes, fewer than enc and tag`);
+    if (!(kid in privates)) throw new Refused("key-missing", `no key ${kid}`);
+    try { opened = await hpkeOpen(privates[kid], header, sealed); } catch (error) {
+      if (error instanceof Refused) throw error;
+      throw new Refused("auth-failed", "the tag does not verify");
+    }
+  }
+  let decoded;
+  try { decoded = new TextDecoder("utf-8", { fatal: true }).decode(opened); } catch { throw new Refused("malformed", "not UTF-8"); }
+  const alert = checkAlert(strictObject(decoded));
+  if (alert.exp != null && alert.exp <= now) throw new Refused("expired", `exp ${alert.exp} has passed`);
+  return alert;
+}
+
+// --- the vectors --------------------------------------------------------------------------
+
+async function checkVectors(path) {
+  const vectors = JSON.parse(readFileSync(path, "utf8"));
+  const version = vectors.version;
+  const secrets = {}, privates = {};
+  for (const [kid, key] of Object.entries(vectors.keys)) {
+    if (version === "ps1") secrets[kid] = fromB64url(key.secret);
+    else privates[kid] = await privateKeyPair(fromB64url(key.private));
+  }
+  const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+  for (const entry of vectors.positive) {
+    const key = vectors.keys[entry.kid];
+    const options = { pad: entry.pad, field: entry.field, fallback: entry.fallback };
+    const share = version === "ps1" ? `psk1.${entry.kid}.${key.secret}` : `ppk1.${entry.kid}.${key.public}`;
+    if (version === "ps1") options.nonce = hexBytes(entry.nonce); else options.ephemeral = fromB64url(entry.ephemeral_private);
+    if (new TextDecoder().decode(plaintext(entry.alert, entry.pad)) !== entry.plaintext) throw new Error(`${entry.name}: plaintext differs`);
+    const made = await seal(share, entry.alert, options);
+    if (made !== entry.payload) throw new Error(`${entry.name}: payload differs\n${made}\n${entry.payload}`);
+    if (!same(await openPayload(entry.payload, { secrets, privates, field: entry.field }), entry.alert)) throw new Error(`${entry.name}: opened differs`);
+  }
+  for (const entry of vectors.negative) {
+    try {
+      await openPayload(entry.payload, { secrets, privates });
+    } catch (error) {
+      if (!(error instanceof Refused)) throw error;
+      if (error.status !== entry.status) throw new Error(`${entry.name}: ${error.status}, not ${entry.status} (${error.message})`);
+      continue;
+    }
+    throw new Error(`${entry.name}: opened, but must be ${entry.status}`);
+  }
+  return `${path}: ${vectors.positive.length} positive reproduced byte for byte, ${vectors.negative.length} negative refused`;
+}
+
+async function main(argv) {
+  const [command, ...rest] = argv;
+  if (command === "vectors") {
+    for (const path of rest) console.log(await checkVectors(path));
+    return 0;
+  }
+  const options = {};
+  for (let index = 0; index + 1 < rest.length; index += 2) options[rest[index]] = rest[index + 1];
+  const field = options["--field"] ?? "enc";
+  if (command === "seal") {
+    const alert = {};
+    for (const name of ["title", "subtitle", "body"]) if (options[`--${name}`] !== undefined) alert[name] = options[`--${name}`];
+    alert.id = b64url(webcrypto.getRandomValues(new Uint8Array(12)));
+    alert.sent = Math.floor(Date.now() / 1000);
+    console.log(await seal(options["--share"], alert, { pad: Number(options["--pad"] ?? 32), field }));
+    return 0;
+  }
+  if (command !== "open") {
+    console.error("usage: pushseal-format.mjs seal|open|vectors ... (see the file's head)");
+    return 64;
+  }
+  const secrets = {}, privates = {};
+  if (options["--share"]) {
+    const share = options["--share"];
+    secrets[share.slice(5, share.lastIndexOf("."))] = fromB64url(share.slice(share.lastIndexOf(".") + 1));
+  }
+  if (options["--private"]) {
+    const [kid, scalar] = options["--private"].split("=", 2);
+    privates[kid] = await privateKeyPair(new Uint8Array(Buffer.from(scalar, "base64")));
+  }
+  try {
+    console.log(jsonText(await openPayload(readFileSync(0, "utf8"), { secrets, privates, field })));
+    return 0;
+  } catch (error) {
+    if (!(error instanceof Refused)) throw error;
+    console.error(error.message);
+    return 1;
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main(process.argv.slice(2)).then((code) => { process.exitCode = code; });
+}
