@@ -201,6 +201,11 @@ function checkAlert(alert) {
     if (alert[name] != null && typeof alert[name] !== "string") throw new Refused("malformed", `${name} is not a string`);
   }
   if (alert.badge != null && !(Number.isInteger(alert.badge) && alert.badge >= 0)) throw new Refused("malformed", "badge is not a whole number, 0 or more");
+  if (alert["interruption-level"] != null && !["passive", "active", "time-sensitive", "critical"].includes(alert["interruption-level"])) {
+    throw new Refused("malformed", "interruption-level is not passive, active, time-sensitive or critical");
+  }
+  const score = alert["relevance-score"];
+  if (score != null && !(typeof score === "number" && score >= 0 && score <= 1)) throw new Refused("malformed", "relevance-score is not a number from 0 to 1");
   if (alert.data != null && (typeof alert.data !== "object" || Array.isArray(alert.data))) throw new Refused("malformed", "data is not an object");
   for (const name of ["sent", "exp"]) {
     if (alert[name] != null && !Number.isInteger(alert[name])) throw new Refused("malformed", `${name} is not a whole number`);

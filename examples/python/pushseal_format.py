@@ -184,6 +184,11 @@ def check_alert(alert):
             raise Refused("malformed", f"{name} is not a string")
     if "badge" in alert and alert["badge"] is not None and (not isinstance(alert["badge"], int) or isinstance(alert["badge"], bool) or alert["badge"] < 0):
         raise Refused("malformed", "badge is not a whole number, 0 or more")
+    if alert.get("interruption-level") not in (None, "passive", "active", "time-sensitive", "critical"):
+        raise Refused("malformed", "interruption-level is not passive, active, time-sensitive or critical")
+    score = alert.get("relevance-score")
+    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1):
+        raise Refused("malformed", "relevance-score is not a number from 0 to 1")
     if "data" in alert and alert["data"] is not None and not isinstance(alert["data"], dict):
         raise Refused("malformed", "data is not an object")
     for name in ["sent", "exp"]:
