@@ -7,6 +7,8 @@ enum Command: Equatable {
     case keys(folder: String, lockTimeout: Duration, action: KeysAction)
     case encrypt(EncryptRequest)
     case decrypt(DecryptRequest)
+    case doctor(DoctorRequest)
+    case doctorSend(SendRequest, json: Bool)
     case receive(ReceiveRequest)
     case send(SendRequest)
     case run(RunRequest)
@@ -30,7 +32,7 @@ func parseCommand(_ arguments: [String], environment: [String: String]) throws(U
             throw UsageError("options go after the command, as in 'pushseal keys list --keys DIR'", command: [])
         }
         var path = [arguments[at]]
-        if arguments[at] == "keys", at + 1 < arguments.count, !arguments[at + 1].hasPrefix("-") { path.append(arguments[at + 1]) }
+        if ["keys", "doctor"].contains(arguments[at]), at + 1 < arguments.count, !arguments[at + 1].hasPrefix("-") { path.append(arguments[at + 1]) }
         let reordered = path + Array(arguments[..<at]) + Array(arguments[(at + path.count)...])
         first = reordered[0]
         rest = Array(reordered.dropFirst())
@@ -42,6 +44,7 @@ func parseCommand(_ arguments: [String], environment: [String: String]) throws(U
     case "keys": return try parseKeys(rest, environment: environment)
     case "encrypt": return try parseEncrypt(rest, environment: environment)
     case "decrypt": return try parseDecrypt(rest, environment: environment)
+    case "doctor": return try parseDoctor(rest, environment: environment)
     case "receive": return try parseReceive(rest, environment: environment)
     case "send": return try parseSend(rest, environment: environment)
     case "run": return try parseRun(rest, environment: environment)

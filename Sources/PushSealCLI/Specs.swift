@@ -30,6 +30,7 @@ enum Specs {
           keys         Create, rotate, share and retire the keys (see 'pushseal keys --help').
           encrypt      Seal an alert into an APNs payload.
           decrypt      Open a payload's sealed alert and print it as JSON.
+          doctor       Say why a notification does not arrive or open; 'doctor send' checks a sender.
           receive      Deliver payloads through a Notification Service Extension emulator.
           send         Seal an alert and deliver it to APNs over HTTP/2.
           run          Run a command, then send its outcome as a sealed alert.
@@ -71,7 +72,7 @@ enum Specs {
     }
 
     /// Every command and subcommand, in the order help and the manual show them.
-    static let all: [CommandSpec] = [root, keysGroup] + keys + [encrypt, decrypt, receive, send, run, token, completions, manual]
+    static let all: [CommandSpec] = [root, keysGroup] + keys + [encrypt, decrypt, doctor, doctorSend, receive, send, run, token, completions, manual]
 
     static func spec(named name: CommandSpec.Name) -> CommandSpec? {
         all.first { $0.name == name }

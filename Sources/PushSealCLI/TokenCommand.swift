@@ -91,7 +91,7 @@ func runToken(_ request: TokenRequest, console: Console) throws {
 /// Where the provider token is kept: beside the keys when there is a keyring folder;
 /// otherwise in the user's cache folder (`$XDG_CACHE_HOME/pushseal`, or
 /// `~/.cache/pushseal`), so that sending a ready payload leaves no `./Keys` behind.
-private func tokenFolder(keysFolder: String) throws -> String {
+func tokenFolder(keysFolder: String) throws -> String {
     var info = stat()
     if stat(keysFolder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { return keysFolder }
     let cacheHome: String

@@ -49,6 +49,10 @@ do {
         status = try runEncrypt(request, console: console)
     case .decrypt(let request):
         status = try runDecrypt(request, console: console)
+    case .doctor(let request):
+        status = try runDoctor(request, console: console)
+    case .doctorSend(let request, let json):
+        status = try runDoctorSend(request, json: json, console: console)
     case .receive(let request):
         // A server's connections each take a descriptor; only the listener needs more.
         if request.listen != nil { DescriptorLimit.raiseToHard() }

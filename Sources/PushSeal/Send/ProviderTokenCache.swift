@@ -99,7 +99,7 @@ package final class ProviderTokenCache: Sendable {
     }
 
     /// The `iat` claim of a token, read from its middle part.
-    static func issuedAt(of token: String) -> Int64? {
+    package static func issuedAt(of token: String) -> Int64? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let claims = try? Base64.decode(String(parts[1])),
               let value = try? JSONParser.parse(claims) else { return nil }

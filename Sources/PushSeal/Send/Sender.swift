@@ -73,6 +73,9 @@ package final class Sender: Sendable {
         /// It was sent again after an attempt whose outcome is unknown (sent, no answer):
         /// the device may have got it twice.
         package let retriedAfterUnknownOutcome: Bool
+        /// The answer's `date` header, when the server sent one (`doctor send` checks the
+        /// clock against it).
+        package var serverDate: String? = nil
     }
 
     private struct Pending: Sendable {
@@ -235,12 +238,13 @@ package final class Sender: Sendable {
         let reason = answer?["reason"]?.stringValue ?? (answer == nil ? Self.reason(inCut: response.body) : nil)
         let known = reason.flatMap(APNs.Reason.init(rawValue:))
         let apnsID = response.header(APNs.Header.id.rawValue) ?? ""
+        let date = response.header("date")
         switch response.status {
         case 200:
             // The server's apns-id is printed, so only a UUID is taken from it; anything else
             // (control bytes, kilobytes) gives way to the id this request was sent with.
             report(item, outcome: .ok, status: 200, apnsID: APNsRules.isUUID(apnsID) ? apnsID : item.apnsID,
-                   reason: nil, timestamp: nil)
+                   reason: nil, timestamp: nil, date: date)
         case 403 where !item.tokenRenewed && tokens != nil && (known == .expiredProviderToken
                                               || known == .invalidProviderToken && !(tokens?.minted(item.token) ?? true)):
             // Expired: renewed (within APNs' limit). Invalid, for a token read from the cache:
@@ -266,7 +270,7 @@ package final class Sender: Sendable {
         default:
             report(item, outcome: .refused, status: response.status,
                    apnsID: APNsRules.isUUID(apnsID) ? apnsID : item.apnsID,
-                   reason: reason ?? "HTTP \(response.status)", timestamp: answer?["timestamp"]?.integerValue)
+                   reason: reason ?? "HTTP \(response.status)", timestamp: answer?["timestamp"]?.integerValue, date: date)
         }
     }
 
@@ -356,10 +360,12 @@ package final class Sender: Sendable {
         return .milliseconds(Int(base * Double.random(in: 0.5...1.5)))
     }
 
-    private func report(_ item: Pending, outcome: Result.Outcome, status: Int, apnsID: String, reason: String?, timestamp: Int64?) {
-        let result = Result(device: item.device, outcome: outcome, status: status, apnsID: apnsID, reason: reason,
+    private func report(_ item: Pending, outcome: Result.Outcome, status: Int, apnsID: String, reason: String?, timestamp: Int64?,
+                        date: String? = nil) {
+        var result = Result(device: item.device, outcome: outcome, status: status, apnsID: apnsID, reason: reason,
                             timestamp: timestamp, attempts: item.attempts, elapsed: MonotonicClock.system.now - item.start,
                             retriedAfterUnknownOutcome: item.retriedAfterUnknownOutcome)
+        result.serverDate = date
         let released = order.withLock { $0.finish(item.seq, result, release: emit) }
         progress.reported.add(released, ordering: .relaxed)
         for _ in 0..<released {

@@ -1,0 +1,119 @@
+import PushSeal
+import PushSealJSON
+
+/// Runs `pushseal doctor PAYLOAD|-`: says what an iPhone will do with a payload and why, one
+/// finding per line, each problem with its fix. Exits 0 when nothing stands in the way, 65
+/// when something does.
+func runDoctor(_ request: DoctorRequest, console: Console) throws -> ExitStatus {
+    let bytes = try InputFiles.read(request.source)
+    var keyring: Keyring?
+    if let folder = request.keysFolder {
+        keyring = try KeyringStore(folder: folder).load()
+    }
+    let diagnosis = PayloadDiagnosis.of(
+        bytes, field: request.field, pushType: request.pushType, priority: request.priority,
+        keyring: keyring, keysName: request.keysFolder ?? "the keyring")
+    let verdict = DoctorReport.verdict(diagnosis)
+    if request.json {
+        var members: [(String, JSONValue)] = [
+            ("source", .string(request.source == "-" ? "stdin" : request.source)),
+            ("status", diagnosis.status.map { .string($0.rawValue) } ?? .null),
+            ("verdict", .string(verdict)),
+            ("findings", .array(diagnosis.findings.map(DoctorReport.json))),
+        ]
+        members.append(("shown", diagnosis.shown.map { .object(JSONObject([("title", .string($0.title)), ("body", .string($0.body))])) } ?? .null))
+        console.output(JSONWriter.string(.object(JSONObject(members))))
+    } else {
+        for finding in diagnosis.findings { console.output(DoctorReport.line(finding)) }
+        console.output("verdict: \(verdict)")
+    }
+    return diagnosis.hasProblem ? .dataError : .ok
+}
+
+/// How doctor's findings are written, for payloads and senders alike.
+enum DoctorReport {
+    /// `ok       size       612 of the 4096 bytes …`, and a `fix:` line under a problem.
+    static func line(_ finding: DoctorFinding) -> String {
+        let level = finding.level == .problem ? "PROBLEM" : finding.level.rawValue
+        let head = level.padding(9) + finding.check.padding(11) + finding.says
+        guard let fix = finding.fix else { return head }
+        return head + "\n" + String(repeating: " ", count: 20) + "fix: " + fix
+    }
+
+    static func json(_ finding: DoctorFinding) -> JSONValue {
+        .object(JSONObject([
+            ("check", .string(finding.check)), ("level", .string(finding.level.rawValue)),
+            ("says", .string(finding.says)), ("fix", finding.fix.map(JSONValue.string) ?? .null),
+        ]))
+    }
+
+    static func verdict(_ diagnosis: PayloadDiagnosis) -> String {
+        switch diagnosis.status {
+        case .decrypted?: "it opens: the device shows the sealed alert"
+        case .passthrough?: "the device shows the fallback as it came; nothing sealed is read"
+        case let status? where status == .malformed || status == .unsupported || status == .keyMissing || status == .keyDisabled
+            || status == .keyExpired || status == .authenticationFailed || status == .expired:
+            "the device shows the placeholder (\(status.rawValue))"
+        case let status?: "status \(status.rawValue)"
+        case nil where diagnosis.hasProblem: "it will not arrive as meant: see the problems above"
+        case nil: "it reaches the extension sealed; give --keys DIR to check that it opens"
+        }
+    }
+}
+
+extension String {
+    /// Left-aligned in `width` columns, with one space at least after it.
+    fileprivate func padding(_ width: Int) -> String {
+        self + String(repeating: " ", count: max(1, width - count))
+    }
+}
+
+extension Specs {
+    static let doctor = CommandSpec(
+        name: ["doctor"], overview: "Say what an iPhone will do with a payload, and why; 'doctor send' checks a sender's set-up.",
+        usage: "pushseal doctor PAYLOAD|- [--keys DIR] [--field enc] [--push-type alert] [--priority 10] [--json]\n       pushseal doctor send [send's options]",
+        options: [
+            OptionSpec("keys", value: "dir", environment: "PUSHSEAL_KEYS", help: "Also check that it opens with this keyring, and what it shows."),
+            fieldOption,
+            OptionSpec("push-type", value: "type", choices: APNs.PushType.allCases.map(\.rawValue).sorted(), help: "The apns-push-type it goes out with (default: alert)."),
+            OptionSpec("priority", value: "10|5|1", choices: APNs.Priority.allCases.map(\.rawValue), help: "The apns-priority it goes out with (default: 10)."),
+            OptionSpec("json", help: "Write the findings as one JSON object."),
+        ],
+        discussion: """
+        Reads a payload from PAYLOAD or stdin ('-') and checks, as the receiver and PushSealKit do:
+        whether iOS runs the Notification Service Extension (mutable-content 1, an alert to show,
+        not a background push), its size against the push type's limit, the envelope's shape down
+        to the precise base64 fault (padding, a space or line break, the standard alphabet, cut
+        off), the version, and with --keys the key, whether it opens, exp, and what is shown.
+        Each problem comes with its fix. Exits 0 when nothing stands in the way, 65 otherwise.
+
+        'pushseal doctor send' takes send's options (the .p8, key id, team id, topic, endpoint,
+        proxy) and checks the set-up without sending a notification.
+        """, arguments: .files)
+}
+
+struct DoctorRequest: Equatable {
+    var source: String
+    /// Nil: stop before opening.
+    var keysFolder: String?
+    var field: String
+    var pushType: APNs.PushType
+    var priority: APNs.Priority
+    var json: Bool
+}
+
+func parseDoctor(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
+    if arguments.first == "send" { return try parseDoctorSend(Array(arguments.dropFirst()), environment: environment) }
+    let spec = Specs.doctor
+    let parsed = try parseArguments(arguments, spec: spec, environment: environment)
+    if parsed.helpRequested { return .help(spec.name) }
+    guard parsed.positionals.count == 1, let source = parsed.positionals.first else {
+        throw UsageError(parsed.positionals.isEmpty
+            ? "missing the payload: a FILE, or '-' to read it from stdin ('pushseal doctor send' checks a sender)"
+            : "expected one payload, got \(parsed.positionals.count)", command: spec.name)
+    }
+    let pushType = APNs.PushType(rawValue: parsed.value("push-type") ?? "alert") ?? .alert
+    let priority = APNs.Priority(rawValue: parsed.value("priority") ?? "10") ?? .now
+    return .doctor(DoctorRequest(source: source, keysFolder: parsed.value("keys"), field: parsed.value("field") ?? PayloadSealer.defaultField,
+                                 pushType: pushType, priority: priority, json: parsed.has("json")))
+}
