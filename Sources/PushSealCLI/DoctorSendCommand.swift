@@ -188,12 +188,20 @@ private func judge(_ result: Sender.Result?, request: SendRequest, tokenAge: Int
     }
     if result.status == 0 {
         let reason = result.reason ?? "no answer"
-        if reason.contains("proxy") {
-            add("proxy", .problem, reason, fix: "check --proxy (or HTTPS_PROXY and NO_PROXY): the proxy must allow CONNECT to port 443")
-        } else if reason.contains("certificate") || reason.contains("TLS") {
-            add("tls", .problem, reason, fix: endpoint.hasPrefix("https://api.") ? "check the system's CA certificates (ca-certificates)" : "trust the server's certificate with --cacert FILE")
+        // The proxy in use, as host:port, when one is: a failure at that address is the proxy's.
+        let proxy = (request.proxy ?? getenv("HTTPS_PROXY").map { String(cString: $0) } ?? getenv("https_proxy").map { String(cString: $0) })
+            .flatMap { $0.isEmpty ? nil : $0 }
+        let proxyAddress = proxy.map { text -> String in
+            let bare = text.hasPrefix("http://") ? String(text.dropFirst(7)) : text
+            return String((bare.split(separator: "@").last ?? Substring(bare)).split(separator: "/").first ?? "")
+        }
+        if reason.contains("proxy") || proxyAddress.map({ !$0.isEmpty && reason.contains($0) }) == true {
+            add("proxy", .problem, proxy.map { "through the proxy \($0): \(reason)" } ?? reason,
+                fix: "check --proxy (or HTTPS_PROXY and NO_PROXY): the proxy must run there and allow CONNECT to port 443")
         } else if reason.contains("HTTP/2") {
             add("http/2", .problem, reason, fix: "APNs speaks HTTP/2 only: point --endpoint at an HTTP/2 server (ALPN h2)")
+        } else if reason.contains("certificate") || reason.contains("TLS") {
+            add("tls", .problem, reason, fix: endpoint.hasPrefix("https://api.") ? "check the system's CA certificates (ca-certificates)" : "trust the server's certificate with --cacert FILE")
         } else if reason.contains("cannot reach") || reason.contains("resolve") || reason.contains("name") {
             add("endpoint", .problem, reason, fix: "check the host and port, DNS, and whether a firewall lets port 443 out")
         } else {

@@ -91,12 +91,14 @@ public struct APNsRules: Sendable {
         if let priority = arrival.priority, APNs.Priority(rawValue: priority) == nil { return reject(.badPriority) }
         if let type = arrival.pushType, APNs.PushType(rawValue: type) == nil { return reject(.invalidPushType) }
         guard let device else { return reject(.badPath) }
+        // As APNs: the provider token before the device token, so a request refused for its
+        // device token alone had its credentials accepted (`pushseal doctor send` relies on it).
+        if let problem = tokens.check(authorization: authorization) { return reject(problem) }
         guard !device.isEmpty else { return reject(.missingDeviceToken) }
         guard Self.isDeviceToken(device) else { return reject(.badDeviceToken) }
         let token = device.withUTF8Bytes { $0.contains { $0 >= 0x41 && $0 <= 0x46 } } ? device.lowercased() : device
         if unregistered.contains(token) { return reject(.unregistered) }
         if !devices.isEmpty, !devices.contains(token) { return reject(.badDeviceToken) }
-        if let problem = tokens.check(authorization: authorization) { return reject(problem) }
         guard bodyLength > 0 else { return reject(.payloadEmpty) }
         guard bodyLength <= Self.payloadByteLimit(pushTypeHeader: arrival.pushType) else { return reject(.payloadTooLarge) }
         if let expiration = arrival.expiration, Int64(expiration).map({ $0 < 0 }) ?? true {

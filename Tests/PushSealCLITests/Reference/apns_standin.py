@@ -25,12 +25,15 @@ provider tokens verified with `cryptography`. Nothing here is pushseal's code.
   next gets 400 "NotTogether" after five seconds). "max_streams": N and "delay": SECONDS
   (before each answer) make a slow server. "plain": true serves HTTP/2 without TLS (prior
   knowledge); "alpn": [...] offers those protocols instead of h2. "retry_after": N adds
-  retry-after: N to 429 and 503 answers.
+  retry-after: N to 429 and 503 answers. "date_offset": N sends a date header N seconds off
+  the real time. The provider token is judged first (403), then the request's fields (400),
+  the device token last (BadDeviceToken for one that is not 64 hex digits).
 - Appends one JSON line per request it processed to FOLDER/log.jsonl: connection, stream,
   device, apns-id, the token's iat, the answer (or "stall"), and any problem.
 """
 import base64
 import datetime
+import email.utils
 import ipaddress
 import json
 import re
@@ -54,6 +57,7 @@ from cryptography.x509.oid import NameOID
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 DEVICE = re.compile(r"^/3/device/([0-9a-fA-F]{64})$")
+PATH = re.compile(r"^/3/device/([^/?]+)$")
 PUSH_TYPES = {"alert", "background", "location", "voip", "complication", "fileprovider", "mdm",
               "liveactivity", "pushtotalk", "widgets"}
 
@@ -97,6 +101,9 @@ class StandIn:
         self.retry_after = script.get("retry_after")
         # Bytes of padding after the reason in every error body, for bodies larger than a client keeps.
         self.padding = script.get("padding", 0)
+        # A `date` header this many seconds off the real time: a server whose clock is
+        # right while the sender's is not.
+        self.date_offset = script.get("date_offset")
         # Certificate-based provider authentication: the TLS client certificate is the
         # credential, and no provider token is asked for.
         self.certificate_auth = bool(script.get("client_ca"))
@@ -136,7 +143,7 @@ class StandIn:
         """The first rule the request breaks, as APNs names it (or the header's name)."""
         if headers.get(":method") != "POST":
             return "MethodNotAllowed"
-        if not DEVICE.match(headers.get(":path", "")):
+        if not PATH.match(headers.get(":path", "")):
             return "BadPath"
         if headers.get("apns-topic") != self.topic:
             return "BadTopic"
@@ -161,6 +168,10 @@ class StandIn:
                 return "PayloadNotAPNs"
         except ValueError:
             return "PayloadNotJSON"
+        # The token last: a request refused for its device token alone had everything else
+        # right (what `pushseal doctor send` relies on).
+        if not DEVICE.match(headers.get(":path", "")):
+            return "BadDeviceToken"
         return None
 
     def serve(self, sock):
@@ -248,7 +259,8 @@ class StandIn:
         match = DEVICE.match(headers.get(":path", ""))
         device = match.group(1).lower() if match else None
         if problem or token_problem:
-            status, reason = (403, token_problem) if token_problem and not problem else (400, problem)
+            # As APNs: the provider token is judged before the request's other fields.
+            status, reason = (403, token_problem) if token_problem else (400, problem)
             answer = [status, reason]
         else:
             with self.lock:
@@ -289,6 +301,8 @@ class StandIn:
     def reply(self, conn, stream, answer, apns_id):
         status = answer[0]
         reply = [(":status", str(status)), ("apns-id", self.apns_id or apns_id)]
+        if self.date_offset is not None:
+            reply.append(("date", email.utils.formatdate(time.time() + self.date_offset, usegmt=True)))
         if status == 200:
             conn.send_headers(stream, reply, end_stream=True)
             return
