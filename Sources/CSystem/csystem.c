@@ -138,16 +138,25 @@ extern char **environ;
 
 pid_t pushseal_spawn_tied(const char *path, char *const argv[], const int streams[3],
                           const sigset_t *defaults, const sigset_t *mask, int new_group, int *error) {
+    // The child reports a failure before exec through this pipe, and its close-on-exec write
+    // end tells the parent the exec happened: the call returns only once the child runs the
+    // program (vfork already waits for that; where a sanitizer turns vfork into fork, the
+    // pipe does), so nobody measures or signals a half-made child.
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0) {
+        *error = errno;
+        return -1;
+    }
     // Everything is blocked around vfork, as glibc's posix_spawn does: the child shares this
     // memory until it execs, and a handler of pushseal's running in it would act for both.
     sigset_t all, saved;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &saved);
     pid_t parent = getpid();
-    volatile int failure = 0;
     pid_t pid = vfork();
     if (pid == 0) {
-        // Only async-signal-safe calls from here to exec; a failure is left in `failure`.
+        // Only async-signal-safe calls from here to exec.
+        int failure;
         for (int number = 1; number < NSIG; number++) {
             struct sigaction current;
             if (number == SIGKILL || number == SIGSTOP || sigaction(number, NULL, &current) != 0) continue;
@@ -180,16 +189,25 @@ pid_t pushseal_spawn_tied(const char *path, char *const argv[], const int stream
         execve(path, argv, environ);
     failed:
         failure = errno;
+        (void)!write(report[1], &failure, sizeof failure);
         _exit(127);
     }
-    int spawnError = pid < 0 ? errno : failure;
+    int spawnError = pid < 0 ? errno : 0;
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
-    if (pid > 0 && spawnError != 0) {
-        // The exec failed: the child has exited already; reap it so no zombie is left.
-        int status;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-        pid = -1;
+    close(report[1]);
+    if (pid > 0) {
+        int failure = 0;
+        ssize_t got;
+        while ((got = read(report[0], &failure, sizeof failure)) < 0 && errno == EINTR) {}
+        if (got == (ssize_t)sizeof failure) {
+            // The exec failed: the child has exited; reap it so no zombie is left.
+            int status;
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+            spawnError = failure;
+            pid = -1;
+        }
     }
+    close(report[0]);
     if (pid < 0) *error = spawnError;
     return pid;
 }
