@@ -99,29 +99,14 @@ private func setUpProbe(_ request: SendRequest, report: (String, DoctorFinding.L
             return nil
         }
         tokens = cache
-    case .certificate(let file, let passphraseFile):
-        var bytes: [UInt8]
+    case .certificate(let file, _):
         do {
-            bytes = try InputFiles.read(file)
-        } catch let failure as CLIFailure {
-            add("certificate", .problem, failure.description, fix: "give the certificate and key Apple issued, as PEM or .p12")
-            return nil
-        }
-        defer { SecureMemory.wipe(&bytes) }
-        var passphrase: [UInt8]?
-        if let passphraseFile {
-            passphrase = try InputFiles.read(passphraseFile)
-            while let last = passphrase?.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { passphrase?.removeLast() }
-        } else if let given = getenv("PUSHSEAL_CERT_PASSPHRASE") {
-            passphrase = Array(UnsafeBufferPointer(start: UnsafeRawPointer(given).assumingMemoryBound(to: UInt8.self), count: strlen(given)))
-        }
-        defer { if passphrase != nil { SecureMemory.wipe(&passphrase!) } }
-        do {
-            identity = try TLSClientIdentity(bytes: bytes, passphrase: passphrase)
+            identity = try clientIdentity(request)
             add("certificate", .ok, "\(file) holds a client certificate and its key")
-        } catch {
-            add("certificate", .problem, "\(file) cannot be used as a client certificate: \(error.reason)",
-                fix: error.code == .encryptedKey ? "give its passphrase with --cert-passphrase-file or PUSHSEAL_CERT_PASSPHRASE" : "export the certificate with its private key (PEM or .p12)")
+        } catch let failure as CLIFailure {
+            add("certificate", .problem, failure.description,
+                fix: failure.description.contains("passphrase") ? "give its passphrase with --cert-passphrase-file or PUSHSEAL_CERT_PASSPHRASE"
+                    : "give the certificate Apple issued with its private key (PEM, or a .p12)")
             return nil
         }
     }

@@ -196,7 +196,7 @@ private func providerTokens(_ request: SendRequest, console: Console) throws -> 
 }
 
 /// The client certificate the request names, read with its passphrase, if it names one.
-private func clientIdentity(_ request: SendRequest) throws -> TLSClientIdentity? {
+func clientIdentity(_ request: SendRequest) throws -> TLSClientIdentity? {
     guard case .certificate(let file, let passphraseFile) = request.credentials else { return nil }
     var bytes = try InputFiles.read(file)
     defer { SecureMemory.wipe(&bytes) }

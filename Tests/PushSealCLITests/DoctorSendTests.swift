@@ -146,6 +146,27 @@ struct DoctorSendTests {
         #expect(records.count == 2 && records.allSatisfy { $0["status"] as? String == "rejected" }, "nothing was delivered: \(records)")
     }
 
+    /// A client certificate instead of a provider token: accepted by a server that demands
+    /// one; an encrypted key without its passphrase is named before anything is sent.
+    @Test func aClientCertificateIsCheckedToo() throws {
+        let sending = try SendTests.Sending()
+        let certificates = try SendCertificateTests.Certificates()
+        let standIn = try APNsStandIn(for: sending, script: #"{"client_ca": "\#(certificates.file("ca.pem"))"}"#)
+        func doctor(_ certificate: String) throws -> Run {
+            try pushseal(["doctor", "send", "--json", "--keys", sending.keyring.keys, "--endpoint", standIn.url, "--cacert", standIn.certificate,
+                          "--topic", topic, "--cert", certificate])
+        }
+        let good = try doctor(certificates.file("client.pem"))
+        #expect(good.status == 0, "\(good.stdout) \(good.stderr)")
+        #expect(good.stdout.contains("the client certificate was accepted"), "\(good.stdout)")
+        let locked = try doctor(certificates.file("client-encrypted.pem"))
+        #expect(locked.status == 78)
+        let problem = Self.problem(jsonObject(locked.stdout), "certificate")
+        #expect((problem?["says"] as? String)?.contains("its private key is encrypted and no passphrase was given") == true, "\(locked.stdout)")
+        #expect((problem?["fix"] as? String)?.contains("--cert-passphrase-file") == true)
+        #expect(standIn.log.count == 1 && standIn.log.first?["reason"] as? String == "BadDeviceToken", "\(standIn.log)")
+    }
+
     @Test func itSendsNoNotificationSoItTakesNoBody() throws {
         let run = try pushseal(["doctor", "send", "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "hello"])
         #expect(run.status == 64)
