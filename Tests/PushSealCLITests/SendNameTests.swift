@@ -25,18 +25,33 @@ struct SendNameTests {
         let order = try runProcess("/usr/bin/unshare", ["-m", "sh", "-c", #"mount --bind "$1" /etc/hosts && getent ahosts twoaddrs.test"#, "sh", hosts])
         let first = String(order.stdout.split(separator: " ").first ?? "127.0.0.1")
         let second = first == "127.0.0.1" ? "127.0.0.2" : "127.0.0.1"
-        let listener = try sending.listener(["--plaintext"], address: "\(second):0")
-        let silent = try RunningProcess(["python3", "-c", """
-            import socket, sys
-            s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            s.bind((sys.argv[1], int(sys.argv[2]))); s.listen(16)
-            print("listening", flush=True)
-            held = []
-            while True:
-                held.append(s.accept()[0])
-            """, first, String(listener.port)], executable: "/usr/bin/env")
-        defer { silent.signal(SIGKILL) }
-        #expect(eventually { silent.stdoutSoFar.contains("listening") }, "\(silent.stdoutSoFar)")
+        // The silent server takes the listener's port on the other address; another test's
+        // server may hold that port there already, so a taken port means a new listener.
+        var listener: Listener?
+        var silent: RunningProcess?
+        for _ in 0..<5 where silent == nil {
+            let candidate = try sending.listener(["--plaintext"], address: "\(second):0")
+            let server = try RunningProcess(["python3", "-c", """
+                import socket, sys
+                s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind((sys.argv[1], int(sys.argv[2]))); s.listen(16)
+                print("listening", flush=True)
+                held = []
+                while True:
+                    held.append(s.accept()[0])
+                """, first, String(candidate.port)], executable: "/usr/bin/env")
+            if eventually({ server.stdoutSoFar.contains("listening") || !server.process.isRunning }), server.stdoutSoFar.contains("listening") {
+                (listener, silent) = (candidate, server)
+            } else {
+                server.signal(SIGKILL)
+                _ = candidate.finish()
+            }
+        }
+        defer { silent?.signal(SIGKILL) }
+        guard let listener, silent != nil else {
+            Issue.record("no port was free on both addresses in five tries")
+            return
+        }
         let run = try Self.send(sending, over: "/etc/hosts", with: hosts,
                                 ["--endpoint", "http://twoaddrs.test:\(listener.port)", "--allow-cleartext", "--timeout", "1s", "--device", deviceToken, "-b", "the second address"])
         #expect(run.status == 0, "\(run.stderr)")
