@@ -338,7 +338,9 @@ struct ServiceLimitsTests {
         let run = served.listener.finish()
         #expect(seen["closed"] as? Bool == true, "\(seen)")
         #expect((seen["sent"] as? Int ?? 0) < 100_000, "the flood was cut off: \(seen)")
-        #expect(grown < 20_000, "the listener grew by \(grown) KB during the flood")
+        // Memory says nothing under a sanitizer (ASan keeps freed memory in quarantine); the
+        // flood's cut-off and the records below say the same there.
+        #expect(underSanitizer || grown < 20_000, "the listener grew by \(grown) KB during the flood")
         let records = served.records(run)
         let broken = records.filter { ($0["reason"] as? String)?.hasPrefix("the request broke HTTP/2's rules") == true }
         #expect(broken.count >= 1_000 && broken.count == records.count, "\(records.count) records, \(broken.count) for broken requests")
