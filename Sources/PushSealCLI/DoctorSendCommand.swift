@@ -20,7 +20,7 @@ func runDoctorSend(_ request: SendRequest, json: Bool, console: Console) throws 
     let probe = try setUpProbe(request, report: { add($0, $1, $2, fix: $3) })
     if let probe {
         let result = send(probe, request: request)
-        judge(result, request: request, tokenAge: probe.tokenAge, report: { add($0, $1, $2, fix: $3) })
+        judge(result, request: request, tokenAge: probe.tokenAge, proxyAddress: probe.connection.proxyAddress, report: { add($0, $1, $2, fix: $3) })
     }
     let failed = findings.contains { $0.level == .problem }
     let verdict = failed ? "the set-up has problems: see the fixes above" : "ready: APNs accepts this sender's connection, credentials and topic"
@@ -57,30 +57,19 @@ private func setUpProbe(_ request: SendRequest, report: (String, DoctorFinding.L
     var tokenAge: Int64?
     switch request.credentials {
     case .token(let authKey, let keyID, let teamID):
-        var bytes: [UInt8]
-        do {
-            bytes = try InputFiles.read(authKey)
-        } catch let failure as CLIFailure {
-            add("auth key", .problem, failure.description, fix: "give the .p8 file Apple made (Certificates, Identifiers & Profiles → Keys), named AuthKey_\(keyID).p8")
-            return nil
-        }
-        defer { SecureMemory.wipe(&bytes) }
-        var info = stat()
-        if authKey != "-", stat(authKey, &info) == 0, info.st_mode & 0o077 != 0 {
-            add("auth key", .problem, "\(authKey) can be read by group or others (mode \(FileIO.modeText(info.st_mode & 0o777))): anyone who reads it can send as you",
-                fix: "chmod 600 \(authKey)")
-        }
         let key: ES256Key
         do {
-            key = try ES256Key(pem: bytes)
-            guard key.canSign else { throw SealCryptoError(.invalidKey, "it is a public key, which cannot sign") }
-        } catch let error as SealCryptoError where error.code == .encryptedKey {
-            add("auth key", .problem, "\(authKey) is encrypted with a passphrase, which pushseal never asks for",
-                fix: "decrypt a copy once: openssl pkey -in \(authKey) -out AuthKey_\(keyID).p8 (then chmod 600)")
-            return nil
-        } catch let error as SealCryptoError {
-            add("auth key", .problem, "\(authKey) is not an APNs signing key: \(error.reason)",
-                fix: "give the .p8 file Apple made: an ES256 (P-256) private key in PEM")
+            let found = try signingKey(authKey)
+            key = found.key
+            if let mode = found.exposedMode {
+                add("auth key", .problem, "\(authKey) can be read by group or others (mode \(FileIO.modeText(mode))): anyone who reads it can send as you",
+                    fix: "chmod 600 \(authKey)")
+            }
+        } catch let failure as CLIFailure {
+            let fix = failure.description.contains("encrypted")
+                ? "decrypt a copy once: openssl pkey -in \(authKey) -out AuthKey_\(keyID).p8 (then chmod 600)"
+                : "give the .p8 file Apple made (Certificates, Identifiers & Profiles → Keys): an ES256 (P-256) private key, AuthKey_\(keyID).p8"
+            add("auth key", .problem, failure.description, fix: fix)
             return nil
         }
         add("auth key", .ok, "\(authKey) holds a P-256 signing key")
@@ -150,8 +139,7 @@ private func send(_ probe: Probe, request: SendRequest) -> Sender.Result? {
     let outcome = Locked<Sender.Result?>(nil)
     do {
         let sender = try Sender(
-            settings: .init(topic: request.topic, pushType: request.pushType == .background ? .alert : request.pushType,
-                            priority: request.priority, retries: 0, retryFor: .zero),
+            settings: .init(topic: request.topic, pushType: request.pushType, priority: request.priority, retries: 0, retryFor: .zero),
             tokens: probe.tokens, connection: probe.connection, emit: { result in outcome.withLock { $0 = result } })
         try sender.add(device: probeDevice, payload: Array(#"{"aps":{"alert":"pushseal doctor: a probe for no device"}}"#.utf8))
         sender.finish()
@@ -162,26 +150,20 @@ private func send(_ probe: Probe, request: SendRequest) -> Sender.Result? {
 }
 
 /// What the probe's answer says of the set-up.
-private func judge(_ result: Sender.Result?, request: SendRequest, tokenAge: Int64?,
+private func judge(_ result: Sender.Result?, request: SendRequest, tokenAge: Int64?, proxyAddress: String?,
                    report: (String, DoctorFinding.Level, String, String?) -> Void) {
     func add(_ check: String, _ level: DoctorFinding.Level, _ says: String, fix: String? = nil) { report(check, level, says, fix) }
     let endpoint = request.endpoint
-    let through = request.proxy.map { $0.isEmpty ? "" : " through \($0)" } ?? ""
+    let through = proxyAddress.map { " through the proxy \($0)" } ?? ""
     guard let result else {
         add("endpoint", .problem, "no answer from \(endpoint)", fix: "check the address and the network")
         return
     }
     if result.status == 0 {
         let reason = result.reason ?? "no answer"
-        // The proxy in use, as host:port, when one is: a failure at that address is the proxy's.
-        let proxy = (request.proxy ?? getenv("HTTPS_PROXY").map { String(cString: $0) } ?? getenv("https_proxy").map { String(cString: $0) })
-            .flatMap { $0.isEmpty ? nil : $0 }
-        let proxyAddress = proxy.map { text -> String in
-            let bare = text.hasPrefix("http://") ? String(text.dropFirst(7)) : text
-            return String((bare.split(separator: "@").last ?? Substring(bare)).split(separator: "/").first ?? "")
-        }
-        if reason.contains("proxy") || proxyAddress.map({ !$0.isEmpty && reason.contains($0) }) == true {
-            add("proxy", .problem, proxy.map { "through the proxy \($0): \(reason)" } ?? reason,
+        // A failure at the proxy's address is the proxy's, whatever the words say.
+        if reason.contains("proxy") || proxyAddress.map({ reason.contains($0) }) == true {
+            add("proxy", .problem, proxyAddress.map { "through the proxy \($0): \(reason)" } ?? reason,
                 fix: "check --proxy (or HTTPS_PROXY and NO_PROXY): the proxy must run there and allow CONNECT to port 443")
         } else if reason.contains("HTTP/2") {
             add("http/2", .problem, reason, fix: "APNs speaks HTTP/2 only: point --endpoint at an HTTP/2 server (ALPN h2)")

@@ -63,22 +63,30 @@ func providerCredentials(_ parsed: ParsedArguments, spec: CommandSpec) throws(Us
 
 /// The provider token cache for a .p8, team and key id: `send`'s and `token`'s alike.
 func providerTokens(authKey: String, keyID: String, teamID: String, keysFolder: String, console: Console) throws -> ProviderTokenCache {
-    let keyBytes = try InputFiles.read(authKey)
+    let (key, exposedMode) = try signingKey(authKey)
     // As ssh does for a private key: a signing key others can read is said out loud.
-    var info = stat()
-    if authKey != "-", stat(authKey, &info) == 0, info.st_mode & 0o077 != 0 {
-        console.warning("\(authKey) can be read by group or others (mode \(FileIO.modeText(info.st_mode & 0o777))); make it private: chmod 600 \(authKey)")
+    if let exposedMode {
+        console.warning("\(authKey) can be read by group or others (mode \(FileIO.modeText(exposedMode))); make it private: chmod 600 \(authKey)")
     }
-    let key: ES256Key
+    return ProviderTokenCache(folder: try tokenFolder(keysFolder: keysFolder), key: key, keyID: keyID, teamID: teamID)
+}
+
+/// The APNs signing key in the .p8 `authKey`, and its mode when group or others can read it.
+/// An encrypted key is refused (never prompted for), as is anything but a P-256 private key.
+func signingKey(_ authKey: String) throws -> (key: ES256Key, exposedMode: mode_t?) {
+    var keyBytes = try InputFiles.read(authKey)
+    defer { SecureMemory.wipe(&keyBytes) }
+    var info = stat()
+    let exposed = authKey != "-" && stat(authKey, &info) == 0 && info.st_mode & 0o077 != 0
     do {
-        key = try ES256Key(pem: keyBytes)
+        let key = try ES256Key(pem: keyBytes)
         guard key.canSign else { throw SealCryptoError(.invalidKey, "a public key cannot sign") }
+        return (key, exposed ? info.st_mode & 0o777 : nil)
     } catch let error as SealCryptoError where error.code == .encryptedKey {
         throw CLIFailure(.dataError, "\(authKey) is encrypted with a passphrase, which pushseal never asks for; decrypt a copy once (openssl pkey -in \(authKey) -out AuthKey.p8) or give the .p8 file Apple made")
     } catch let error as SealCryptoError {
         throw CLIFailure(.dataError, "\(authKey) is not an APNs signing key (\(error.reason)); give the .p8 file Apple made")
     }
-    return ProviderTokenCache(folder: try tokenFolder(keysFolder: keysFolder), key: key, keyID: keyID, teamID: teamID)
 }
 
 /// `pushseal token`: the cached provider token, or a fresh one, on stdout.

@@ -49,8 +49,6 @@ let recipientScalar = hex("f3ce7fdae57e1a310d87f1ebbde6f328be0a99cdbcadf4d6589cf
 let ephemeralScalar = hex("4995788ef4b9d6132b249ce59a77281493eb39af373d236a1fe415cb0c2d7beb")
 let strangerScalar = hex("8c490e5b0c7dbe0c6d2192484d2b7a04423b3b4544f2481095a99dbf238fb350")
 
-func keyring(_ entries: [KeyEntry]) -> Keyring { Keyring(keys: entries) }
-
 func secretEntry(_ kid: String, _ bytes: [UInt8]) throws -> KeyEntry {
     KeyEntry(id: kid, secret: try SymmetricKey(bytes: bytes), state: .primary, created: sent)
 }
@@ -125,9 +123,10 @@ func positives(_ version: String) throws -> [Positive] {
 func payload(_ version: String, _ positive: Positive, ephemeral: P256PrivateKey?) throws -> [UInt8] {
     let ring: Keyring
     if version == "ps1" {
-        ring = keyring([try secretEntry(positive.kid, positive.kid == secretKid ? secretBytes : secretBytes)])
+        // Every ps1 case is sealed under the same secret; the imported kid names it too.
+        ring = Keyring(keys: [try secretEntry(positive.kid, secretBytes)])
     } else {
-        ring = keyring([try publicEntry(positive.kid, recipientScalar)])
+        ring = Keyring(keys: [try publicEntry(positive.kid, recipientScalar)])
     }
     let sealer = try PayloadSealer(keyring: ring, to: version == "ps2" ? positive.kid : nil, field: positive.field,
                                    pad: positive.pad, fallback: positive.fallback, now: sent)

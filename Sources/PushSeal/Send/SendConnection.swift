@@ -26,6 +26,10 @@ package struct SendEndpoint: Sendable, Equatable, CustomStringConvertible {
 package struct SendConnection: Sendable {
     let engine: HTTP2Client.Settings
 
+    /// The proxy chosen (from `--proxy`, or the environment less `NO_PROXY`), as `host:port`;
+    /// nil when the connection goes direct.
+    package var proxyAddress: String? { engine.proxy.map { "\($0.host):\($0.port)" } }
+
     /// - Parameters:
     ///   - proxy: an `http://HOST:PORT` proxy; empty for none; nil to take `https_proxy`
     ///     (or `http_proxy`) and `no_proxy` from the environment.
