@@ -71,10 +71,12 @@ let package = Package(
             dependencies: ["SealCrypto"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "PushSealTests", dependencies: ["PushSeal", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking", "HTTP2"]),
+        // The tests' one source of random choices, seeded so a failure can be replayed.
+        .target(name: "TestRandom", path: "Tests/TestRandom"),
+        .testTarget(name: "PushSealTests", dependencies: ["PushSeal", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking", "HTTP2", "TestRandom"]),
         .testTarget(
             name: "PushSealCLITests",
-            dependencies: ["PushSealCLI", "PushSeal", "PushSealJSON", "NotificationText", "SealCrypto", "Locking"],
+            dependencies: ["PushSealCLI", "PushSeal", "PushSealJSON", "NotificationText", "SealCrypto", "Locking", "TestRandom"],
             resources: [.copy("Reference")]
         ),
     ],
@@ -117,7 +119,7 @@ if let crypto = Context.environment["PUSHSEAL_SWIFT_CRYPTO"], !crypto.isEmpty {
     package.targets += [
         .target(name: "PushSealKit", dependencies: ["PushSealJSON", "NotificationText", "EnvelopeFormat", .product(name: "Crypto", package: "swift-crypto")] + appleAPI,
                 swiftSettings: strict),
-        .testTarget(name: "PushSealKitTests", dependencies: ["PushSealKit", "PushSealJSON"], swiftSettings: strict),
+        .testTarget(name: "PushSealKitTests", dependencies: ["PushSealKit", "PushSealJSON", "TestRandom"], swiftSettings: strict),
     ]
 }
 #endif

@@ -48,13 +48,16 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # shellcheck disable=SC2086
+build_started=$SECONDS
 swift build --build-tests ${SWIFT_FLAGS:-}
+suite_started=$SECONDS
 set +e
 # shellcheck disable=SC2086
 # Every test is a Swift Testing test; XCTest's own "Executed 0 tests" lines would only mislead.
 swift test ${SWIFT_FLAGS:-} 2>&1 | grep --line-buffered -v -E "^(Test Suite '.*' (started|passed|failed) at|	 Executed 0 tests, with 0 failures)" | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
+suite_seconds=$((SECONDS - suite_started))
 
 # One plain closing line, whichever test library ran what.
 # Counted from the run's own summary ("Test run with N tests ..."): a result line of a test
@@ -73,6 +76,9 @@ if Scripts/device-test.sh --vendor >/dev/null || [ "${PUSHSEAL_SWIFT_CRYPTO:-}" 
 else
   echo "device: not run (no swift-crypto: no vendored archives in \$PUSHSEAL_VENDOR or ../shared/vendor/; PUSHSEAL_SWIFT_CRYPTO=url fetches it)"
 fi
+# The suite's wall time (the README states it; kept under 4 minutes on 2 cores).
+minutes() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+echo "test: the suite ran in $(minutes "$suite_seconds") on $(nproc) cores (build $(minutes $((suite_started - build_started))))"
 echo "test: ${passed} passed, ${failed} failed"
 [ "$status" -eq 0 ] || exit "$status"
 exit "$device"

@@ -9,6 +9,8 @@
 #   open: the time a fresh request takes to be answered.
 # - stalled stdout: records into a pipe nobody reads, 20,000 refused requests to fill it:
 #   the time a fresh request takes to be answered (a 503), and SIGTERM to exit.
+# - slow extension: 20,000 requests at once to an extension that never answers: how many are
+#   answered 503 past the 16,384 waiting, the records written, and the peak RSS.
 # Prints `row: value` lines. A benchmark, not a test: it never fails on a number.
 set -euo pipefail
 pushseal=$1
@@ -105,3 +107,16 @@ kill -TERM "$listener"
 status=0; wait "$listener" || status=$?
 echo "stalled stdout: SIGTERM to exit $(python3 -c "print(f'{$(date +%s.%N) - $started:.2f}')") s, status $status"
 exec 3>&-
+
+# A slow extension under a burst: past 16,384 notifications waiting, 503, and memory bounded.
+cat > never.sh <<'SH'
+#!/bin/sh
+exec sleep 100
+SH
+chmod +x never.sh
+start_listener slow.jsonl "$pushseal" receive --listen 0 --plaintext --json --extension ./never.sh --budget 5s
+h2load -n 20000 -c 4 -m 50 -H "apns-topic: com.example.app" -H "authorization: bearer $token" -d fast.json "$url/3/device/$device" \
+  | grep 'status codes' | sed 's/^ */slow extension, 20,000 at once: h2load /'
+peak=$(rss "$listener" VmHWM)
+kill -TERM "$listener"; wait "$listener" 2>/dev/null || true
+echo "slow extension, 20,000 at once: $(grep -c '' slow.jsonl) records, $(grep -c '"http-status":503' slow.jsonl || true) answered 503, peak RSS $((peak / 1024)) MB"

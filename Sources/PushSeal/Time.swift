@@ -71,12 +71,20 @@ package enum DurationText {
 
 /// UTC timestamps as whole Unix seconds, written in RFC 3339 (`2026-12-02T09:00:00Z`).
 public enum Timestamp {
-    /// Seconds since the Unix epoch, now.
+    /// Seconds since the Unix epoch, now (moved by `PUSHSEAL_TEST_CLOCK_OFFSET`).
     public static func now() -> Int64 {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
-        return Int64(spec.tv_sec)
+        return Int64(spec.tv_sec) &+ testClockOffset
     }
+
+    /// A test hook: `PUSHSEAL_TEST_CLOCK_OFFSET=SECONDS` (signed) moves the wall clock that
+    /// `sent`, `exp` and key lifetimes are judged by, so a test can see a message expire
+    /// without waiting for it. Read once; anything but a whole number is ignored.
+    static let testClockOffset: Int64 = {
+        guard let text = getenv("PUSHSEAL_TEST_CLOCK_OFFSET") else { return 0 }
+        return Int64(String(cString: text)) ?? 0
+    }()
 
     /// `seconds` as `YYYY-MM-DDTHH:MM:SSZ`.
     public static func format(_ seconds: Int64) -> String {

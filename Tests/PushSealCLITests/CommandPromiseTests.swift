@@ -146,8 +146,14 @@ struct CommandPromiseTests {
     @Test func aCommandWaitingForTheLockSaysSoAndGivesUp() throws {
         let keyring = try KeyringFixture()
         // Another holder of the keyring's lock, for longer than the command will wait.
-        let run = try shell(#"flock "$K/.keyring.lock" sleep 4 & sleep 0.3; "$PUSHSEAL" keys rotate --keys "$K" --lock-timeout 2s; echo "status $?"; wait"#,
-                            environment: ["K": keyring.keys])
+        // It says when it holds the lock, and lets go once the command has given up.
+        let folder = TemporaryFolder()
+        let run = try shell(#"""
+            flock "$K/.keyring.lock" sh -c 'touch "$D/held"; while [ ! -e "$D/release" ]; do sleep 0.05; done' &
+            for _ in $(seq 200); do [ -e "$D/held" ] && break; sleep 0.05; done
+            "$PUSHSEAL" keys rotate --keys "$K" --lock-timeout 2s; echo "status $?"
+            touch "$D/release"; wait
+            """#, environment: ["K": keyring.keys, "D": folder.path])
         #expect(run.stdout.contains("status 75"), "\(run.stdout) \(run.stderr)")
         #expect(run.stderr.contains("waiting for another pushseal command to release the keyring lock"))
         #expect(run.stderr.contains("error: another process has held the keyring lock"))

@@ -1,4 +1,5 @@
 import Foundation
+import TestRandom
 import Testing
 
 @Suite("crash safety")

@@ -501,7 +501,7 @@ struct ListenTests {
             #!/bin/sh
             cat >/dev/null
             touch \(folder.file("started"))
-            sleep 1
+            while [ ! -e \(folder.file("go")) ]; do sleep 0.05; done
             echo '{"title":"finished","body":"after the signal"}'
             """)
         chmod(folder.file("extension.sh"), 0o755)
@@ -515,6 +515,8 @@ struct ListenTests {
         #expect(eventually {
             (try? runProcess("/usr/bin/curl", ["-s", "--http2-prior-knowledge", "--max-time", "5", listener.url]))?.status != 0
         })
+        // The delivery in flight finishes only now, after the signal.
+        folder.write("go", "")
         let run = listener.process.wait(atMost: .seconds(30))
         #expect(run.status == 0, "\(run.stderr)")
         let record = jsonObject(run.stdout)

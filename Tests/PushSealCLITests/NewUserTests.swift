@@ -187,10 +187,11 @@ struct NewUserTests {
         let foreign = try other.encrypt(["-t", "x"]).stdout
         let object = jsonObject(try sender.encrypt(["-t", "y"]).stdout)
         let tampered = String(decoding: try JSONSerialization.data(withJSONObject: object.merging(["enc": (object["enc"] as! String).dropLast(3) + "AAA"]) { $1 }), as: UTF8.self)
-        Thread.sleep(forTimeInterval: 2.1)
         let input = [expiring, foreign, tampered].map { $0.trimmingCharacters(in: .newlines) }.joined(separator: "\n") + "\n"
         func bodies(_ options: [String]) throws -> [String] {
-            let run = try pushseal(["receive", "--json", "--keys", sender.keys] + options + ["-"], stdin: input)
+            // Received five seconds on (the test clock), past the one-second ttl.
+            let run = try pushseal(["receive", "--json", "--keys", sender.keys] + options + ["-"], stdin: input,
+                                   environment: ["PUSHSEAL_TEST_CLOCK_OFFSET": "5"])
             return run.stdout.split(separator: "\n").map { jsonObject(String($0))["body"] as? String ?? "?" }
         }
         #expect(try bodies([]) == ["This message has expired.", "This device does not have the key to open this message.",

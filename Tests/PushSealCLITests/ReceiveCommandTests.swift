@@ -213,9 +213,11 @@ struct ReceiveCommandTests {
             let name = String(format: "%04d.json", index)
             staging.write(name, String(payload))
             try FileManager.default.moveItem(atPath: staging.file(name), toPath: spool.file(name))
-            if index == 150 { try await Task.sleep(for: .milliseconds(30)) }
+            // Halfway, until the watcher is at work.
+            if index == 150 { #expect(eventually { !outputs.read("first").isEmpty }) }
         }
-        try await Task.sleep(for: .milliseconds(20))
+        // Killed in the middle of the rest.
+        #expect(eventually { records(outputs.read("first")).count >= 200 })
         kill(watcher.processIdentifier, SIGKILL)
         watcher.waitUntilExit()
 

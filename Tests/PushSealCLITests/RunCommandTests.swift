@@ -100,7 +100,7 @@ struct RunCommandTests {
         let (alert, run) = try Self.printed(keyring, [], ["sh", "-c", "(while :; do echo busy; sleep 0.01; done) & echo started; exit 4"])
         #expect(run.status == 4)
         #expect((alert["body"] as? String)?.contains("started") == true)
-        _ = try? runProcess("/usr/bin/pkill", ["-f", "while :; do echo busy"])
+        signalOwnProcesses(commandLineStartingWith: "sh -c (while :; do echo busy")
     }
 
     @Test func commandsThatCannotStartGetAShellsStatusAndStillAnAlert() throws {

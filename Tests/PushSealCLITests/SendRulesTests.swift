@@ -299,11 +299,16 @@ struct SendRulesTests {
             "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
             "--device", deviceToken, "--device", String(format: "%064x", 2), "-b", "never answered",
         ])
-        // Both requests go out, and their answers never come.
-        usleep(1_500_000)
+        // The requests go out, and their answers never come.
+        #expect(eventually { !standIn.log.isEmpty })
         send.signal(SIGTERM)
-        usleep(1_500_000)
-        send.signal(SIGTERM)
+        // Two signals within a second are one request to stop: the test signals again every
+        // 100 ms until it exits, so one comes after that second.
+        #expect(eventually { !signalIsPending(SIGTERM, for: send.process.processIdentifier) })
+        #expect(eventually(within: .seconds(10)) {
+            send.signal(SIGTERM)
+            return eventually(within: .milliseconds(100)) { !send.process.isRunning }
+        })
         let run = send.wait(atMost: .seconds(20))
         #expect(run.status == 143)
         #expect(run.stderr == "error: stopped at once by a second SIGTERM: 2 devices sent or queued have no result line\n", "\(run.stderr)")

@@ -77,8 +77,15 @@ func childEnvironment(_ extra: [String: String]) -> [String: String] {
                                 "SSL_CERT_FILE", "SSL_CERT_DIR"]
     var inherited = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHSEAL_") && !proxies.contains($0.key) }
     inherited.merge(extra) { _, new in new }
+    inherited[suiteOwnerVariable] = suiteOwner
     return inherited
 }
+
+/// Every process this suite starts, and everything those start, carries this variable with
+/// the suite's own pid: a test that looks for processes by command line finds only its own,
+/// never another program's on the same machine.
+let suiteOwnerVariable = "SUITE_OWNER"
+let suiteOwner = String(getpid())
 
 func runProcess(_ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
                 watchdog limit: Int = 120) throws -> Run {
@@ -232,26 +239,29 @@ func signalIsPending(_ signal: Int32, for pid: Int32) -> Bool {
 }
 
 func processesRunning(_ marker: String) -> Int {
-    let run = try? runProcess("/usr/bin/pgrep", ["-f", "-c", "^" + marker])
-    return Int(run?.stdout.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+    ownProcesses(commandLineStartingWith: marker).count
 }
 
-/// Random choices a failing test can replay: SplitMix64 from `PUSHSEAL_TEST_SEED` when set,
-/// else from a fresh seed, which every message of the test names (`seed N`).
-struct ReplayableRandom: RandomNumberGenerator {
-    let seed: UInt64
-    private var state: UInt64
-
-    init() {
-        seed = ProcessInfo.processInfo.environment["PUSHSEAL_TEST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: .min ... .max)
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
+/// This suite's processes (see `suiteOwner`) whose command line starts with `prefix`; zombies
+/// do not count, they have ended.
+func ownProcesses(commandLineStartingWith prefix: String) -> [Int32] {
+    let owner = Array("\(suiteOwnerVariable)=\(suiteOwner)".utf8)
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return entries.compactMap(Int32.init).filter { pid in
+        // Arguments joined by spaces, as `ps` shows them.
+        guard let commandLine = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline")?.map({ $0 == 0 ? UInt8(ascii: " ") : $0 }),
+              commandLine.starts(with: Array(prefix.utf8)),
+              let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ"),
+              environment.split(separator: 0).contains(where: { $0.elementsEqual(owner) }),
+              let status = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let state = status.split(separator: ")").last?.split(separator: " ").first, state != "Z"
+        else { return false }
+        return true
     }
 }
+
+/// Sends `signal` to this suite's processes whose command line starts with `prefix`.
+func signalOwnProcesses(commandLineStartingWith prefix: String, _ signal: Int32 = SIGKILL) {
+    for pid in ownProcesses(commandLineStartingWith: prefix) { kill(pid, signal) }
+}
+

@@ -109,12 +109,18 @@ struct VisibleFallbackTests {
             while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line += byte }
             return jsonObject(String(decoding: line, as: UTF8.self))
         }
-        /// Changes the keyring under the running receiver, then sends the payload once more.
-        func after(_ change: () throws -> Void) throws -> [String: Any] {
+        /// Changes the keyring under the running receiver, then sends the payload again until
+        /// its record has `status` (the receiver looks at the file within 100 ms; each try
+        /// gets its record, read before the next): the first record with it, or the last.
+        func after(_ change: () throws -> Void, _ status: String) throws -> [String: Any] {
             try change()
-            Thread.sleep(forTimeInterval: 0.3)
-            input.fileHandleForWriting.write(Data(payload.utf8))
-            return try nextRecord()
+            var record: [String: Any] = [:]
+            for _ in 0..<200 {
+                input.fileHandleForWriting.write(Data(payload.utf8))
+                record = try nextRecord()
+                if record["status"] as? String == status { break }
+            }
+            return record
         }
         input.fileHandleForWriting.write(Data(payload.utf8))
         #expect(try nextRecord()["status"] as? String == "decrypted")
@@ -126,7 +132,7 @@ struct VisibleFallbackTests {
             ("made private again", { chmod(file, 0o600) }, "decrypted"),
         ]
         for (step, change, status) in steps {
-            let record = try after(change)
+            let record = try after(change, status)
             #expect(record["status"] as? String == status, "\(step): \(record)")
             if status == "locked" {
                 #expect(record["title"] as? String == "New notification" && record["body"] as? String == "Open the app to read it", "\(step)")

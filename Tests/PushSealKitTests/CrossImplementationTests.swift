@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestRandom
 #if canImport(CryptoKit)
 import CryptoKit
 #else
@@ -26,10 +27,11 @@ struct CrossImplementationTests {
         }
 
         /// Runs pushseal; its stdout, or an error with its stderr.
-        func run(_ arguments: [String], stdin: String = "") throws -> String {
+        func run(_ arguments: [String], stdin: String = "", environment: [String: String] = [:]) throws -> String {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: binary)
             process.arguments = arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             process.currentDirectoryURL = folder
             let input = Pipe(), output = Pipe(), errors = Pipe()
             process.standardInput = input
@@ -57,11 +59,10 @@ struct CrossImplementationTests {
     /// Random alerts as `encrypt --batch` lines, with the awkward cases: every script, quotes,
     /// escapes and control characters, empty and absent fields, every alert field and level
     /// (and the option-style names), data of every JSON kind, ttl set and not, ids.
-    static func alerts(_ count: Int) -> [[String: Any]] {
+    static func alerts(_ count: Int, using random: inout ReplayableRandom) -> [[String: Any]] {
         let pieces = ["Deploy", "finished", "✅", "Grüße", "日本語", "עברית", "\"quoted\"", "back\\slash", "tab\there", "emoji 🚀🔥",
                       "line\nbreak", "  spaced  ", "e\u{301}", "ß", "Ω", "𝄞", "<tag>", "&amp;", "100%", "{json}", "👩‍👩‍👧", "\u{2028}",
                       "\u{7}bell", "/slash/", "\\u0041"]
-        var random = SystemRandomNumberGenerator()
         func text(_ words: ClosedRange<Int>) -> String {
             (0..<Int.random(in: words, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined(separator: " ")
         }
@@ -174,10 +175,12 @@ struct CrossImplementationTests {
             _ = try tool.run(["keys", "import", "--keys", "Sender", "-"], stdin: line)
         }
 
-        /// What the device's receiver records for each payload, in order.
-        func received(_ payloads: [String]) throws -> [JSONObject] {
+        /// What the device's receiver records for each payload, in order, `clockOffset`
+        /// seconds from now (pushseal's test clock).
+        func received(_ payloads: [String], clockOffset: Int = 0) throws -> [JSONObject] {
             let records = try CrossImplementationTests.records(
-                try tool.run(["receive", "--json", "--keys", "Device", "-"], stdin: payloads.joined(separator: "\n") + "\n"))
+                try tool.run(["receive", "--json", "--keys", "Device", "-"], stdin: payloads.joined(separator: "\n") + "\n",
+                             environment: ["PUSHSEAL_TEST_CLOCK_OFFSET": String(clockOffset)]))
             #expect(records.count == payloads.count)
             return records
         }
@@ -220,7 +223,10 @@ struct CrossImplementationTests {
     func aThousandAlertsOpenToWhatPushsealsReceiverShows(format: String) throws {
         let pairing = try Pairing()
         let opener = NotificationOpener(keys: pairing.store)
-        let alerts = Self.alerts(1_000)
+        var random = ReplayableRandom()
+        let alerts = Self.alerts(1_000, using: &random)
+        // PUSHSEAL_TEST_SEED replays these alerts.
+        print("alerts from seed \(random.seed)")
         var payloads: [String] = []
         // Four padding sizes, a quarter of the alerts each.
         for (part, pad) in [1, 16, 32, 256].enumerated() {
@@ -349,15 +355,16 @@ struct CrossImplementationTests {
             object["aps"] = ["alert": "a string alert", "mutable-content": 1, "badge": 9, "sound": ["critical": 1, "name": "siren"]]
             cases.append(("\(format) string alert, critical sound", try payload(object)))
         }
-        Thread.sleep(forTimeInterval: 2.1)
-        let records = try pairing.received(cases.map(\.1))
+        // Both sides judge five seconds on, past the one-second ttl.
+        let records = try pairing.received(cases.map(\.1), clockOffset: 5)
+        let later = Date().addingTimeInterval(5)
         let expected: [String: String] = ["good": "decrypted", "expiring": "expired", "foreign key": "key-missing", "tag flipped": "auth-failed",
                                           "first byte flipped": "auth-failed", "absent": "passthrough", "not mutable": "passthrough",
                                           "no alert text": "passthrough", "a number": "malformed", "unknown kid": "key-missing",
                                           "later version": "unsupported", "localized fallback": "decrypted", "visible critical": "decrypted",
                                           "visible critical, no key": "key-missing"]
         for ((label, payload), record) in zip(cases, records) {
-            Self.expectSame(opener.open(json: Data(payload.utf8)), as: record, label)
+            Self.expectSame(opener.open(json: Data(payload.utf8), now: later), as: record, label)
             if let status = expected[String(label.dropFirst(4))] { #expect(record["status"]?.stringValue == status, "\(label)") }
             if label.hasSuffix("visible critical, no key") {
                 // What the sender chose to keep audible stays on the placeholder.
@@ -395,9 +402,14 @@ struct CrossImplementationTests {
         // The keyring is damaged under the running receiver (a bad restore, a disk error).
         let keyring = tool.folder.appendingPathComponent("Device/keyring.json")
         try Data("{\"format\":".utf8).write(to: keyring)
-        Thread.sleep(forTimeInterval: 0.3)
-        input.fileHandleForWriting.write(Data(payload.utf8))
-        let record = try nextRecord()
+        // The receiver looks at the file again within 100 ms: the payload goes again until
+        // it has (each try gets its record, read before the next).
+        var record = JSONObject()
+        for _ in 0..<200 {
+            input.fileHandleForWriting.write(Data(payload.utf8))
+            record = try nextRecord()
+            if record["status"]?.stringValue != "decrypted" { break }
+        }
         try input.fileHandleForWriting.close()
         receiver.waitUntilExit()
         #expect(record["status"]?.stringValue == "locked")

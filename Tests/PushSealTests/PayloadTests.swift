@@ -1,6 +1,7 @@
 @testable import PushSeal
 import Foundation
 import Testing
+import TestRandom
 import PushSealJSON
 
 @Suite("APNs payloads")
@@ -72,7 +73,8 @@ struct PayloadTests {
     /// order, every nibble value in both cases, and UUIDs of version 4 in APNs' uppercase.
     @Test func randomIdsAreTheHexOfTheirBytes() throws {
         var samples: [[UInt8]] = [[0x00, 0x09, 0x0A, 0x0F], [0x10, 0x9A, 0xAF, 0xFF], [0x01, 0x23, 0x45, 0x67], [0x89, 0xAB, 0xCD, 0xEF]]
-        for _ in 0..<200 { samples.append((0..<4).map { _ in UInt8.random(in: 0...255) }) }
+        var random = ReplayableRandom()
+        for _ in 0..<200 { samples.append((0..<4).map { _ in UInt8.random(in: 0...255, using: &random) }) }
         for bytes in samples {
             for uppercase in [false, true] {
                 var text = [UInt8](repeating: 0, count: 8)
