@@ -38,9 +38,8 @@ final class Connection {
     private var lastWritten: MonotonicClock.Instant
     /// Request bytes (headers and kept body) held for unfinished streams.
     private var heldBytes = 0
-    /// Resets of unanswered streams the client may still send: a token bucket.
-    private var resetAllowance: Double
-    private var resetCheckedAt: MonotonicClock.Instant
+    /// Resets of unanswered streams the client may still send.
+    private var resets: ResetBudget
     /// GOAWAY has been queued: no new streams, close once the open ones are answered.
     private var goingAway = false
     /// When the input being decoded was read: a request's progress is timed by it.
@@ -62,8 +61,7 @@ final class Connection {
         acceptedAt = EventLoop.now()
         idleSince = acceptedAt
         lastWritten = acceptedAt
-        resetAllowance = Double(shared.limits.resetBurst)
-        resetCheckedAt = acceptedAt
+        resets = ResetBudget(burst: shared.limits.resetBurst, perSecond: shared.limits.resetsPerSecond, now: acceptedAt)
         receivedAt = acceptedAt
         if let context = shared.tls {
             ERR_clear_error()
@@ -146,28 +144,24 @@ final class Connection {
     }
 
     func closeIfTimedOut(now: MonotonicClock.Instant) {
-        let limits = shared.limits
-        if handshaking || !speaksHTTP2 {
-            // The TLS handshake and the client's preface together get the handshake's time
-            // (10 s by default), not the idle time: a silent socket is held no longer.
-            let limit = min(limits.handshakeTimeout, limits.idleTimeout)
-            if now - acceptedAt > limit { close() }
-            return
+        let timeouts = shared.timeouts
+        let stage: ConnectionTimeouts.Stage = handshaking || !speaksHTTP2
+            ? .handshaking(acceptedAt: acceptedAt)
+            : .open(idleSince: streams.isEmpty ? idleSince : nil, outputWaitingSince: output.isEmpty ? nil : lastWritten)
+        switch timeouts.verdict(stage, now: now) {
+        case .keep:
+            break
+        case .close:
+            close()
+        case .goAwayAndClose:
+            goAwayAndClose()
+        case let .cancelStalledRequests(progressBefore):
+            let stalled = streams.filter { !$0.value.ended && !$0.value.reported && $0.value.lastProgress < progressBefore }
+            for (id, _) in stalled {
+                refuse(id, code: NGHTTP2_CANCEL, reason: "the request made no progress for \(timeouts.stalledRequest)")
+            }
+            if !stalled.isEmpty { send() }
         }
-        if !output.isEmpty, now - lastWritten > limits.idleTimeout {
-            // The client stopped reading its answers: nothing more can reach it.
-            return close()
-        }
-        if streams.isEmpty {
-            if now - idleSince > limits.idleTimeout { goAwayAndClose() }
-            return
-        }
-        let timeout = min(limits.requestTimeout, limits.idleTimeout)
-        let stalled = streams.filter { !$0.value.ended && !$0.value.reported && now - $0.value.lastProgress > timeout }
-        for (id, _) in stalled {
-            refuse(id, code: NGHTTP2_CANCEL, reason: "the request made no progress for \(timeout)")
-        }
-        if !stalled.isEmpty { send() }
     }
 
     func close() {
@@ -494,16 +488,9 @@ final class Connection {
         spendAllowance()
     }
 
-    /// A token bucket, as nghttp2 keeps against "rapid reset": a burst, then a rate; past it,
-    /// GOAWAY ENHANCE_YOUR_CALM.
+    /// Past the reset budget, GOAWAY ENHANCE_YOUR_CALM.
     private func spendAllowance() {
-        let limits = shared.limits
-        let now = EventLoop.now()
-        let seconds = Double((now - resetCheckedAt).saturatingNanoseconds) / 1e9
-        resetCheckedAt = now
-        resetAllowance = min(Double(limits.resetBurst), resetAllowance + seconds * Double(limits.resetsPerSecond))
-        resetAllowance -= 1
-        if resetAllowance < 0, let session, !goingAway {
+        if !resets.spend(now: EventLoop.now()), let session, !goingAway {
             goingAway = true
             shared.counters.calmed.add(1, ordering: .relaxed)
             nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)

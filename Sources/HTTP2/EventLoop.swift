@@ -19,6 +19,7 @@ final class EventLoop: @unchecked Sendable {
         let listener: Int32
         let tls: TLSContext?
         let limits: HTTP2Server.Limits
+        let timeouts: ConnectionTimeouts
         let handler: HTTP2Server.Handler
         let roundEnded: (@Sendable () -> Void)?
         let connectionEnded: (@Sendable (Int) -> Void)?
@@ -36,6 +37,7 @@ final class EventLoop: @unchecked Sendable {
             self.listener = listener
             self.tls = tls
             self.limits = limits
+            timeouts = ConnectionTimeouts(handshake: limits.handshakeTimeout, idle: limits.idleTimeout, request: limits.requestTimeout)
             self.connectionLimit = connectionLimit
             self.handler = handler
             self.roundEnded = roundEnded
@@ -226,6 +228,14 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// This loop's connections, as the eviction policy sees them (numbered by descriptor).
+    private var evictionCandidates: [ConnectionEviction.Candidate] {
+        connections.map { descriptor, connection in
+            ConnectionEviction.Candidate(number: Int(descriptor), isPending: connection.isPending, acceptedAt: connection.acceptedAt,
+                                         idleSince: connection.isIdle ? connection.idleSince : nil)
+        }
+    }
+
     /// Runs a newcomer here, within the cap. At the cap a connection of this loop is closed to
     /// make room, so idle clients cannot lock out working ones: the oldest that is not yet
     /// HTTP/2 (a handshake under way, no preface: it has done no work), else the longest-idle
@@ -235,17 +245,14 @@ final class EventLoop: @unchecked Sendable {
     /// whole, past which the oldest of them gives way even below the cap.
     private func admit(_ descriptor: Int32, mayHandOver: Bool) {
         if drainDeadline != nil { return refuse(descriptor) }
-        let pending = connections.values.filter(\.isPending)
-        if pending.count >= max(16, shared.connectionLimit / 4), let oldest = pending.min(by: { $0.acceptedAt < $1.acceptedAt }) {
+        if let oldest = ConnectionEviction.pendingVictim(among: evictionCandidates, connectionLimit: shared.connectionLimit) {
             shared.counters.evicted.add(1, ordering: .relaxed)
-            oldest.goAwayAndClose()
+            connections[Int32(oldest.number)]?.goAwayAndClose()
         }
         if shared.openConnections.add(1, ordering: .relaxed).newValue > shared.connectionLimit {
-            let victim = connections.values.filter(\.isPending).min(by: { $0.acceptedAt < $1.acceptedAt })
-                ?? connections.values.filter(\.isIdle).min(by: { $0.idleSince < $1.idleSince })
-            if let victim {
+            if let victim = ConnectionEviction.victim(among: evictionCandidates) {
                 shared.counters.evicted.add(1, ordering: .relaxed)
-                victim.goAwayAndClose()
+                connections[Int32(victim.number)]?.goAwayAndClose()
             } else {
                 shared.openConnections.subtract(1, ordering: .relaxed)
                 if mayHandOver, let sibling, sibling !== self {

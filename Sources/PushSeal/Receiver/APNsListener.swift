@@ -158,37 +158,6 @@ public final class APNsListener: Sendable {
         }
     }
 
-    /// Each connection's provider token and when it last changed, for
-    /// `TooManyProviderTokenUpdates`.
-    private final class TokenUpdates: Sendable {
-        private let tokens = Locked<[Int: (token: String, setAt: MonotonicClock.Instant)]>([:])
-        private let interval: Duration
-
-        init(interval: Duration) {
-            self.interval = interval
-        }
-
-        /// False when `token` replaces the connection's token too soon after its last change.
-        func allows(_ token: String, on connection: Int) -> Bool {
-            tokens.withLock { tokens in
-                guard let current = tokens[connection] else {
-                    tokens[connection] = (token, MonotonicClock.system.now)
-                    return true
-                }
-                // The same token as before, as on nearly every request: no clock needed.
-                if current.token == token { return true }
-                let now = MonotonicClock.system.now
-                guard now - current.setAt >= interval else { return false }
-                tokens[connection] = (token, now)
-                return true
-            }
-        }
-
-        func forget(_ connection: Int) {
-            _ = tokens.withLock { $0.removeValue(forKey: connection) }
-        }
-    }
-
     /// Binds the address; nothing is accepted before `start`.
     public init(settings: Settings, runner: ExtensionRunner, records: any RecordSink) throws(ListenerError) {
         let rules = settings.rules
@@ -198,7 +167,7 @@ public final class APNsListener: Sendable {
         let pendingLimit = max(1, settings.pendingLimit)
         let pendingByteLimit = max(PayloadSealer.byteLimit, settings.pendingBytes)
         self.inFlight = inFlight
-        let tokenUpdates = TokenUpdates(interval: settings.tokenUpdateInterval)
+        let tokenUpdates = Locked(ProviderTokenUpdates(interval: settings.tokenUpdateInterval))
         // Settings' limits keep at least one byte past APNs' largest payload, so an oversized
         // body is seen as oversized.
         var limits = settings.limits.engine
@@ -227,7 +196,7 @@ public final class APNsListener: Sendable {
         do {
             server = try HTTP2Server(host: settings.host, port: settings.port, tls: settings.tls?.engine, limits: limits,
                                      roundEnded: { handoff.roundEnded() },
-                                     connectionEnded: { tokenUpdates.forget($0) }) { request in
+                                     connectionEnded: { connection in tokenUpdates.withLock { $0.forget(connection) } }) { request in
                 let seq = sequence.add(1, ordering: .relaxed).newValue
                 let source = RecordSource.listen(connection: request.connection, stream: request.stream)
                 func refuse(_ answer: APNsRejection, _ identifier: String, _ arrival: APNsRequestFields) -> HTTP2Server.Response {
@@ -255,7 +224,7 @@ public final class APNsListener: Sendable {
                     return refuse(answer, identifier, arrival)
                 case let .accepted(identifier, arrival):
                     if let token = request.values(APNs.Header.authorization.rawValue).first,
-                       !tokenUpdates.allows(token, on: request.connection) {
+                       !tokenUpdates.withLock({ $0.allows(token, on: request.connection, now: MonotonicClock.system.now) }) {
                         return refuse(.tooManyProviderTokenUpdates, identifier, arrival)
                     }
                     guard records.hasRoom, load.admit(bytes: request.body.count, limit: pendingLimit, byteLimit: pendingByteLimit) else {
