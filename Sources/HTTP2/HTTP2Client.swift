@@ -89,6 +89,14 @@ package final class HTTP2Client: Sendable {
         package var body: [UInt8]
         package var failure: Failure?
 
+        package init(id: Int, status: Int, headers: [Field], body: [UInt8], failure: Failure? = nil) {
+            self.id = id
+            self.status = status
+            self.headers = headers
+            self.body = body
+            self.failure = failure
+        }
+
         package func header(_ name: String) -> String? {
             headers.first { $0.name == name }?.value
         }
@@ -108,6 +116,11 @@ package final class HTTP2Client: Sendable {
         package let kind: Kind
         package let message: String
         package var description: String { message }
+
+        package init(kind: Kind, message: String) {
+            self.kind = kind
+            self.message = message
+        }
     }
 
     package enum EndpointProblem: Sendable, Equatable {

@@ -5,7 +5,6 @@ import Dispatch
 import HTTP2
 import MonotonicTime
 import Locking
-import PushSealJSON
 import Synchronization
 
 /// Delivers payloads to APNs (or any server that speaks its provider API), one result per
@@ -99,7 +98,9 @@ package final class Sender: Sendable {
     }
     private let settings: Settings
     /// Provider tokens; nil when the connection's client certificate authenticates instead.
-    private let tokens: ProviderTokenCache?
+    private let tokens: (any ProviderTokenSource)?
+    private let provider: any PushProvider
+    private let backoff: @Sendable (Int) -> Duration
     private let emit: @Sendable (Result) -> Void
     private let pending = Locked<[Int: Pending]>([:])
     private let order = Locked(ReorderBuffer<Result>(first: 0))
@@ -109,7 +110,7 @@ package final class Sender: Sendable {
     private let bearer = Locked<(token: String, header: String)>(("", ""))
     private let outstanding = DispatchGroup()
     private let nextSeq = Locked(0)
-    private let client = Locked<HTTP2Client?>(nil)
+    private let client = Locked<(any PushTransport)?>(nil)
     /// Set once an answer has come: from then on a connection failure is one request's.
     private let connected = Locked(false)
     /// Set when the endpoint cannot be used at all: every device from then on is reported
@@ -139,22 +140,41 @@ package final class Sender: Sendable {
     /// - Parameters:
     ///   - connection: the endpoint and how to reach it.
     ///   - emit: gets each result, in the order devices were added, one at a time.
-    package init(settings: Settings, tokens: ProviderTokenCache?, connection given: SendConnection, progress: Progress = Progress(),
-                emit: @escaping @Sendable (Result) -> Void) throws(SendError) {
+    package convenience init(settings: Settings, tokens: ProviderTokenCache?, connection given: SendConnection, progress: Progress = Progress(),
+                             emit: @escaping @Sendable (Result) -> Void) throws(SendError) {
         let connection = given.engine
+        try self.init(settings: settings, tokens: tokens, provider: APNsProvider(settings: settings), endpoint: connection.endpoint.description,
+                      window: Self.window(connections: connection.connections, streams: connection.maximumStreams),
+                      progress: progress, emit: emit) { answered throws(SendError) in
+            do throws(HTTP2ClientError) {
+                return try HTTP2Client(connection, onResponses: answered)
+            } catch {
+                throw SendError(.setup, error.message)
+            }
+        }
+    }
+
+    /// A sender over any transport, token source and provider (tests run the engine against
+    /// an in-process fake).
+    /// - Parameters:
+    ///   - endpoint: named in the words of an endpoint that cannot be used.
+    ///   - window: results that may wait at once.
+    ///   - backoff: the wait before retry N (`Sender.backoff` in use).
+    ///   - transport: made with the callback that takes its answers.
+    package init(settings: Settings, tokens: (any ProviderTokenSource)?, provider: any PushProvider, endpoint: String, window: Int,
+                 progress: Progress = Progress(), backoff: @escaping @Sendable (Int) -> Duration = Sender.backoff(afterAttempt:),
+                 emit: @escaping @Sendable (Result) -> Void,
+                 transport: (@escaping @Sendable ([HTTP2Client.Response]) -> Void) throws(SendError) -> any PushTransport) throws(SendError) {
         self.progress = progress
         self.settings = settings
         self.tokens = tokens
-        self.endpoint = connection.endpoint.description
+        self.provider = provider
+        self.backoff = backoff
+        self.endpoint = endpoint
         self.emit = emit
-        room = DispatchSemaphore(value: Self.window(connections: connection.connections, streams: connection.maximumStreams))
-        let started: HTTP2Client
-        do {
-            started = try HTTP2Client(connection) { [weak self] responses in
-                for response in responses { self?.answered(response) }
-            }
-        } catch {
-            throw SendError(.setup, error.message)
+        room = DispatchSemaphore(value: window)
+        let started = try transport { [weak self] responses in
+            for response in responses { self?.answered(response) }
         }
         client.withLock { $0 = started }
     }
@@ -206,24 +226,18 @@ package final class Sender: Sendable {
     private func submit(_ item: Pending) throws {
         var item = item
         item.attempts += 1
-        func field(_ name: APNs.Header, _ value: String) -> HTTP2Client.Field { HTTP2Client.Field(name.rawValue, value) }
-        var headers = [
-            field(.topic, settings.topic),
-            field(.pushType, settings.pushType.rawValue),
-            field(.id, item.apnsID),
-        ]
+        var authorization: String?
         if let tokens {
-            item.token = try tokens.token()
-            headers.append(field(.authorization, bearer.withLock { held in
+            item.token = try tokens.token(replacing: nil, because: .expired)
+            authorization = bearer.withLock { held in
                 if held.token != item.token { held = (item.token, "bearer " + item.token) }
                 return held.header
-            }))
+            }
         }
-        if let priority = settings.priority { headers.append(field(.priority, priority.rawValue)) }
-        if let expiration = item.expiration ?? settings.expiration { headers.append(field(.expiration, expiration)) }
-        if let collapse = settings.collapseID { headers.append(field(.collapseID, collapse)) }
+        let request = provider.request(id: item.seq, device: item.device, payload: item.payload, notificationID: item.apnsID,
+                                       expiration: item.expiration, authorization: authorization)
         pending.withLock { $0[item.seq] = item }
-        client.withLock { $0 }?.submit([HTTP2Client.Request(id: item.seq, path: "/3/device/" + item.device, headers: headers, body: item.payload)])
+        client.withLock { $0 }?.submit([request])
     }
 
     private func answered(_ response: HTTP2Client.Response) {
@@ -232,45 +246,33 @@ package final class Sender: Sendable {
         if let failure = response.failure {
             return failed(item, failure)
         }
-        let answer = response.body.isEmpty ? nil : (try? JSONParser.parse(response.body))?.objectValue
-        // A body longer than the client keeps is cut, and no longer parses: its reason, which
-        // APNs writes first, is still read from the part that was kept.
-        let reason = answer?["reason"]?.stringValue ?? (answer == nil ? Self.reason(inCut: response.body) : nil)
-        let known = reason.flatMap(APNs.Reason.init(rawValue:))
-        let apnsID = response.header(APNs.Header.id.rawValue) ?? ""
         let date = response.header("date")
-        switch response.status {
-        case 200:
-            // The server's apns-id is printed, so only a UUID is taken from it; anything else
-            // (control bytes, kilobytes) gives way to the id this request was sent with.
-            report(item, outcome: .ok, status: 200, apnsID: APNsRules.isUUID(apnsID) ? apnsID : item.apnsID,
-                   reason: nil, timestamp: nil, date: date)
-        case 403 where !item.tokenRenewed && tokens != nil && (known == .expiredProviderToken
-                                              || known == .invalidProviderToken && !(tokens?.minted(item.token) ?? true)):
+        switch provider.verdict(on: response) {
+        case let .delivered(id):
+            report(item, outcome: .ok, status: response.status, apnsID: id ?? item.apnsID, reason: nil, timestamp: nil, date: date)
+        case let .tokenRefused(because, _, _, _) where !item.tokenRenewed && tokens != nil
+                                                    && (because == .expired || !(tokens?.minted(item.token) ?? true)):
             // Expired: renewed (within APNs' limit). Invalid, for a token read from the cache:
             // one made from the key in hand is tried before the device is reported.
             var renewed = item
             renewed.tokenRenewed = true
             let again = renewed
             let rejected = item.token
-            let because: ProviderTokenCache.Rejection = known == .expiredProviderToken ? .expired : .invalid
             // Off the delivery thread: minting signs and rewrites the cache file.
             DispatchQueue.global().async { [self] in
                 do {
                     _ = try tokens?.token(replacing: rejected, because: because)
                     try submit(again)
                 } catch {
-                    report(again, outcome: .failed, status: 403, apnsID: item.apnsID, reason: "\(error)", timestamp: nil)
+                    report(again, outcome: .failed, status: response.status, apnsID: item.apnsID, reason: "\(error)", timestamp: nil)
                 }
             }
-        case let status where APNs.temporaryStatuses.contains(status):
-            // retry-after (seconds) is the server's own word on when to come back.
-            let asked = response.header(APNs.Header.retryAfter.rawValue).flatMap { Int($0) }.map { Duration.seconds(min(max($0, 0), 3_600)) }
-            retry(item, status: status, reason: reason ?? "HTTP \(status)", after: asked)
-        default:
-            report(item, outcome: .refused, status: response.status,
-                   apnsID: APNsRules.isUUID(apnsID) ? apnsID : item.apnsID,
-                   reason: reason ?? "HTTP \(response.status)", timestamp: answer?["timestamp"]?.integerValue, date: date)
+        case let .tokenRefused(_, status, reason, id):
+            report(item, outcome: .refused, status: status, apnsID: id ?? item.apnsID, reason: reason, timestamp: nil, date: date)
+        case let .temporary(status, reason, asked):
+            retry(item, status: status, reason: reason, after: asked)
+        case let .refused(status, reason, id, timestamp):
+            report(item, outcome: .refused, status: status, apnsID: id ?? item.apnsID, reason: reason, timestamp: timestamp, date: date)
         }
     }
 
@@ -305,24 +307,6 @@ package final class Sender: Sendable {
         }
     }
 
-    /// The `"reason"` string of a JSON body that was cut short, if its member is whole.
-    static func reason(inCut body: [UInt8]) -> String? {
-        let key = Array(#""reason""#.utf8)
-        guard body.count > key.count,
-              let at = (0...(body.count - key.count)).first(where: { body[$0..<($0 + key.count)].elementsEqual(key) }) else { return nil }
-        var index = at + key.count
-        func skipSpaces() { while index < body.count, [0x20, 0x09, 0x0A, 0x0D].contains(body[index]) { index += 1 } }
-        skipSpaces()
-        guard index < body.count, body[index] == UInt8(ascii: ":") else { return nil }
-        index += 1
-        skipSpaces()
-        guard index < body.count, body[index] == UInt8(ascii: "\"") else { return nil }
-        var end = index + 1
-        while end < body.count, body[end] != UInt8(ascii: "\"") { end += body[end] == UInt8(ascii: "\\") ? 2 : 1 }
-        guard end < body.count else { return nil }
-        return (try? JSONParser.parse(Array(body[index...end])))?.stringValue
-    }
-
     /// The one line that says why the endpoint cannot be used.
     static func words(for problem: HTTP2Client.EndpointProblem, _ message: String, _ endpoint: String) -> String {
         switch problem {
@@ -335,7 +319,7 @@ package final class Sender: Sendable {
 
     /// Sends `item` again after a backoff, if its retries and time allow and no stop came.
     private func retry(_ item: Pending, status: Int, reason: String, after asked: Duration?) {
-        let delay = max(Self.backoff(afterAttempt: item.attempts), asked ?? .zero)
+        let delay = max(backoff(item.attempts), asked ?? .zero)
         guard settings.retries.map({ item.attempts <= $0 }) ?? true, retrying.withLock({ $0 }),
               MonotonicClock.system.now - item.start + delay <= settings.retryFor else {
             return report(item, outcome: .failed, status: status, apnsID: item.apnsID, reason: reason, timestamp: nil)
