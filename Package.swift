@@ -12,7 +12,7 @@ let package = Package(
         // Figures for Scripts/bench.sh that only an in-process clock can take.
         .executable(name: "pushseal-bench", targets: ["PushSealBench"]),
         // The published test vectors (docs/vectors/), written by Scripts/vectors.sh.
-        .executable(name: "pushseal-vectors", targets: ["PushSealVectors"]),
+        .executable(name: "pushseal-vectors", targets: ["PushSealVectors"])
     ],
     targets: [
         // OpenSSL's libcrypto (pkg-config libcrypto, from Debian's libssl-dev); SealCrypto is its only user.
@@ -78,7 +78,7 @@ let package = Package(
             name: "PushSealCLITests",
             dependencies: ["PushSealCLI", "PushSeal", "PushSealJSON", "NotificationText", "SealCrypto", "Locking", "TestRandom"],
             resources: [.copy("Reference")]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )
@@ -97,8 +97,10 @@ package.products.append(.library(name: "PushSealKit", targets: ["PushSealKit"]))
 package.targets.append(.target(name: "PushSealKit", dependencies: ["PushSealJSON", "NotificationText", "EnvelopeFormat"]))
 #else
 if let crypto = Context.environment["PUSHSEAL_SWIFT_CRYPTO"], !crypto.isEmpty {
-    package.dependencies.append(crypto == "url" ? .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.0")
-                                                : .package(path: crypto))
+    package.dependencies.append(
+        crypto == "url"
+            ? .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.0")
+            : .package(path: crypto))
     package.products.append(.library(name: "PushSealKit", targets: ["PushSealKit"]))
     // Warnings are errors here as in CI, for the kit alone: swift-crypto's own warnings are
     // not this project's to fix (Scripts/device-test.sh does not pass SWIFT_FLAGS on).
@@ -112,14 +114,15 @@ if let crypto = Context.environment["PUSHSEAL_SWIFT_CRYPTO"], !crypto.isEmpty {
         package.targets += [
             .target(name: "CryptoKit", dependencies: [.product(name: "Crypto", package: "swift-crypto")], path: "Tests/AppleAPI/CryptoKit", swiftSettings: strict),
             .target(name: "UserNotifications", path: "Tests/AppleAPI/UserNotifications", swiftSettings: strict),
-            .target(name: "Security", path: "Tests/AppleAPI/Security", swiftSettings: strict),
+            .target(name: "Security", path: "Tests/AppleAPI/Security", swiftSettings: strict)
         ]
         appleAPI = ["CryptoKit", "UserNotifications", "Security"]
     }
     package.targets += [
-        .target(name: "PushSealKit", dependencies: ["PushSealJSON", "NotificationText", "EnvelopeFormat", .product(name: "Crypto", package: "swift-crypto")] + appleAPI,
-                swiftSettings: strict),
-        .testTarget(name: "PushSealKitTests", dependencies: ["PushSealKit", "PushSealJSON", "TestRandom"], swiftSettings: strict),
+        .target(
+            name: "PushSealKit", dependencies: ["PushSealJSON", "NotificationText", "EnvelopeFormat", .product(name: "Crypto", package: "swift-crypto")] + appleAPI,
+            swiftSettings: strict),
+        .testTarget(name: "PushSealKitTests", dependencies: ["PushSealKit", "PushSealJSON", "TestRandom"], swiftSettings: strict)
     ]
 }
 #endif

@@ -65,7 +65,7 @@ public enum KeyIDRule {
     public static func isKeyIDByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
             true
         default:
             false
@@ -101,7 +101,7 @@ public struct EnvelopeLayout: Sendable, Equatable {
         // The kid's end is looked for from the front: neither a kid nor base64url has a dot,
         // so a dot further on is the sealed part's decoder's to refuse.
         guard let firstDot = bytes.firstIndex(of: dot),
-              let secondDot = bytes[(firstDot + 1)...].firstIndex(of: dot)
+            let secondDot = bytes[(firstDot + 1)...].firstIndex(of: dot)
         else { throw .notAnEnvelope }
         let name = UnsafeRawBufferPointer(rebasing: bytes[..<firstDot])
         guard let version = EnvelopeVersion(utf8: name) else {

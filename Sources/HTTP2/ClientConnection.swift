@@ -1,8 +1,9 @@
+internal import CNGHTTP2
+import MonotonicTime
+
 #if canImport(Glibc)
 import Glibc
 #endif
-internal import CNGHTTP2
-import MonotonicTime
 
 /// One client connection, from name lookup to close: TCP to each address in turn (or to the
 /// proxy, then CONNECT), TLS with ALPN h2 when the endpoint has it, then the nghttp2 client
@@ -180,8 +181,9 @@ final class ClientConnection {
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1] == "200" else {
             let shown = String(statusLine.filter { $0.isASCII && !$0.isNewline }.prefix(120))
             let hint = parts.count >= 2 && parts[1] == "407" ? "; give the user and password in the proxy URL (http://user:password@host:port)" : ""
-            return fail("the proxy \(proxy) refused to tunnel to \(loop.settings.endpoint.authorityWithPort): \(shown.isEmpty ? "no HTTP answer" : shown)\(hint)",
-                        problem: parts.count >= 2 && parts[0].hasPrefix("HTTP/1.") ? .proxyRefused : .unreachable)
+            return fail(
+                "the proxy \(proxy) refused to tunnel to \(loop.settings.endpoint.authorityWithPort): \(shown.isEmpty ? "no HTTP answer" : shown)\(hint)",
+                problem: parts.count >= 2 && parts[0].hasPrefix("HTTP/1.") ? .proxyRefused : .unreachable)
         }
         startSecuring()
     }
@@ -215,8 +217,9 @@ final class ClientConnection {
             guard protocolName == "h2" else {
                 // APNs speaks HTTP/2 only; a server that will not is the wrong server, and
                 // the provider token must not go to it over anything else.
-                return fail(protocolName.map { "it chose \($0) instead of h2 in ALPN" } ?? "it answered TLS without ALPN h2",
-                            problem: .notHTTP2)
+                return fail(
+                    protocolName.map { "it chose \($0) instead of h2 in ALPN" } ?? "it answered TLS without ALPN h2",
+                    problem: .notHTTP2)
             }
             return openSession()
         }
@@ -252,7 +255,7 @@ final class ClientConnection {
         stage = .awaitingSettings
         var settings = [
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: 1 << 20),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: 1 << 20)
         ]
         _ = nghttp2_submit_settings(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
         // Answers for many streams share the connection's window: make it generous.
@@ -295,19 +298,22 @@ final class ClientConnection {
             let base = buffer.baseAddress!
             // nghttp2 copies names and values on submit, so the scratch is reused.
             var entries = spans.map { span in
-                nghttp2_nv(name: base + span.name, value: base + span.value,
-                           namelen: span.value - span.name, valuelen: span.end - span.value,
-                           flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+                nghttp2_nv(
+                    name: base + span.name, value: base + span.value,
+                    namelen: span.value - span.name, valuelen: span.end - span.value,
+                    flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
             }
             let source = Unmanaged.passUnretained(stream).toOpaque()
             guard !item.request.body.isEmpty else {
                 return nghttp2_submit_request(session, nil, &entries, entries.count, nil, source)
             }
             // The body stays in `stream` (kept in `streams`) until nghttp2 closes the stream.
-            var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: source), read_callback: { _, _, buffer, length, flags, source, _ in
-                let stream = Unmanaged<ClientStream>.fromOpaque(source!.pointee.ptr!).takeUnretainedValue()
-                return stream.readBody(into: buffer!, length: length, flags: flags!)
-            })
+            var provider = nghttp2_data_provider(
+                source: nghttp2_data_source(ptr: source),
+                read_callback: { _, _, buffer, length, flags, source, _ in
+                    let stream = Unmanaged<ClientStream>.fromOpaque(source!.pointee.ptr!).takeUnretainedValue()
+                    return stream.readBody(into: buffer!, length: length, flags: flags!)
+                })
             return nghttp2_submit_request(session, nil, &entries, entries.count, &provider, source)
         }
         guard id > 0 else {
@@ -385,8 +391,9 @@ final class ClientConnection {
             guard taken >= 0 else {
                 flush()
                 let words = String(cString: nghttp2_strerror(Int32(taken)))
-                return fail(stage == .ready ? "HTTP/2 failed: \(words)" : "the server does not speak HTTP/2 (\(words))",
-                            problem: stage == .ready ? .unreachable : .notHTTP2)
+                return fail(
+                    stage == .ready ? "HTTP/2 failed: \(words)" : "the server does not speak HTTP/2 (\(words))",
+                    problem: stage == .ready ? .unreachable : .notHTTP2)
             }
             if tls == nil, count < buffer.count { return }
         }
@@ -399,13 +406,14 @@ final class ClientConnection {
         guard !closed else { return }
         guard stage == .ready else {
             if now - startedAt > loop.settings.connectTimeout {
-                let what = switch stage {
-                case .resolving: "looking up \(host)"
-                case .connecting: "connecting"
-                case .tunnelling: "waiting for the proxy"
-                case .handshaking: "in the TLS handshake"
-                default: "waiting for the server's HTTP/2 SETTINGS"
-                }
+                let what =
+                    switch stage {
+                    case .resolving: "looking up \(host)"
+                    case .connecting: "connecting"
+                    case .tunnelling: "waiting for the proxy"
+                    case .handshaking: "in the TLS handshake"
+                    default: "waiting for the server's HTTP/2 SETTINGS"
+                    }
                 fail("no progress \(what) for \(loop.settings.connectTimeout.shortText)", problem: .unreachable)
             }
             return
@@ -505,8 +513,10 @@ final class ClientConnection {
     /// The one end of a stream: its answer, its failure, or its return to the queue.
     private func settle(_ stream: ClientStream, code: UInt32?, reason: String) {
         if stream.status > 0, stream.abandoned == nil {
-            return loop.answer(HTTP2Client.Response(id: stream.item.request.id, status: stream.status,
-                                                    headers: stream.headers, body: stream.body, failure: nil))
+            return loop.answer(
+                HTTP2Client.Response(
+                    id: stream.item.request.id, status: stream.status,
+                    headers: stream.headers, body: stream.body, failure: nil))
         }
         if let abandoned = stream.abandoned {
             return loop.answer(stream.item.request.id, failure: .init(kind: .unknownOutcome, message: abandoned))
@@ -654,8 +664,10 @@ struct SocketAddress: CustomStringConvertible {
         var next = found
         while let entry = next {
             if let address = entry.pointee.ai_addr {
-                addresses.append(SocketAddress(family: entry.pointee.ai_family,
-                                               bytes: Array(UnsafeRawBufferPointer(start: address, count: Int(entry.pointee.ai_addrlen)))))
+                addresses.append(
+                    SocketAddress(
+                        family: entry.pointee.ai_family,
+                        bytes: Array(UnsafeRawBufferPointer(start: address, count: Int(entry.pointee.ai_addrlen)))))
             }
             next = entry.pointee.ai_next
         }

@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 internal import CNGHTTP2
 import Dispatch
 import Locking
 import MonotonicTime
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The client's event-loop thread and what it owns: the queue of requests waiting for a
 /// stream, the connections, the count of failed connection attempts. Other threads reach it

@@ -1,8 +1,9 @@
+internal import CNGHTTP2
+import SealCrypto
+
 #if canImport(Glibc)
 import Glibc
 #endif
-internal import CNGHTTP2
-import SealCrypto
 
 /// The client's SSL_CTX: TLS 1.2 or later with the server's AEAD suites, ALPN offering `h2`
 /// alone, and the peer's certificate checked against the system's CA store (OpenSSL's
@@ -85,7 +86,8 @@ final class ClientTLS: @unchecked Sendable {
                 Array(raw.prefix { $0 != 0 })
             }
             if name.count == 10, name[8] == UInt8(ascii: "."), name[9] == UInt8(ascii: "0"),
-               name[..<8].allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) {
+                name[..<8].allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })
+            {
                 return true
             }
         }

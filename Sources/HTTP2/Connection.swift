@@ -1,8 +1,9 @@
+internal import CNGHTTP2
+import MonotonicTime
+
 #if canImport(Glibc)
 import Glibc
 #endif
-internal import CNGHTTP2
-import MonotonicTime
 
 /// One client connection: the socket, TLS when the server has it, and the nghttp2 server
 /// session. Lives on its event loop's thread only.
@@ -139,13 +140,15 @@ final class Connection {
     private func submitGoAway(_ code: nghttp2_error_code) {
         guard let session, !goingAway else { return }
         goingAway = true
-        nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
-                              nghttp2_session_get_last_proc_stream_id(session), code.rawValue, nil, 0)
+        nghttp2_submit_goaway(
+            session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
+            nghttp2_session_get_last_proc_stream_id(session), code.rawValue, nil, 0)
     }
 
     func closeIfTimedOut(now: MonotonicClock.Instant) {
         let timeouts = shared.timeouts
-        let stage: ConnectionTimeouts.Stage = handshaking || !speaksHTTP2
+        let stage: ConnectionTimeouts.Stage =
+            handshaking || !speaksHTTP2
             ? .handshaking(acceptedAt: acceptedAt)
             : .open(idleSince: streams.isEmpty ? idleSince : nil, outputWaitingSince: output.isEmpty ? nil : lastWritten)
         switch timeouts.verdict(stage, now: now) {
@@ -239,10 +242,12 @@ final class Connection {
         session = created
         let limits = shared.limits
         var settings = [
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
-                                   value: UInt32(limits.concurrentStreams)),
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
-                                   value: UInt32(limits.headerBytes)),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
+                value: UInt32(limits.concurrentStreams)),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
+                value: UInt32(limits.headerBytes))
         ]
         guard nghttp2_submit_settings(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count) == 0 else {
             return close()
@@ -351,8 +356,9 @@ final class Connection {
         guard heldBytes + count <= limits.connectionBufferBytes, total <= limits.bufferBytes else {
             shared.heldBytes.subtract(count, ordering: .relaxed)
             let whose = heldBytes + count > limits.connectionBufferBytes ? "this connection's" : "the server's"
-            refuse(id, code: NGHTTP2_REFUSED_STREAM,
-                   reason: "\(whose) unfinished requests hold their limit of bytes (\(whose == "this connection's" ? limits.connectionBufferBytes : limits.bufferBytes)); retry")
+            refuse(
+                id, code: NGHTTP2_REFUSED_STREAM,
+                reason: "\(whose) unfinished requests hold their limit of bytes (\(whose == "this connection's" ? limits.connectionBufferBytes : limits.bufferBytes)); retry")
             return false
         }
         heldBytes += count
@@ -439,9 +445,10 @@ final class Connection {
     @discardableResult
     private func report(_ request: RequestStream, id: Int32, ending: HTTP2Server.Request.Ending) -> HTTP2Server.Response {
         request.reported = true
-        return shared.handler(HTTP2Server.Request(
-            method: request.method, path: request.path, headers: request.headers,
-            body: request.body, bodyLength: request.bodyLength, connection: number, stream: id, ending: ending))
+        return shared.handler(
+            HTTP2Server.Request(
+                method: request.method, path: request.path, headers: request.headers,
+                body: request.body, bodyLength: request.bodyLength, connection: number, stream: id, ending: ending))
     }
 
     /// Resets a stream the server will not finish, and reports it.
@@ -545,12 +552,14 @@ final class Connection {
             if response.body.isEmpty {
                 _ = nghttp2_submit_response(session, stream, entries, count, nil)
             } else {
-                var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: { session, stream, buffer, length, flags, _, user in
-                    let connection = Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue()
-                    let (count, last) = connection.responseBody(stream, into: buffer!, length: length)
-                    if last { flags!.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
-                    return count
-                })
+                var provider = nghttp2_data_provider(
+                    source: nghttp2_data_source(ptr: nil),
+                    read_callback: { session, stream, buffer, length, flags, _, user in
+                        let connection = Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue()
+                        let (count, last) = connection.responseBody(stream, into: buffer!, length: length)
+                        if last { flags!.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+                        return count
+                    })
                 _ = nghttp2_submit_response(session, stream, entries, count, &provider)
             }
         }
@@ -565,7 +574,8 @@ final class Connection {
         let callbacks = made!
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, user in
             guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue),
-                  frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST else { return 0 }
+                frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST
+            else { return 0 }
             Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue().beginRequest(frame.pointee.hd.stream_id)
             return 0
         }
@@ -611,7 +621,8 @@ final class Connection {
             // Called where nghttp2 resets a stream itself (and for connection errors, which
             // end the session anyway): only stream-level frames of a request count.
             guard let frame, frame.pointee.hd.stream_id > 0,
-                  frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) || frame.pointee.hd.type == UInt8(NGHTTP2_DATA.rawValue) else { return 0 }
+                frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) || frame.pointee.hd.type == UInt8(NGHTTP2_DATA.rawValue)
+            else { return 0 }
             let opens = frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) && frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST
             Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue().streamResetByLibrary(
                 frame.pointee.hd.stream_id, error: error, opensStream: opens)
@@ -683,10 +694,11 @@ private struct ResponseFields {
         bytes.withUnsafeMutableBufferPointer { buffer in
             let base = buffer.baseAddress!
             for span in spans {
-                entries.append(nghttp2_nv(
-                    name: base + span.name, value: base + span.value,
-                    namelen: span.value - span.name, valuelen: span.end - span.value,
-                    flags: UInt8((span.indexed ? NGHTTP2_NV_FLAG_NONE : NGHTTP2_NV_FLAG_NO_INDEX).rawValue)))
+                entries.append(
+                    nghttp2_nv(
+                        name: base + span.name, value: base + span.value,
+                        namelen: span.value - span.name, valuelen: span.end - span.value,
+                        flags: UInt8((span.indexed ? NGHTTP2_NV_FLAG_NONE : NGHTTP2_NV_FLAG_NO_INDEX).rawValue)))
             }
             entries.withUnsafeMutableBufferPointer { body($0.baseAddress!, $0.count) }
         }

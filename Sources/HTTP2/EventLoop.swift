@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 internal import CNGHTTP2
 import Locking
 import MonotonicTime
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One event-loop thread: accepts connections from the shared listening socket (each loop
 /// waits on it with EPOLLEXCLUSIVE, so the kernel hands each new connection to one loop)
@@ -31,9 +32,11 @@ final class EventLoop: @unchecked Sendable {
         let connectionLimit: Int
         let counters = HTTP2Server.Counters()
 
-        init(listener: Int32, tls: TLSContext?, limits: HTTP2Server.Limits, connectionLimit: Int,
-             handler: @escaping HTTP2Server.Handler, roundEnded: (@Sendable () -> Void)?,
-             connectionEnded: (@Sendable (Int) -> Void)?, nextConnection: @escaping @Sendable () -> Int) {
+        init(
+            listener: Int32, tls: TLSContext?, limits: HTTP2Server.Limits, connectionLimit: Int,
+            handler: @escaping HTTP2Server.Handler, roundEnded: (@Sendable () -> Void)?,
+            connectionEnded: (@Sendable (Int) -> Void)?, nextConnection: @escaping @Sendable () -> Int
+        ) {
             self.listener = listener
             self.tls = tls
             self.limits = limits
@@ -144,7 +147,10 @@ final class EventLoop: @unchecked Sendable {
                     var value: UInt64 = 0
                     _ = read(wake, &value, 8)
                     beginDrain()
-                    for newcomer in handedOver.withLock({ state in defer { state.newcomers.removeAll() }; return state.newcomers }) {
+                    for newcomer in handedOver.withLock({ state in
+                        defer { state.newcomers.removeAll() }
+                        return state.newcomers
+                    }) {
                         admit(newcomer, mayHandOver: false)
                     }
                 } else if let connection = connections[descriptor] {
@@ -231,8 +237,9 @@ final class EventLoop: @unchecked Sendable {
     /// This loop's connections, as the eviction policy sees them (numbered by descriptor).
     private var evictionCandidates: [ConnectionEviction.Candidate] {
         connections.map { descriptor, connection in
-            ConnectionEviction.Candidate(number: Int(descriptor), isPending: connection.isPending, acceptedAt: connection.acceptedAt,
-                                         idleSince: connection.isIdle ? connection.idleSince : nil)
+            ConnectionEviction.Candidate(
+                number: Int(descriptor), isPending: connection.isPending, acceptedAt: connection.acceptedAt,
+                idleSince: connection.isIdle ? connection.idleSince : nil)
         }
     }
 

@@ -1,10 +1,11 @@
+internal import CNGHTTP2
+import MonotonicTime
+import SealCrypto
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-internal import CNGHTTP2
-import SealCrypto
-import MonotonicTime
-import Synchronization
 
 /// An HTTP/2 client for one endpoint: one event-loop thread runs up to `connections`
 /// connections (TLS with ALPN h2, or prior knowledge over `http://`, directly or through an
@@ -40,9 +41,11 @@ package final class HTTP2Client: Sendable {
         /// The certificate and key the client shows when the server asks for one.
         package var clientIdentity: TLSClientIdentity?
 
-        package init(endpoint: ClientEndpoint, trustFile: String? = nil, proxy: ClientProxy? = nil, connections: Int = 1,
-                    maximumStreams: Int = 1_000, timeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10),
-                    connectAttempts: Int = 4, clientIdentity: TLSClientIdentity? = nil) {
+        package init(
+            endpoint: ClientEndpoint, trustFile: String? = nil, proxy: ClientProxy? = nil, connections: Int = 1,
+            maximumStreams: Int = 1_000, timeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10),
+            connectAttempts: Int = 4, clientIdentity: TLSClientIdentity? = nil
+        ) {
             self.clientIdentity = clientIdentity
             self.endpoint = endpoint
             self.trustFile = trustFile

@@ -1,8 +1,9 @@
+internal import CNGHTTP2
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-internal import CNGHTTP2
-import Synchronization
 
 /// An HTTP/2 server on libnghttp2 (and OpenSSL's libssl for TLS) that answers each
 /// request with what `handler` returns.
@@ -157,10 +158,12 @@ package final class HTTP2Server: Sendable {
     ///     in batches rather than one request at a time.
     ///   - connectionEnded: called on an event-loop thread when a connection has closed,
     ///     after the last handler call for it, with its number.
-    package init(host: String, port: Int, tls: TLSIdentity?, limits: Limits = Limits(),
-                threads: Int = 2, roundEnded: (@Sendable () -> Void)? = nil,
-                connectionEnded: (@Sendable (Int) -> Void)? = nil,
-                handler: @escaping Handler) throws(HTTP2ServerError) {
+    package init(
+        host: String, port: Int, tls: TLSIdentity?, limits: Limits = Limits(),
+        threads: Int = 2, roundEnded: (@Sendable () -> Void)? = nil,
+        connectionEnded: (@Sendable (Int) -> Void)? = nil,
+        handler: @escaping Handler
+    ) throws(HTTP2ServerError) {
         let context = try tls.map { identity throws(HTTP2ServerError) in try TLSContext(identity: identity) }
         let bound = try ListeningSocket.bind(host: host, port: port)
         self.host = host

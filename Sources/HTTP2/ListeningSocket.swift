@@ -1,7 +1,8 @@
+internal import CNGHTTP2
+
 #if canImport(Glibc)
 import Glibc
 #endif
-internal import CNGHTTP2
 
 /// A non-blocking TCP socket listening on a numeric address.
 enum ListeningSocket {

@@ -1,7 +1,8 @@
+internal import CNGHTTP2
+
 #if canImport(Glibc)
 import Glibc
 #endif
-internal import CNGHTTP2
 
 /// What a connection's HTTP/2 session has produced and its socket has not taken yet, and
 /// the one way both sides write it: through TLS or straight to the socket, partial writes
@@ -87,12 +88,14 @@ func startThread(named name: String, _ body: @escaping () -> Void) -> pthread_t 
     }
     var handle = pthread_t()
     let work = Unmanaged.passRetained(Work(name: name, body: body)).toOpaque()
-    let rc = pthread_create(&handle, nil, { context in
-        let work = Unmanaged<Work>.fromOpaque(context!).takeRetainedValue()
-        pthread_setname_np(pthread_self(), work.name)
-        work.body()
-        return nil
-    }, work)
+    let rc = pthread_create(
+        &handle, nil,
+        { context in
+            let work = Unmanaged<Work>.fromOpaque(context!).takeRetainedValue()
+            pthread_setname_np(pthread_self(), work.name)
+            work.body()
+            return nil
+        }, work)
     precondition(rc == 0, "pthread_create failed: \(rc)")
     return handle
 }

@@ -1,8 +1,9 @@
+internal import CNGHTTP2
+import SealCrypto
+
 #if canImport(Glibc)
 import Glibc
 #endif
-internal import CNGHTTP2
-import SealCrypto
 
 /// The server's SSL_CTX: TLS 1.2 or later with AEAD suites only (Mozilla's "intermediate"
 /// profile), the identity's certificate and key, and ALPN that picks `h2`. A client that offers no ALPN at all (some APNs libraries) is served
@@ -42,21 +43,24 @@ final class TLSContext: @unchecked Sendable {
         guard key.withKey({ SSL_CTX_use_PrivateKey(context, $0) }) == 1, SSL_CTX_check_private_key(context) == 1 else {
             throw fail("the key \(identity.keyFile) does not match the certificate \(identity.certificateFile)")
         }
-        SSL_CTX_set_alpn_select_cb(context, { _, out, outLength, offered, offeredLength, _ in
-            // h2 when offered; a client offering only other protocols gets no ALPN answer
-            // and then fails at the HTTP/2 preface, on its own connection.
-            var selected: UnsafeMutablePointer<UInt8>?
-            let rc = nghttp2_select_next_protocol(&selected, outLength, offered, offeredLength)
-            guard rc == 1, let selected else { return SSL_TLSEXT_ERR_NOACK }
-            out?.pointee = UnsafePointer(selected)
-            return SSL_TLSEXT_ERR_OK
-        }, nil)
+        SSL_CTX_set_alpn_select_cb(
+            context,
+            { _, out, outLength, offered, offeredLength, _ in
+                // h2 when offered; a client offering only other protocols gets no ALPN answer
+                // and then fails at the HTTP/2 preface, on its own connection.
+                var selected: UnsafeMutablePointer<UInt8>?
+                let rc = nghttp2_select_next_protocol(&selected, outLength, offered, offeredLength)
+                guard rc == 1, let selected else { return SSL_TLSEXT_ERR_NOACK }
+                out?.pointee = UnsafePointer(selected)
+                return SSL_TLSEXT_ERR_OK
+            }, nil)
     }
 
     deinit {
         SSL_CTX_free(context)
     }
 
-    static let tls12Ciphers = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+    static let tls12Ciphers =
+        "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
         + "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
 }

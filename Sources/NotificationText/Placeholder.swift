@@ -25,8 +25,10 @@ public struct Placeholder: Sendable, Equatable {
         deadline: "This message could not be opened in time.",
         unsupported: "This message needs a newer version of the app or system to open.")
 
-    public init(title: String, keyMissing: String, unreadable: String, expired: String, deadline: String,
-                unsupported: String = Placeholder.standard.unsupported) {
+    public init(
+        title: String, keyMissing: String, unreadable: String, expired: String, deadline: String,
+        unsupported: String = Placeholder.standard.unsupported
+    ) {
         self.title = title
         self.keyMissing = keyMissing
         self.unreadable = unreadable

@@ -1,12 +1,13 @@
+import CSystem
+import Dispatch
+import Locking
+import MonotonicTime
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CSystem
-import Dispatch
-import MonotonicTime
-import Locking
 
 /// One program pushseal started, and everything that belongs to it: pushseal's ends of its
 /// pipes, its process group, its exit and its one reap (`--extension` commands, send's
@@ -45,7 +46,9 @@ package final class ChildProcess: Sendable {
 
     /// Pushseal's ends of the child's pipes.
     enum End: Int {
-        case input = 0, output = 1, errorOutput = 2
+        case input = 0
+        case output = 1
+        case errorOutput = 2
     }
 
     package let pid: pid_t
@@ -72,8 +75,10 @@ package final class ChildProcess: Sendable {
     ///   - signals: what its signal dispositions and mask start as.
     /// - Throws: the reason, its `code` the errno (ENOENT, EACCES, ...); every descriptor made
     ///   for it is closed by then.
-    init(_ program: String, _ arguments: [String], stdin: Stream, stdout: Stream, stderr: Stream = .inherit(2),
-         ownGroup: Bool = false, searchPath: Bool = false, signals: Signals = .inherited) throws(FileIOFailure) {
+    init(
+        _ program: String, _ arguments: [String], stdin: Stream, stdout: Stream, stderr: Stream = .inherit(2),
+        ownGroup: Bool = false, searchPath: Bool = false, signals: Signals = .inherited
+    ) throws(FileIOFailure) {
         var ours: [Int32] = [-1, -1, -1]
         var theirs: [Int32] = [-1, -1, -1]
         func closeAll() {
@@ -153,7 +158,8 @@ package final class ChildProcess: Sendable {
                 return (pid, pid > 0 ? 0 : error)
             }
         } else {
-            rc = searchPath
+            rc =
+                searchPath
                 ? posix_spawnp(&pid, program, &actions, &attributes, &argv, environ)
                 : posix_spawn(&pid, program, &actions, &attributes, &argv, environ)
         }

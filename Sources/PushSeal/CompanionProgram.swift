@@ -1,7 +1,8 @@
+import CSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CSystem
 
 /// The programs shipped beside `pushseal` for jobs that need a shared library the static
 /// binary cannot carry: `pushseal-qr` (QR codes; Debian ships libqrencode shared only).

@@ -53,8 +53,10 @@ package enum FileIO {
         package var fsync: @Sendable (Int32) -> Int32
         package var close: @Sendable (Int32) -> Int32
 
-        package init(write: @escaping @Sendable (Int32, UnsafeRawPointer, Int) -> Int,
-                     fsync: @escaping @Sendable (Int32) -> Int32, close: @escaping @Sendable (Int32) -> Int32) {
+        package init(
+            write: @escaping @Sendable (Int32, UnsafeRawPointer, Int) -> Int,
+            fsync: @escaping @Sendable (Int32) -> Int32, close: @escaping @Sendable (Int32) -> Int32
+        ) {
             self.write = write
             self.fsync = fsync
             self.close = close

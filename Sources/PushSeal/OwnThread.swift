@@ -18,10 +18,12 @@ package enum OwnThread {
         // Small stacks: these threads read, write and wait, nothing more.
         pthread_attr_setstacksize(&attributes, 256 * 1024)
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        let rc = pthread_create(&thread, &attributes, { context in
-            Unmanaged<Work>.fromOpaque(context!).takeRetainedValue().body()
-            return nil
-        }, context)
+        let rc = pthread_create(
+            &thread, &attributes,
+            { context in
+                Unmanaged<Work>.fromOpaque(context!).takeRetainedValue().body()
+                return nil
+            }, context)
         precondition(rc == 0, "pthread_create failed: \(rc)")
     }
 

@@ -1,15 +1,16 @@
+import MonotonicTime
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import MonotonicTime
 
 /// Durations as people type them: `250ms`, `45s`, `90m`, `12h`, `30d`, `2w`, and several
 /// of those from the largest unit down, as `1h30m` or `2d12h`.
 package enum DurationText {
     private static let units: [(suffix: String, milliseconds: Int64)] = [
-        ("w", 604_800_000), ("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1),
+        ("w", 604_800_000), ("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1)
     ]
 
     /// Parses a duration of whole units (`0s` included), or of several parts with each unit
@@ -25,7 +26,8 @@ package enum DurationText {
             rest = rest.dropFirst(digits.count)
             // "ms" before "m": the longest suffix that the text starts with.
             guard let unit = units.filter({ rest.hasPrefix($0.suffix) }).max(by: { $0.suffix.count < $1.suffix.count }),
-                  unit.milliseconds < previous else { return nil }
+                unit.milliseconds < previous
+            else { return nil }
             rest = rest.dropFirst(unit.suffix.count)
             previous = unit.milliseconds
             let (milliseconds, overflow) = amount.multipliedReportingOverflow(by: unit.milliseconds)
@@ -91,15 +93,16 @@ public enum Timestamp {
         var time = time_t(seconds)
         var parts = tm()
         gmtime_r(&time, &parts)
-        return "\(pad(Int(parts.tm_year) + 1900, 4))-\(pad(Int(parts.tm_mon) + 1, 2))-\(pad(Int(parts.tm_mday), 2))T\(pad(Int(parts.tm_hour), 2)):\(pad(Int(parts.tm_min), 2)):\(pad(Int(parts.tm_sec), 2))Z"
+        return
+            "\(pad(Int(parts.tm_year) + 1900, 4))-\(pad(Int(parts.tm_mon) + 1, 2))-\(pad(Int(parts.tm_mday), 2))T\(pad(Int(parts.tm_hour), 2)):\(pad(Int(parts.tm_min), 2)):\(pad(Int(parts.tm_sec), 2))Z"
     }
 
     /// Reads `YYYY-MM-DDTHH:MM:SSZ`; nil for anything else.
     public static func parse(_ text: String) -> Int64? {
         let bytes = Array(text.utf8)
         guard bytes.count == 20, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
-              bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
-              bytes[19] == UInt8(ascii: "Z")
+            bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+            bytes[19] == UInt8(ascii: "Z")
         else { return nil }
         func number(_ range: Range<Int>) -> Int32? {
             var value: Int32 = 0
@@ -110,8 +113,8 @@ public enum Timestamp {
             return value
         }
         guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
         var parts = tm()
         parts.tm_year = year - 1900

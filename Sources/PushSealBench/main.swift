@@ -2,11 +2,12 @@
 // Prints figures; never fails on them. Run by Scripts/bench.sh:
 //   pushseal-bench deadline [COUNT] [BUDGET_MS]
 import Dispatch
+import PushSeal
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import PushSeal
-import Synchronization
 
 /// A key source that never answers, so the decrypting extension can only be saved by
 /// serviceExtensionTimeWillExpire.
@@ -24,8 +25,10 @@ func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
     sorted[min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)]
 }
 
-func measure(_ name: String, count: Int, timing: ExtensionRunner.Timing, expected: Duration,
-             makeExtension: @escaping @Sendable () -> any NotificationServiceExtension) {
+func measure(
+    _ name: String, count: Int, timing: ExtensionRunner.Timing, expected: Duration,
+    makeExtension: @escaping @Sendable () -> any NotificationServiceExtension
+) {
     let keyring = try! Keyring.generate(now: Timestamp.now())
     var request = AlertRequest()
     request.title = "t"
@@ -51,7 +54,9 @@ func measure(_ name: String, count: Int, timing: ExtensionRunner.Timing, expecte
         let fraction = String(abs(hundredths) % 100)
         return "\(hundredths / 100).\(fraction.count < 2 ? "0" : "")\(fraction)"
     }
-    print("\(name)\t\(count)\t\(statuses.withLock { $0.sorted().joined(separator: ",") })\tp50 \(format(percentile(sorted, 0.5))) ms\tp99 \(format(percentile(sorted, 0.99))) ms\tmax \(format(sorted.last ?? 0)) ms")
+    print(
+        "\(name)\t\(count)\t\(statuses.withLock { $0.sorted().joined(separator: ",") })\tp50 \(format(percentile(sorted, 0.5))) ms\tp99 \(format(percentile(sorted, 0.99))) ms\tmax \(format(sorted.last ?? 0)) ms"
+    )
 }
 
 let arguments = CommandLine.arguments.dropFirst()

@@ -29,8 +29,10 @@ struct OptionSpec: Sendable {
     /// The only values the option takes, when they are few: shell completion offers them.
     let choices: [String]
 
-    init(_ long: String, short: Character? = nil, value: String? = nil, repeatable: Bool = false,
-         environment: String? = nil, choices: [String] = [], help: String) {
+    init(
+        _ long: String, short: Character? = nil, value: String? = nil, repeatable: Bool = false,
+        environment: String? = nil, choices: [String] = [], help: String
+    ) {
         self.long = long
         self.short = short
         self.valueName = value
@@ -79,8 +81,10 @@ struct CommandSpec: Sendable {
     /// What the command's arguments (not its options) complete to.
     let arguments: Completion
 
-    init(name: Name, overview: String, usage: String, options: [OptionSpec], discussion: String,
-         arguments: Completion = .nothing) {
+    init(
+        name: Name, overview: String, usage: String, options: [OptionSpec], discussion: String,
+        arguments: Completion = .nothing
+    ) {
         self.name = name
         self.overview = overview
         self.usage = usage

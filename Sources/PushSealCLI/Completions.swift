@@ -65,65 +65,65 @@ enum CompletionScript {
 
     private static func bash() -> String {
         var out = """
-        # bash completion for pushseal, written by 'pushseal completions bash' from its option tables.
-        # The key ids of the keyring the line names (--keys, else $PUSHSEAL_KEYS, else ./Keys).
-        _pushseal_kids() {
-            local dir=${PUSHSEAL_KEYS:-Keys} i
-            for ((i = 1; i < COMP_CWORD; i++)); do
-                case ${COMP_WORDS[i]} in
-                    --keys) [[ ${COMP_WORDS[i+1]} == = ]] && dir=${COMP_WORDS[i+2]} || dir=${COMP_WORDS[i+1]} ;;
-                    --keys=*) dir=${COMP_WORDS[i]#--keys=} ;;
-                esac
-            done
-            "${COMP_WORDS[0]}" keys list --keys "$dir" 2>/dev/null | awk 'NR > 1 { print $1 }'
-        }
-        _pushseal() {
-            local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} at=pushseal i dashes=0
-            # --name=value: bash splits at '=', so the option is the word before it.
-            if [[ $prev == = ]]; then prev=${COMP_WORDS[COMP_CWORD-2]}; fi
-            if [[ $cur == = ]]; then cur=; fi
-            for ((i = 1; i < COMP_CWORD; i++)); do
-                if [[ ${COMP_WORDS[i]} == -- ]]; then dashes=$i; break; fi
-                case "$at ${COMP_WORDS[i]}" in
-                    \(commandKeys.map { "\"\($0)\"" }.joined(separator: "|"))) at="$at ${COMP_WORDS[i]}" ;;
-                esac
-            done
-            COMPREPLY=()
-            if ((dashes > 0)); then
-                # After '--' (pushseal run -- CMD ...): a command first, then files.
-                if ((COMP_CWORD == dashes + 1)); then COMPREPLY=($(compgen -c -- "$cur")); else COMPREPLY=($(compgen -f -- "$cur")); fi
-                return
-            fi
-            case "$at $prev" in
+            # bash completion for pushseal, written by 'pushseal completions bash' from its option tables.
+            # The key ids of the keyring the line names (--keys, else $PUSHSEAL_KEYS, else ./Keys).
+            _pushseal_kids() {
+                local dir=${PUSHSEAL_KEYS:-Keys} i
+                for ((i = 1; i < COMP_CWORD; i++)); do
+                    case ${COMP_WORDS[i]} in
+                        --keys) [[ ${COMP_WORDS[i+1]} == = ]] && dir=${COMP_WORDS[i+2]} || dir=${COMP_WORDS[i+1]} ;;
+                        --keys=*) dir=${COMP_WORDS[i]#--keys=} ;;
+                    esac
+                done
+                "${COMP_WORDS[0]}" keys list --keys "$dir" 2>/dev/null | awk 'NR > 1 { print $1 }'
+            }
+            _pushseal() {
+                local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} at=pushseal i dashes=0
+                # --name=value: bash splits at '=', so the option is the word before it.
+                if [[ $prev == = ]]; then prev=${COMP_WORDS[COMP_CWORD-2]}; fi
+                if [[ $cur == = ]]; then cur=; fi
+                for ((i = 1; i < COMP_CWORD; i++)); do
+                    if [[ ${COMP_WORDS[i]} == -- ]]; then dashes=$i; break; fi
+                    case "$at ${COMP_WORDS[i]}" in
+                        \(commandKeys.map { "\"\($0)\"" }.joined(separator: "|"))) at="$at ${COMP_WORDS[i]}" ;;
+                    esac
+                done
+                COMPREPLY=()
+                if ((dashes > 0)); then
+                    # After '--' (pushseal run -- CMD ...): a command first, then files.
+                    if ((COMP_CWORD == dashes + 1)); then COMPREPLY=($(compgen -c -- "$cur")); else COMPREPLY=($(compgen -f -- "$cur")); fi
+                    return
+                fi
+                case "$at $prev" in
 
-        """
+            """
         out += eachValueOption { patterns, option in "        \(patterns)) \(bashReply(option.valueCompletion)) return ;;\n" }
         out += """
-            esac
-            if [[ $cur == -* ]]; then
-                case "$at" in
+                esac
+                if [[ $cur == -* ]]; then
+                    case "$at" in
 
-        """
+            """
         out += eachCommand { spec in
             "            \"\(key(spec))\") COMPREPLY=($(compgen -W '\(optionWords(spec).map(\.word).joined(separator: " "))' -- \"$cur\")) ;;\n"
         }
         out += """
-                esac
-                return
-            fi
-            case "$at" in
+                    esac
+                    return
+                fi
+                case "$at" in
 
-        """
+            """
         out += eachCommand { spec in
             let subcommands = words(after: spec).map(\.word)
             return "        \"\(key(spec))\") \(bashReply(subcommands.isEmpty ? spec.arguments : .words(subcommands))) ;;\n"
         }
         out += """
-            esac
-        }
-        complete -o filenames -o bashdefault -F _pushseal pushseal
+                esac
+            }
+            complete -o filenames -o bashdefault -F _pushseal pushseal
 
-        """
+            """
         return out
     }
 
@@ -142,74 +142,75 @@ enum CompletionScript {
 
     private static func zsh() -> String {
         var out = """
-        #compdef pushseal
-        # zsh completion for pushseal, written by 'pushseal completions zsh' from its option tables.
-        # The key ids of the keyring the line names (--keys, else $PUSHSEAL_KEYS, else ./Keys).
-        _pushseal_kids() {
-          local dir=${PUSHSEAL_KEYS:-Keys} i
-          for ((i = 2; i < CURRENT; i++)); do
-            case ${words[i]} in
-              (--keys) dir=${words[i+1]} ;;
-              (--keys=*) dir=${words[i]#--keys=} ;;
-            esac
-          done
-          ${words[1]} keys list --keys "$dir" 2>/dev/null | awk 'NR > 1 { print $1 }'
-        }
-        _pushseal() {
-          local at=pushseal i dashes=0
-          for ((i = 2; i < CURRENT; i++)); do
-            if [[ ${words[i]} == -- ]]; then dashes=$i; break; fi
-            case "$at ${words[i]}" in
-              (\(commandKeys.map { "\"\($0)\"" }.joined(separator: "|"))) at="$at ${words[i]}" ;;
-            esac
-          done
-          local cur=${words[CURRENT]} prev=${words[CURRENT-1]}
-          local -a items
-          if ((dashes > 0)); then
-            # After '--' (pushseal run -- CMD ...): a command first, then files.
-            if ((CURRENT == dashes + 1)); then _command_names -e; else _files; fi
-            return
-          fi
-          case "$at $prev" in
+            #compdef pushseal
+            # zsh completion for pushseal, written by 'pushseal completions zsh' from its option tables.
+            # The key ids of the keyring the line names (--keys, else $PUSHSEAL_KEYS, else ./Keys).
+            _pushseal_kids() {
+              local dir=${PUSHSEAL_KEYS:-Keys} i
+              for ((i = 2; i < CURRENT; i++)); do
+                case ${words[i]} in
+                  (--keys) dir=${words[i+1]} ;;
+                  (--keys=*) dir=${words[i]#--keys=} ;;
+                esac
+              done
+              ${words[1]} keys list --keys "$dir" 2>/dev/null | awk 'NR > 1 { print $1 }'
+            }
+            _pushseal() {
+              local at=pushseal i dashes=0
+              for ((i = 2; i < CURRENT; i++)); do
+                if [[ ${words[i]} == -- ]]; then dashes=$i; break; fi
+                case "$at ${words[i]}" in
+                  (\(commandKeys.map { "\"\($0)\"" }.joined(separator: "|"))) at="$at ${words[i]}" ;;
+                esac
+              done
+              local cur=${words[CURRENT]} prev=${words[CURRENT-1]}
+              local -a items
+              if ((dashes > 0)); then
+                # After '--' (pushseal run -- CMD ...): a command first, then files.
+                if ((CURRENT == dashes + 1)); then _command_names -e; else _files; fi
+                return
+              fi
+              case "$at $prev" in
 
-        """
+            """
         out += eachValueOption { patterns, option in
             "    (\(patterns)) \(zshReply(option.valueCompletion, what: option.valueName ?? "value")) return ;;\n"
         }
         out += """
-          esac
-          if [[ $cur == -* ]]; then
-            case "$at" in
+              esac
+              if [[ $cur == -* ]]; then
+                case "$at" in
 
-        """
+            """
         out += eachCommand { spec in
             "      (\"\(key(spec))\") items=(\(optionWords(spec).map { zshQuote("\($0.word):\($0.help)") }.joined(separator: " "))); _describe option items ;;\n"
         }
         out += """
-            esac
-            return
-          fi
-          case "$at" in
+                esac
+                return
+              fi
+              case "$at" in
 
-        """
+            """
         out += eachCommand { spec in
             let subcommands = words(after: spec)
-            let reply = subcommands.isEmpty
+            let reply =
+                subcommands.isEmpty
                 ? zshReply(spec.arguments, what: "argument")
                 : "items=(\(subcommands.map { zshQuote("\($0.word):\($0.help)") }.joined(separator: " "))); _describe command items;"
             return "    (\"\(key(spec))\") \(reply) ;;\n"
         }
         out += """
-          esac
-        }
-        # Loaded from $fpath by compinit, it completes at once; sourced, it registers itself.
-        if [[ ${zsh_eval_context[-1]} == loadautofunc ]]; then
-          _pushseal "$@"
-        else
-          compdef _pushseal pushseal
-        fi
+              esac
+            }
+            # Loaded from $fpath by compinit, it completes at once; sourced, it registers itself.
+            if [[ ${zsh_eval_context[-1]} == loadautofunc ]]; then
+              _pushseal "$@"
+            else
+              compdef _pushseal pushseal
+            fi
 
-        """
+            """
         return out
     }
 
@@ -233,37 +234,37 @@ enum CompletionScript {
 
     private static func fish() -> String {
         var out = """
-        # fish completion for pushseal, written by 'pushseal completions fish' from its option tables.
-        function __pushseal_at --description 'True when the words typed so far name pushseal command $argv[1]'
-            set -l at pushseal
-            for word in (commandline -opc)[2..-1]
-                test "$word" = -- && break
-                switch "$at $word"
-                    case \(commandKeys.map(fishQuote).joined(separator: " "))
-                        set at "$at $word"
+            # fish completion for pushseal, written by 'pushseal completions fish' from its option tables.
+            function __pushseal_at --description 'True when the words typed so far name pushseal command $argv[1]'
+                set -l at pushseal
+                for word in (commandline -opc)[2..-1]
+                    test "$word" = -- && break
+                    switch "$at $word"
+                        case \(commandKeys.map(fishQuote).joined(separator: " "))
+                            set at "$at $word"
+                    end
                 end
+                test "$at" = "$argv[1]"
             end
-            test "$at" = "$argv[1]"
-        end
-        function __pushseal_kids --description 'The key ids of the keyring the line names'
-            set -l words (commandline -opc)
-            set -l dir Keys
-            set -q PUSHSEAL_KEYS; and set dir $PUSHSEAL_KEYS
-            for i in (seq 2 (count $words))
-                switch $words[$i]
-                    case --keys
-                        set -l next (math $i + 1)
-                        test $next -le (count $words); and set dir $words[$next]
-                    case '--keys=*'
-                        set dir (string replace -- --keys= '' $words[$i])
+            function __pushseal_kids --description 'The key ids of the keyring the line names'
+                set -l words (commandline -opc)
+                set -l dir Keys
+                set -q PUSHSEAL_KEYS; and set dir $PUSHSEAL_KEYS
+                for i in (seq 2 (count $words))
+                    switch $words[$i]
+                        case --keys
+                            set -l next (math $i + 1)
+                            test $next -le (count $words); and set dir $words[$next]
+                        case '--keys=*'
+                            set dir (string replace -- --keys= '' $words[$i])
+                    end
                 end
+                command -q $words[1]; or return
+                command $words[1] keys list --keys $dir 2>/dev/null | awk 'NR > 1 { print $1 }'
             end
-            command -q $words[1]; or return
-            command $words[1] keys list --keys $dir 2>/dev/null | awk 'NR > 1 { print $1 }'
-        end
-        complete -c pushseal -f
+            complete -c pushseal -f
 
-        """
+            """
         for spec in Specs.all {
             let condition = "-n " + fishQuote("__pushseal_at " + fishQuote(key(spec)))
             for (word, help) in words(after: spec) {
@@ -310,12 +311,12 @@ extension Specs {
         name: ["completions"], overview: "Print a completion script for bash, zsh or fish.",
         usage: "pushseal completions bash|zsh|fish", options: [],
         discussion: """
-        The script is written from the same option tables the parser reads, so it always
-        matches this binary. Load it with:
-          bash:  source <(pushseal completions bash)   (or save it as ~/.local/share/bash-completion/completions/pushseal)
-          zsh:   pushseal completions zsh > "${fpath[1]}/_pushseal"   (then: compinit)
-          fish:  pushseal completions fish > ~/.config/fish/completions/pushseal.fish
-        """, arguments: .words(Shell.allCases.map(\.rawValue)))
+            The script is written from the same option tables the parser reads, so it always
+            matches this binary. Load it with:
+              bash:  source <(pushseal completions bash)   (or save it as ~/.local/share/bash-completion/completions/pushseal)
+              zsh:   pushseal completions zsh > "${fpath[1]}/_pushseal"   (then: compinit)
+              fish:  pushseal completions fish > ~/.config/fish/completions/pushseal.fish
+            """, arguments: .words(Shell.allCases.map(\.rawValue)))
 }
 
 func parseCompletions(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
@@ -324,8 +325,9 @@ func parseCompletions(_ arguments: [String], environment: [String: String]) thro
     if parsed.helpRequested { return .help(spec.name) }
     let names = Shell.allCases.map(\.rawValue).joined(separator: ", ")
     guard parsed.positionals.count == 1, let shell = Shell(rawValue: parsed.positionals[0]) else {
-        throw UsageError(parsed.positionals.isEmpty ? "which shell? (\(names))" : "no completions for '\(parsed.positionals.joined(separator: " ").prefix(40))' (shells: \(names))",
-                         command: spec.name)
+        throw UsageError(
+            parsed.positionals.isEmpty ? "which shell? (\(names))" : "no completions for '\(parsed.positionals.joined(separator: " ").prefix(40))' (shells: \(names))",
+            command: spec.name)
     }
     return .completions(shell)
 }

@@ -1,11 +1,12 @@
+import Locking
+import PushSeal
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import PushSeal
-import Locking
-import Synchronization
 
 /// Whether a reader of stdout went away (EPIPE: `| head` has what it wanted). That is no
 /// failure worth a line: pushseal then exits 141 without one, as `cat` does by SIGPIPE.
@@ -165,8 +166,9 @@ enum InputFiles {
         let descriptor = Glibc.open(source, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             let reason = String(cString: strerror(errno))
-            throw CLIFailure(errno == ENOENT ? .noInput : errno == EACCES ? .noPermission : .ioError,
-                             "cannot read \(source): \(reason)")
+            throw CLIFailure(
+                errno == ENOENT ? .noInput : errno == EACCES ? .noPermission : .ioError,
+                "cannot read \(source): \(reason)")
         }
         return descriptor
     }

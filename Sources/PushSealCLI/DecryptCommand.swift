@@ -46,7 +46,8 @@ func runDecrypt(_ request: DecryptRequest, console: Console) throws -> ExitStatu
 private func open(_ input: ArraySlice<UInt8>, with opener: PayloadOpener, now: Int64) throws -> SealedAlert {
     let bytes = Array(input)
     let text = String(decoding: bytes, as: UTF8.self).trimmingASCIIWhitespace()
-    let envelope = text.hasPrefix("ps1.") || text.hasPrefix("ps2.")
+    let envelope =
+        text.hasPrefix("ps1.") || text.hasPrefix("ps2.")
         ? try SealedEnvelope(parsing: text)
         : try opener.envelope(inPayload: bytes)
     do {
@@ -65,9 +66,9 @@ extension Specs {
         usage: "pushseal decrypt FILE|- [--field enc] [--keys DIR]",
         options: [fieldOption, keysOption],
         discussion: """
-        Reads a payload (or a bare ps1 or ps2 envelope) from FILE or stdin ('-') and prints the sealed
-        alert as one line of JSON. An altered envelope exits 65 and prints nothing on stdout.
-        """, arguments: .files)
+            Reads a payload (or a bare ps1 or ps2 envelope) from FILE or stdin ('-') and prints the sealed
+            alert as one line of JSON. An altered envelope exits 65 and prints nothing on stdout.
+            """, arguments: .files)
 }
 
 struct DecryptRequest: Equatable {

@@ -19,7 +19,7 @@ func runDoctor(_ request: DoctorRequest, console: Console) throws -> ExitStatus 
             ("source", .string(request.source == "-" ? "stdin" : request.source)),
             ("status", diagnosis.status.map { .string($0.rawValue) } ?? .null),
             ("verdict", .string(verdict)),
-            ("findings", .array(diagnosis.findings.map(DoctorReport.json))),
+            ("findings", .array(diagnosis.findings.map(DoctorReport.json)))
         ]
         members.append(("shown", diagnosis.shown.map { .object(JSONObject([("title", .string($0.title)), ("body", .string($0.body))])) } ?? .null))
         console.output(JSONWriter.string(.object(JSONObject(members))))
@@ -41,17 +41,19 @@ enum DoctorReport {
     }
 
     static func json(_ finding: DoctorFinding) -> JSONValue {
-        .object(JSONObject([
-            ("check", .string(finding.check)), ("level", .string(finding.level.rawValue)),
-            ("says", .string(finding.says)), ("fix", finding.fix.map(JSONValue.string) ?? .null),
-        ]))
+        .object(
+            JSONObject([
+                ("check", .string(finding.check)), ("level", .string(finding.level.rawValue)),
+                ("says", .string(finding.says)), ("fix", finding.fix.map(JSONValue.string) ?? .null)
+            ]))
     }
 
     static func verdict(_ diagnosis: PayloadDiagnosis) -> String {
         switch diagnosis.status {
         case .decrypted?: "it opens: the device shows the sealed alert"
         case .passthrough?: "the device shows the fallback as it came; nothing sealed is read"
-        case let status? where status == .malformed || status == .unsupported || status == .keyMissing || status == .keyDisabled
+        case let status?
+        where status == .malformed || status == .unsupported || status == .keyMissing || status == .keyDisabled
             || status == .keyExpired || status == .authenticationFailed || status == .expired:
             "the device shows the placeholder (\(status.rawValue))"
         case let status?: "status \(status.rawValue)"
@@ -77,19 +79,19 @@ extension Specs {
             fieldOption,
             OptionSpec("push-type", value: "type", choices: APNs.PushType.allCases.map(\.rawValue).sorted(), help: "The apns-push-type it goes out with (default: alert)."),
             OptionSpec("priority", value: "10|5|1", choices: APNs.Priority.allCases.map(\.rawValue), help: "The apns-priority it goes out with (default: 10)."),
-            OptionSpec("json", help: "Write the findings as one JSON object."),
+            OptionSpec("json", help: "Write the findings as one JSON object.")
         ],
         discussion: """
-        Reads a payload from PAYLOAD or stdin ('-') and checks, as the receiver and PushSealKit do:
-        whether iOS runs the Notification Service Extension (mutable-content 1, an alert to show,
-        not a background push), its size against the push type's limit, the envelope's shape down
-        to the precise base64 fault (padding, a space or line break, the standard alphabet, cut
-        off), the version, and with --keys the key, whether it opens, exp, and what is shown.
-        Each problem comes with its fix. Exits 0 when nothing stands in the way, 65 otherwise.
+            Reads a payload from PAYLOAD or stdin ('-') and checks, as the receiver and PushSealKit do:
+            whether iOS runs the Notification Service Extension (mutable-content 1, an alert to show,
+            not a background push), its size against the push type's limit, the envelope's shape down
+            to the precise base64 fault (padding, a space or line break, the standard alphabet, cut
+            off), the version, and with --keys the key, whether it opens, exp, and what is shown.
+            Each problem comes with its fix. Exits 0 when nothing stands in the way, 65 otherwise.
 
-        'pushseal doctor send' takes send's options (the .p8, key id, team id, topic, endpoint,
-        proxy) and checks the set-up without sending a notification.
-        """, arguments: .files)
+            'pushseal doctor send' takes send's options (the .p8, key id, team id, topic, endpoint,
+            proxy) and checks the set-up without sending a notification.
+            """, arguments: .files)
 }
 
 struct DoctorRequest: Equatable {
@@ -108,12 +110,15 @@ func parseDoctor(_ arguments: [String], environment: [String: String]) throws(Us
     let parsed = try parseArguments(arguments, spec: spec, environment: environment)
     if parsed.helpRequested { return .help(spec.name) }
     guard parsed.positionals.count == 1, let source = parsed.positionals.first else {
-        throw UsageError(parsed.positionals.isEmpty
-            ? "missing the payload: a FILE, or '-' to read it from stdin ('pushseal doctor send' checks a sender)"
-            : "expected one payload, got \(parsed.positionals.count)", command: spec.name)
+        throw UsageError(
+            parsed.positionals.isEmpty
+                ? "missing the payload: a FILE, or '-' to read it from stdin ('pushseal doctor send' checks a sender)"
+                : "expected one payload, got \(parsed.positionals.count)", command: spec.name)
     }
     let pushType = APNs.PushType(rawValue: parsed.value("push-type") ?? "alert") ?? .alert
     let priority = APNs.Priority(rawValue: parsed.value("priority") ?? "10") ?? .now
-    return .doctor(DoctorRequest(source: source, keysFolder: parsed.value("keys"), field: parsed.value("field") ?? PayloadSealer.defaultField,
-                                 pushType: pushType, priority: priority, json: parsed.has("json")))
+    return .doctor(
+        DoctorRequest(
+            source: source, keysFolder: parsed.value("keys"), field: parsed.value("field") ?? PayloadSealer.defaultField,
+            pushType: pushType, priority: priority, json: parsed.has("json")))
 }

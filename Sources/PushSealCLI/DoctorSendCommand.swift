@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Dispatch
+import Locking
 import PushSeal
 import PushSealJSON
 import SealCrypto
-import Locking
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Runs `pushseal doctor send`: checks a sender's set-up without sending a notification.
 /// The credentials are read and checked here; then one request goes to the endpoint for a
@@ -25,10 +26,13 @@ func runDoctorSend(_ request: SendRequest, json: Bool, console: Console) throws 
     let failed = findings.contains { $0.level == .problem }
     let verdict = failed ? "the set-up has problems: see the fixes above" : "ready: APNs accepts this sender's connection, credentials and topic"
     if json {
-        console.output(JSONWriter.string(.object(JSONObject([
-            ("endpoint", .string(request.endpoint)), ("ready", .bool(!failed)), ("verdict", .string(verdict)),
-            ("findings", .array(findings.map(DoctorReport.json))),
-        ]))))
+        console.output(
+            JSONWriter.string(
+                .object(
+                    JSONObject([
+                        ("endpoint", .string(request.endpoint)), ("ready", .bool(!failed)), ("verdict", .string(verdict)),
+                        ("findings", .array(findings.map(DoctorReport.json)))
+                    ]))))
     } else {
         for finding in findings { console.output(DoctorReport.line(finding)) }
         console.output("verdict: \(verdict)")
@@ -62,11 +66,13 @@ private func setUpProbe(_ request: SendRequest, report: (String, DoctorFinding.L
             let found = try signingKey(authKey)
             key = found.key
             if let mode = found.exposedMode {
-                add("auth key", .problem, "\(authKey) can be read by group or others (mode \(FileIO.modeText(mode))): anyone who reads it can send as you",
+                add(
+                    "auth key", .problem, "\(authKey) can be read by group or others (mode \(FileIO.modeText(mode))): anyone who reads it can send as you",
                     fix: "chmod 600 \(authKey)")
             }
         } catch let failure as CLIFailure {
-            let fix = failure.description.contains("encrypted")
+            let fix =
+                failure.description.contains("encrypted")
                 ? "decrypt a copy once: openssl pkey -in \(authKey) -out AuthKey_\(keyID).p8 (then chmod 600)"
                 : "give the .p8 file Apple made (Certificates, Identifiers & Profiles → Keys): an ES256 (P-256) private key, AuthKey_\(keyID).p8"
             add("auth key", .problem, failure.description, fix: fix)
@@ -74,7 +80,8 @@ private func setUpProbe(_ request: SendRequest, report: (String, DoctorFinding.L
         }
         add("auth key", .ok, "\(authKey) holds a P-256 signing key")
         if !authKey.hasSuffix("AuthKey_\(keyID).p8") && authKey.contains("AuthKey_") {
-            add("key id", .problem, "the file is named \(authKey.split(separator: "/").last ?? ""), but --key-id is \(keyID): Apple names the file after its key id",
+            add(
+                "key id", .problem, "the file is named \(authKey.split(separator: "/").last ?? ""), but --key-id is \(keyID): Apple names the file after its key id",
                 fix: "give --key-id the id in the file's name (AuthKey_<KEYID>.p8)")
         } else {
             add("key id", .ok, "key id \(keyID), team id \(teamID) (whether they belong together, the server says below)")
@@ -93,24 +100,28 @@ private func setUpProbe(_ request: SendRequest, report: (String, DoctorFinding.L
             identity = try clientIdentity(request)
             add("certificate", .ok, "\(file) holds a client certificate and its key")
         } catch let failure as CLIFailure {
-            add("certificate", .problem, failure.description,
-                fix: failure.description.contains("passphrase") ? "give its passphrase with --cert-passphrase-file or PUSHSEAL_CERT_PASSPHRASE"
+            add(
+                "certificate", .problem, failure.description,
+                fix: failure.description.contains("passphrase")
+                    ? "give its passphrase with --cert-passphrase-file or PUSHSEAL_CERT_PASSPHRASE"
                     : "give the certificate Apple issued with its private key (PEM, or a .p12)")
             return nil
         }
     }
     // The topic: a bundle id, with the suffix some push types need.
-    let suffix: String? = switch request.pushType {
-    case .voip: ".voip"
-    case .complication: ".complication"
-    case .fileprovider: ".pushkit.fileprovider"
-    case .liveactivity: ".push-type.liveactivity"
-    default: nil
-    }
+    let suffix: String? =
+        switch request.pushType {
+        case .voip: ".voip"
+        case .complication: ".complication"
+        case .fileprovider: ".pushkit.fileprovider"
+        case .liveactivity: ".push-type.liveactivity"
+        default: nil
+        }
     if request.topic.contains(where: { $0 == " " || $0 == "/" }) || !request.topic.contains(".") {
         add("topic", .problem, "'\(request.topic)' does not look like a bundle id", fix: "give the app's bundle id, such as com.example.app")
     } else if let suffix, !request.topic.hasSuffix(suffix) {
-        add("topic", .problem, "a \(request.pushType.rawValue) push goes to the topic <bundle id>\(suffix), not '\(request.topic)'",
+        add(
+            "topic", .problem, "a \(request.pushType.rawValue) push goes to the topic <bundle id>\(suffix), not '\(request.topic)'",
             fix: "give --topic \(request.topic)\(suffix)")
     } else {
         add("topic", .ok, "topic \(request.topic) for \(request.pushType.rawValue) pushes")
@@ -125,8 +136,9 @@ private func setUpProbe(_ request: SendRequest, report: (String, DoctorFinding.L
     }
     let connection: SendConnection
     do {
-        connection = try SendConnection(endpoint: SendEndpoint(url: request.endpoint), proxy: request.proxy, trustFile: request.caFile,
-                                        connections: 1, streams: 1, timeout: min(request.timeout, .seconds(15)), clientIdentity: identity)
+        connection = try SendConnection(
+            endpoint: SendEndpoint(url: request.endpoint), proxy: request.proxy, trustFile: request.caFile,
+            connections: 1, streams: 1, timeout: min(request.timeout, .seconds(15)), clientIdentity: identity)
     } catch {
         add("proxy", .problem, error.reason, fix: "give --proxy http://host:port, or --proxy '' for none")
         return nil
@@ -150,8 +162,10 @@ private func send(_ probe: Probe, request: SendRequest) -> Sender.Result? {
 }
 
 /// What the probe's answer says of the set-up.
-private func judge(_ result: Sender.Result?, request: SendRequest, tokenAge: Int64?, proxyAddress: String?,
-                   report: (String, DoctorFinding.Level, String, String?) -> Void) {
+private func judge(
+    _ result: Sender.Result?, request: SendRequest, tokenAge: Int64?, proxyAddress: String?,
+    report: (String, DoctorFinding.Level, String, String?) -> Void
+) {
     func add(_ check: String, _ level: DoctorFinding.Level, _ says: String, fix: String? = nil) { report(check, level, says, fix) }
     let endpoint = request.endpoint
     let through = proxyAddress.map { " through the proxy \($0)" } ?? ""
@@ -163,7 +177,8 @@ private func judge(_ result: Sender.Result?, request: SendRequest, tokenAge: Int
         let reason = result.reason ?? "no answer"
         // A failure at the proxy's address is the proxy's, whatever the words say.
         if reason.contains("proxy") || proxyAddress.map({ reason.contains($0) }) == true {
-            add("proxy", .problem, proxyAddress.map { "through the proxy \($0): \(reason)" } ?? reason,
+            add(
+                "proxy", .problem, proxyAddress.map { "through the proxy \($0): \(reason)" } ?? reason,
                 fix: "check --proxy (or HTTPS_PROXY and NO_PROXY): the proxy must run there and allow CONNECT to port 443")
         } else if reason.contains("HTTP/2") {
             add("http/2", .problem, reason, fix: "APNs speaks HTTP/2 only: point --endpoint at an HTTP/2 server (ALPN h2)")
@@ -181,7 +196,9 @@ private func judge(_ result: Sender.Result?, request: SendRequest, tokenAge: Int
     if let date = result.serverDate, let serverTime = httpDate(date) {
         let skew = Int64(time(nil)) - serverTime
         if abs(skew) > 60 {
-            add("clock", .problem, "this machine's clock is \(abs(skew)) s \(skew > 0 ? "ahead of" : "behind") the server's: APNs refuses provider tokens dated in the future and expires them after an hour",
+            add(
+                "clock", .problem,
+                "this machine's clock is \(abs(skew)) s \(skew > 0 ? "ahead of" : "behind") the server's: APNs refuses provider tokens dated in the future and expires them after an hour",
                 fix: "synchronise the clock (timedatectl set-ntp true, or chrony)")
         } else {
             add("clock", .ok, "within \(abs(skew)) s of the server's")
@@ -190,30 +207,38 @@ private func judge(_ result: Sender.Result?, request: SendRequest, tokenAge: Int
         add("clock", .note, "the server sends no date to compare with; the answer below says whether the token's date was accepted")
     }
     if let tokenAge {
-        add("token", tokenAge < 0 ? .problem : .ok, tokenAge < 0 ? "the cached provider token is dated \(-tokenAge) s in the future" : "provider token made \(tokenAge) s ago (a new one every 50 minutes)",
+        add(
+            "token", tokenAge < 0 ? .problem : .ok,
+            tokenAge < 0 ? "the cached provider token is dated \(-tokenAge) s in the future" : "provider token made \(tokenAge) s ago (a new one every 50 minutes)",
             fix: tokenAge < 0 ? "synchronise the clock; the token is made again once it is older than 50 minutes" : nil)
     }
     let reason = result.reason ?? ""
     switch (result.status, reason) {
     case (400, "BadDeviceToken"):
-        add("credentials", .ok, request.credentials.isToken
-            ? "the provider token was accepted (the probe was refused for its device token alone: BadDeviceToken)"
-            : "the client certificate was accepted (the probe was refused for its device token alone: BadDeviceToken)")
+        add(
+            "credentials", .ok,
+            request.credentials.isToken
+                ? "the provider token was accepted (the probe was refused for its device token alone: BadDeviceToken)"
+                : "the client certificate was accepted (the probe was refused for its device token alone: BadDeviceToken)")
         add("topic", .ok, "the server took topic \(request.topic)")
     case (_, "InvalidProviderToken"):
-        add("credentials", .problem, "the server refused the provider token (InvalidProviderToken): the key id, the team id and the .p8 do not belong together",
+        add(
+            "credentials", .problem, "the server refused the provider token (InvalidProviderToken): the key id, the team id and the .p8 do not belong together",
             fix: "give --key-id the id of this .p8 (its file name says AuthKey_<KEYID>.p8) and --team-id your team's (Membership details)")
     case (_, "ExpiredProviderToken"):
-        add("credentials", .problem, "the server called the provider token expired (ExpiredProviderToken): this machine's clock is likely wrong",
+        add(
+            "credentials", .problem, "the server called the provider token expired (ExpiredProviderToken): this machine's clock is likely wrong",
             fix: "synchronise the clock (timedatectl set-ntp true)")
     case (_, "MissingProviderToken"):
         add("credentials", .problem, "the server wants a provider token (MissingProviderToken)", fix: "give --auth-key, --key-id and --team-id")
     case (_, "BadCertificate"), (_, "BadCertificateEnvironment"):
-        add("credentials", .problem, "the server refused the client certificate (\(reason))",
+        add(
+            "credentials", .problem, "the server refused the client certificate (\(reason))",
             fix: reason == "BadCertificateEnvironment" ? "use --sandbox for a development certificate, --production for a production one" : "give the certificate Apple issued for this app")
     case (_, "TopicDisallowed"), (_, "BadTopic"), (_, "MissingTopic"), (_, "DeviceTokenNotForTopic"):
         add("credentials", .ok, "the credentials were accepted")
-        add("topic", .problem, "the server refused topic \(request.topic) (\(reason))",
+        add(
+            "topic", .problem, "the server refused topic \(request.topic) (\(reason))",
             fix: "give --topic the app's bundle id, one the key's team owns")
     case (200, _):
         add("credentials", .note, "the server accepted a request for a device token that cannot exist: it does not check tokens as APNs does (a test endpoint?)")
@@ -227,7 +252,8 @@ private func httpDate(_ text: String) -> Int64? {
     let words = text.split(separator: " ")
     let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
     guard words.count == 6, words[5] == "GMT", let day = Int32(words[1]), let month = months.firstIndex(of: String(words[2])),
-          let year = Int32(words[3]) else { return nil }
+        let year = Int32(words[3])
+    else { return nil }
     let clock = words[4].split(separator: ":").compactMap { Int32($0) }
     guard clock.count == 3 else { return nil }
     var parts = tm()
@@ -253,14 +279,14 @@ extension Specs {
         usage: "pushseal doctor send --topic BUNDLE --auth-key F.p8 --key-id K --team-id T [--sandbox|--endpoint URL] [--proxy URL] [--json]",
         options: send.options,
         discussion: """
-        Checks the .p8 (readable, private, a P-256 key) or the client certificate, the key id
-        against the file's name, the topic, the trust file and the proxy; then sends one request
-        for a device token that cannot exist, which APNs refuses for the token alone:
-        BadDeviceToken means the connection (TLS, HTTP/2, the proxy), the credentials and the
-        topic were accepted; InvalidProviderToken means the credentials were not. The clock is
-        checked against the server's date, where it sends one, and the provider token's age.
-        Each problem comes with its fix. Exits 0 only when every check passes, 78 otherwise.
-        """)
+            Checks the .p8 (readable, private, a P-256 key) or the client certificate, the key id
+            against the file's name, the topic, the trust file and the proxy; then sends one request
+            for a device token that cannot exist, which APNs refuses for the token alone:
+            BadDeviceToken means the connection (TLS, HTTP/2, the proxy), the credentials and the
+            topic were accepted; InvalidProviderToken means the credentials were not. The clock is
+            checked against the server's date, where it sends one, and the provider token's age.
+            Each problem comes with its fix. Exits 0 only when every check passes, 78 otherwise.
+            """)
 }
 
 func parseDoctorSend(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {

@@ -1,7 +1,7 @@
-import PushSeal
-import Synchronization
 import Locking
+import PushSeal
 import PushSealJSON
+import Synchronization
 
 /// Runs `pushseal encrypt`: one alert from options, or JSON lines with `--batch`.
 /// Returns the exit status (batch mode finishes the stream before reporting bad lines).
@@ -36,8 +36,9 @@ final class SealerSet: Sendable {
         self.request = request
         self.byteLimit = byteLimit
         standard = Result {
-            try PayloadSealer(keyring: keyring, to: request.recipient, field: request.field, pad: request.pad,
-                              fallback: request.fallback, byteLimit: byteLimit)
+            try PayloadSealer(
+                keyring: keyring, to: request.recipient, field: request.field, pad: request.pad,
+                fallback: request.fallback, byteLimit: byteLimit)
         }
         standardSealer = try? standard.get()
         // Settings that no key can fix (field, padding, fallback) fail at once, not per line.
@@ -51,8 +52,9 @@ final class SealerSet: Sendable {
             return try standard.get()
         }
         if let sealer = made.withLock({ $0[recipient] }) { return sealer }
-        let sealer = try PayloadSealer(keyring: keyring, to: recipient, field: request.field, pad: request.pad,
-                                       fallback: request.fallback, byteLimit: byteLimit)
+        let sealer = try PayloadSealer(
+            keyring: keyring, to: recipient, field: request.field, pad: request.pad,
+            fallback: request.fallback, byteLimit: byteLimit)
         made.withLock { $0[recipient] = sealer }
         return sealer
     }
@@ -109,39 +111,42 @@ private struct SealedLines: Sendable {
 private func runBatch(sealers: SealerSet, jobs: Int, truncate: Bool, console: Console) throws -> ExitStatus {
     let now = Timestamp.now()
     let failures = Atomic<Int>(0)
-    let lines = LineWorkerPool<SealedLines>(jobs: jobs, process: { batch in
-        var sealed = SealedLines()
-        sealed.payloads.reserveCapacity(batch.count * 400)
-        batch.forEach { line, number, _ in
-            do {
-                let alert: AlertRequest
+    let lines = LineWorkerPool<SealedLines>(
+        jobs: jobs,
+        process: { batch in
+            var sealed = SealedLines()
+            sealed.payloads.reserveCapacity(batch.count * 400)
+            batch.forEach { line, number, _ in
                 do {
-                    alert = try AlertRequest(line: line)
-                } catch let error as JSONParseError {
-                    throw PayloadError(.invalidAlert, "not JSON (\(error)); each line is one alert, such as {\"title\":\"Deploy\",\"body\":\"done\"}")
+                    let alert: AlertRequest
+                    do {
+                        alert = try AlertRequest(line: line)
+                    } catch let error as JSONParseError {
+                        throw PayloadError(.invalidAlert, "not JSON (\(error)); each line is one alert, such as {\"title\":\"Deploy\",\"body\":\"done\"}")
+                    }
+                    let sealer = try sealers.sealer(to: alert.recipient)
+                    let visible = alert.visible
+                    let stamped = try (consume alert).alert(now: now)
+                    do {
+                        try sealer.append(stamped, visible: visible, to: &sealed.payloads)
+                    } catch let error as PayloadError where error.code == .tooLarge && truncate {
+                        // Cutting the body to fit takes several seals; only such lines pay for them.
+                        sealed.payloads.append(contentsOf: try sealer.payload(for: stamped, truncatingBody: true, visible: visible).payload)
+                    }
+                    sealed.payloads.append(UInt8(ascii: "\n"))
+                } catch {
+                    sealed.failures.append((number, message(for: error)))
                 }
-                let sealer = try sealers.sealer(to: alert.recipient)
-                let visible = alert.visible
-                let stamped = try (consume alert).alert(now: now)
-                do {
-                    try sealer.append(stamped, visible: visible, to: &sealed.payloads)
-                } catch let error as PayloadError where error.code == .tooLarge && truncate {
-                    // Cutting the body to fit takes several seals; only such lines pay for them.
-                    sealed.payloads.append(contentsOf: try sealer.payload(for: stamped, truncatingBody: true, visible: visible).payload)
-                }
-                sealed.payloads.append(UInt8(ascii: "\n"))
-            } catch {
-                sealed.failures.append((number, message(for: error)))
             }
-        }
-        return sealed
-    }, emit: { sealed in
-        console.write(sealed.payloads)
-        for failure in sealed.failures {
-            console.error("line \(failure.line): \(failure.reason)")
-        }
-        failures.add(sealed.failures.count, ordering: .relaxed)
-    })
+            return sealed
+        },
+        emit: { sealed in
+            console.write(sealed.payloads)
+            for failure in sealed.failures {
+                console.error("line \(failure.line): \(failure.reason)")
+            }
+            failures.add(sealed.failures.count, ordering: .relaxed)
+        })
     var reader = LineReader(descriptor: 0)
     var lineNumber = 0
     var alerts = 0
@@ -166,18 +171,20 @@ extension Specs {
     /// The option for each alert field: the encrypt parser, its help and the batch-line
     /// names all follow `AlertField`, so no field can have an option and be lost elsewhere.
     static let alertFieldOptions: [(field: AlertField, option: OptionSpec)] = AlertField.every.map { field in
-        let option: OptionSpec = switch field {
-        case .title: OptionSpec("title", short: "t", value: "title", help: "Alert title (sealed).")
-        case .subtitle: OptionSpec("subtitle", value: "subtitle", help: "Alert subtitle (sealed).")
-        case .body: OptionSpec("body", short: "b", value: "body", help: "Alert body (sealed).")
-        case .badge: OptionSpec("badge", value: "n", help: "App icon badge number.")
-        case .sound: OptionSpec("sound", short: "s", value: "name", help: "Sound to play ('default' for the system sound).")
-        case .threadID: OptionSpec("group", short: "g", value: "id", help: "Thread id that groups notifications (thread-id).")
-        case .category: OptionSpec("category", value: "id", help: "Notification category (actions).")
-        case .targetContentID: OptionSpec("target-content-id", value: "id", help: "Which window or content the notification brings forward.")
-        case .interruptionLevel: OptionSpec("level", short: "l", value: "level", choices: InterruptionLevel.all.map(\.rawValue), help: "passive, active, time-sensitive (or timeSensitive) or critical.")
-        case .relevanceScore: OptionSpec("relevance-score", value: "0-1", help: "How the notification ranks in its summary (a number from 0 to 1).")
-        }
+        let option: OptionSpec =
+            switch field {
+            case .title: OptionSpec("title", short: "t", value: "title", help: "Alert title (sealed).")
+            case .subtitle: OptionSpec("subtitle", value: "subtitle", help: "Alert subtitle (sealed).")
+            case .body: OptionSpec("body", short: "b", value: "body", help: "Alert body (sealed).")
+            case .badge: OptionSpec("badge", value: "n", help: "App icon badge number.")
+            case .sound: OptionSpec("sound", short: "s", value: "name", help: "Sound to play ('default' for the system sound).")
+            case .threadID: OptionSpec("group", short: "g", value: "id", help: "Thread id that groups notifications (thread-id).")
+            case .category: OptionSpec("category", value: "id", help: "Notification category (actions).")
+            case .targetContentID: OptionSpec("target-content-id", value: "id", help: "Which window or content the notification brings forward.")
+            case .interruptionLevel:
+                OptionSpec("level", short: "l", value: "level", choices: InterruptionLevel.all.map(\.rawValue), help: "passive, active, time-sensitive (or timeSensitive) or critical.")
+            case .relevanceScore: OptionSpec("relevance-score", value: "0-1", help: "How the notification ranks in its summary (a number from 0 to 1).")
+            }
         return (field, option)
     }
 
@@ -190,17 +197,23 @@ extension Specs {
             OptionSpec("ttl", value: "duration", environment: "PUSHSEAL_TTL", help: ttlHelp),
             OptionSpec("fallback-title", value: "title", environment: "PUSHSEAL_FALLBACK_TITLE", help: "Visible title when nothing decrypts (default: New notification)."),
             OptionSpec("fallback-body", value: "body", environment: "PUSHSEAL_FALLBACK_BODY", help: "Visible body when nothing decrypts (default: Open the app to read it)."),
-            OptionSpec("fallback-loc-key", value: "key", environment: "PUSHSEAL_FALLBACK_LOC_KEY", help: "Visible body as the app's localized string for this key (aps.alert.loc-key), instead of --fallback-body."),
-            OptionSpec("visible-sound", value: "name", environment: "PUSHSEAL_VISIBLE_SOUND", help: "Sound that plays even when the seal cannot be opened (in the clear: metadata anyone on the path sees)."),
-            OptionSpec("visible-level", value: "level", environment: "PUSHSEAL_VISIBLE_LEVEL", choices: InterruptionLevel.all.map(\.rawValue), help: "Interruption level kept even when the seal cannot be opened (in the clear, like --visible-sound)."),
+            OptionSpec(
+                "fallback-loc-key", value: "key", environment: "PUSHSEAL_FALLBACK_LOC_KEY",
+                help: "Visible body as the app's localized string for this key (aps.alert.loc-key), instead of --fallback-body."),
+            OptionSpec(
+                "visible-sound", value: "name", environment: "PUSHSEAL_VISIBLE_SOUND", help: "Sound that plays even when the seal cannot be opened (in the clear: metadata anyone on the path sees)."),
+            OptionSpec(
+                "visible-level", value: "level", environment: "PUSHSEAL_VISIBLE_LEVEL", choices: InterruptionLevel.all.map(\.rawValue),
+                help: "Interruption level kept even when the seal cannot be opened (in the clear, like --visible-sound)."),
             fieldOption,
             OptionSpec("pad", value: "bytes", environment: "PUSHSEAL_PAD", help: "Pad the sealed alert to a multiple of this (default: 32)."),
-            OptionSpec("truncate", help: "Cut a body too long for APNs' payload limit to fit, on a character boundary, ending with '…'."),
+            OptionSpec("truncate", help: "Cut a body too long for APNs' payload limit to fit, on a character boundary, ending with '…'.")
         ]
     }
 
-    static let toOption = OptionSpec("to", value: "kid", environment: "PUSHSEAL_TO",
-                                     help: "Seal to this recipient's public key (ps2) instead of the primary key.")
+    static let toOption = OptionSpec(
+        "to", value: "kid", environment: "PUSHSEAL_TO",
+        help: "Seal to this recipient's public key (ps2) instead of the primary key.")
 
     static let encrypt = CommandSpec(
         name: ["encrypt"], overview: "Seal an alert into an APNs payload.",
@@ -209,29 +222,29 @@ extension Specs {
             OptionSpec("batch", help: "Read alerts as JSON lines on stdin; write one payload per line."),
             toOption,
             jobsOption,
-            keysOption,
+            keysOption
         ],
         discussion: """
-        ARGUMENTS:
-          BODY...   The body as words, or '-' to read it from stdin. stdin is read only when
-                    '-' says so, so pushseal never hangs under cron or CI.
+            ARGUMENTS:
+              BODY...   The body as words, or '-' to read it from stdin. stdin is read only when
+                        '-' says so, so pushseal never hangs under cron or CI.
 
-        BATCH LINES (--batch): one JSON object per line with title, subtitle, body (or message),
-          badge, sound, thread-id (or group), category, target-content-id, interruption-level
-          (or level), relevance-score, url, data, ttl, id, and visible-sound, visible-level (what
-          stays audible in the clear). The same rules as the options apply.
-          A bad line is reported on stderr with its line number and skipped; the exit status
-          is then 65.
+            BATCH LINES (--batch): one JSON object per line with title, subtitle, body (or message),
+              badge, sound, thread-id (or group), category, target-content-id, interruption-level
+              (or level), relevance-score, url, data, ttl, id, and visible-sound, visible-level (what
+              stays audible in the clear). The same rules as the options apply.
+              A bad line is reported on stderr with its line number and skipped; the exit status
+              is then 65.
 
-        INPUT: text must be valid UTF-8 (exit 65 otherwise). A body read from stdin may be at
-          most 4096 bytes: reading stops there, since no larger alert fits a payload.
+            INPUT: text must be valid UTF-8 (exit 65 otherwise). A body read from stdin may be at
+              most 4096 bytes: reading stops there, since no larger alert fits a payload.
 
-        EXAMPLES:
-          pushseal encrypt -t "Disk on db-3" -b "91% used"
-          df -h | pushseal encrypt -t "Disk on db-3" -
-          pushseal encrypt -t Deploy -b done | curl --http2 -H "apns-topic: $TOPIC" ... --data @- \\
-              https://api.push.apple.com/3/device/$TOKEN
-        """)
+            EXAMPLES:
+              pushseal encrypt -t "Disk on db-3" -b "91% used"
+              df -h | pushseal encrypt -t "Disk on db-3" -
+              pushseal encrypt -t Deploy -b done | curl --http2 -H "apns-topic: $TOPIC" ... --data @- \\
+                  https://api.push.apple.com/3/device/$TOKEN
+            """)
 }
 
 /// Where the alert body comes from.
@@ -346,8 +359,9 @@ func alertOptions(_ parsed: ParsedArguments, spec: CommandSpec, stdinIsBody: Boo
 /// The visible alert: `--fallback-title`, `--fallback-body` or `--fallback-loc-key`, and the
 /// visible metadata (`--visible-sound`, `--visible-level`).
 private func fallbackAlert(_ parsed: ParsedArguments, fail: (String) -> UsageError) throws(UsageError) -> FallbackAlert {
-    var fallback = FallbackAlert(title: parsed.value("fallback-title") ?? FallbackAlert.standard.title,
-                                 body: parsed.value("fallback-body") ?? FallbackAlert.standard.body)
+    var fallback = FallbackAlert(
+        title: parsed.value("fallback-title") ?? FallbackAlert.standard.title,
+        body: parsed.value("fallback-body") ?? FallbackAlert.standard.body)
     if let key = parsed.value("fallback-loc-key") {
         guard !key.isEmpty else { throw fail("\(parsed.origin("fallback-loc-key")) takes the key of a string in the app's Localizable.strings") }
         guard parsed.value("fallback-body") == nil else { throw fail("give --fallback-body or --fallback-loc-key, not both: both are the visible body") }

@@ -1,7 +1,8 @@
+import PushSeal
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import PushSeal
 
 /// The process exit codes, from BSD's sysexits.h so scripts can tell failures apart.
 enum ExitStatus: Int32, CaseIterable {

@@ -1,8 +1,9 @@
+import PushSeal
+import PushSealJSON
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import PushSeal
-import PushSealJSON
 
 /// Runs `pushseal keys …`. Results (kids, the table, a share) go to stdout; notes for
 /// people go to stderr only when it is a terminal.
@@ -63,12 +64,16 @@ func runKeys(folder: String, lockTimeout: Duration, action: KeysAction, console:
             }
             console.output(JSONWriter.string(.array(entries)))
         } else {
-            let rows = [["KID", "KIND", "STATE", "CREATED", "EXPIRES"]] + keyring.keys.map { entry in
-                [entry.id, entry.kind.rawValue,
-                 entry.shownState(at: now),
-                 Timestamp.format(entry.created),
-                 entry.expires.map(Timestamp.format) ?? "-"]
-            }
+            let rows =
+                [["KID", "KIND", "STATE", "CREATED", "EXPIRES"]]
+                + keyring.keys.map { entry in
+                    [
+                        entry.id, entry.kind.rawValue,
+                        entry.shownState(at: now),
+                        Timestamp.format(entry.created),
+                        entry.expires.map(Timestamp.format) ?? "-"
+                    ]
+                }
             for line in table(rows) { console.output(line) }
         }
 
@@ -107,8 +112,11 @@ func runKeys(folder: String, lockTimeout: Duration, action: KeysAction, console:
             let share = try PublicShare(parsing: text)
             let added = try store.update(creatingIfMissing: true) { try $0.importPublic(share, now: now) }
             console.output(share.kid)
-            note(console, added ? "imported the public key \(share.kid) into \(store.path); seal to it with 'encrypt --to \(share.kid)'"
-                                : "key \(share.kid) was already in \(store.path)")
+            note(
+                console,
+                added
+                    ? "imported the public key \(share.kid) into \(store.path); seal to it with 'encrypt --to \(share.kid)'"
+                    : "key \(share.kid) was already in \(store.path)")
             return
         }
         let share = try KeyShare(parsing: text)
@@ -164,8 +172,10 @@ private func show(_ share: String, of kid: String, secret: Bool, as picture: Sha
         // Colour codes only for a terminal, as ls and git do: a file or pipe gets the blocks alone.
         let drawing = try CompanionProgram.output(of: program, [terminal ? "text" : "plain"], input: Array(share.utf8))
         console.output(bytes: drawing.last == UInt8(ascii: "\n") ? Array(drawing.dropLast()) : drawing)
-        console.diagnostic(secret ? "the psk1 share of key \(kid): a secret; scan it on the receiving device only"
-                                  : "the ppk1 public share of key \(kid)")
+        console.diagnostic(
+            secret
+                ? "the psk1 share of key \(kid): a secret; scan it on the receiving device only"
+                : "the ppk1 public share of key \(kid)")
     case .png(let file):
         let image = try CompanionProgram.output(of: program, ["png"], input: Array(share.utf8))
         try FileIO.replace(file, with: image)
@@ -178,11 +188,15 @@ extension Specs {
         CommandSpec(
             name: ["keys", "init"], overview: "Create a keyring with one primary key.",
             usage: "pushseal keys init [--recipient] [--keys DIR]", options: [keysOption, lockTimeoutOption, recipientOption],
-            discussion: "Creates DIR (mode 0700) and DIR/keyring.json (mode 0600); prints the new key id.\nRefuses to overwrite an existing keyring. With --recipient (on the device's side) the key\nis a P-256 key pair: 'keys export --public' prints the share senders import."),
+            discussion:
+                "Creates DIR (mode 0700) and DIR/keyring.json (mode 0600); prints the new key id.\nRefuses to overwrite an existing keyring. With --recipient (on the device's side) the key\nis a P-256 key pair: 'keys export --public' prints the share senders import."
+        ),
         CommandSpec(
             name: ["keys", "add"], overview: "Add a key that decrypts but does not encrypt yet.",
             usage: "pushseal keys add [--recipient] [--keys DIR]", options: [keysOption, lockTimeoutOption, addRecipientOption],
-            discussion: "Step one of a two-step roll-out: export the new key to receivers, then 'keys promote' it.\nPrints the new key id. The key is of the primary's kind (a key pair in a recipient\nkeyring, a shared secret otherwise) unless --recipient asks for a key pair."),
+            discussion:
+                "Step one of a two-step roll-out: export the new key to receivers, then 'keys promote' it.\nPrints the new key id. The key is of the primary's kind (a key pair in a recipient\nkeyring, a shared secret otherwise) unless --recipient asks for a key pair."
+        ),
         CommandSpec(
             name: ["keys", "promote"], overview: "Make a key the primary.",
             usage: "pushseal keys promote KID [--grace 30d] [--keys DIR]", options: [keysOption, graceOption, lockTimeoutOption],
@@ -190,7 +204,9 @@ extension Specs {
         CommandSpec(
             name: ["keys", "rotate"], overview: "Make a new primary of its kind; the old one decrypts for --grace.",
             usage: "pushseal keys rotate [--grace 30d] [--keys DIR]", options: [keysOption, graceOption, lockTimeoutOption],
-            discussion: "Prints the new key id. Payloads sealed under the old primary still open until the grace\nperiod passes; then 'keys prune' destroys it. The new key is of the old one's kind: a shared\nsecret, or a key pair on a device. A device's public key is rotated on the device\n('keys rotate' there, then 'keys export --public' there and 'keys import' here)."),
+            discussion:
+                "Prints the new key id. Payloads sealed under the old primary still open until the grace\nperiod passes; then 'keys prune' destroys it. The new key is of the old one's kind: a shared\nsecret, or a key pair on a device. A device's public key is rotated on the device\n('keys rotate' there, then 'keys export --public' there and 'keys import' here)."
+        ),
         CommandSpec(
             name: ["keys", "list"], overview: "Show the keys, never their secrets.",
             usage: "pushseal keys list [--json] [--keys DIR]",
@@ -199,15 +215,20 @@ extension Specs {
         CommandSpec(
             name: ["keys", "export"], overview: "Print a key as a one-line share for a receiver.",
             usage: "pushseal keys export [KID] [--public] [--qr | --qr-png FILE] [--keys DIR]",
-            options: [keysOption, lockTimeoutOption,
-                      OptionSpec("public", help: "Print a recipient key's public share (ppk1.…), which holds no secret."),
-                      OptionSpec("qr", help: "Draw the share as a QR code in the terminal for a phone's camera (a psk1 share: only on a terminal)."),
-                      OptionSpec("qr-png", value: "file", help: "Write the share's QR code to FILE as a PNG image (mode 0600) instead of printing it.")],
-            discussion: "Prints psk1.<kid>.<secret> for the primary key, or for KID. This is the only command that\nshows a secret: send it over a channel you trust, e.g. 'pushseal keys export | ssh host pushseal keys import -'.\nWith --public it prints ppk1.<kid>.<point> for a recipient key: safe to paste anywhere.\n--qr draws the share as a QR code instead (Unicode half blocks, dark on light); since a psk1\nshare is a secret, its QR code is drawn only when stdout is a terminal, never into a pipe or\na file, and an image of it is written only to the FILE --qr-png names.", arguments: .keyIDs),
+            options: [
+                keysOption, lockTimeoutOption,
+                OptionSpec("public", help: "Print a recipient key's public share (ppk1.…), which holds no secret."),
+                OptionSpec("qr", help: "Draw the share as a QR code in the terminal for a phone's camera (a psk1 share: only on a terminal)."),
+                OptionSpec("qr-png", value: "file", help: "Write the share's QR code to FILE as a PNG image (mode 0600) instead of printing it.")
+            ],
+            discussion:
+                "Prints psk1.<kid>.<secret> for the primary key, or for KID. This is the only command that\nshows a secret: send it over a channel you trust, e.g. 'pushseal keys export | ssh host pushseal keys import -'.\nWith --public it prints ppk1.<kid>.<point> for a recipient key: safe to paste anywhere.\n--qr draws the share as a QR code instead (Unicode half blocks, dark on light); since a psk1\nshare is a secret, its QR code is drawn only when stdout is a terminal, never into a pipe or\na file, and an image of it is written only to the FILE --qr-png names.",
+            arguments: .keyIDs),
         CommandSpec(
             name: ["keys", "import"], overview: "Add a shared key, or a recipient's public key, to this keyring.",
             usage: "pushseal keys import SHARE|FILE|- [--keys DIR]", options: [keysOption, lockTimeoutOption],
-            discussion: "Reads the share from stdin ('-') or a FILE; creates the keyring if there is none. A psk1\nkey is added enabled: it decrypts, and 'keys promote KID' makes it the key that encrypts.\nA ppk1 public key only encrypts ('encrypt --to KID', or promote it to seal to it by default).\nA psk1 share typed as an argument works but shows in 'ps' and shell history, so it earns a\nwarning; a ppk1 share holds no secret and may be given as it is.",
+            discussion:
+                "Reads the share from stdin ('-') or a FILE; creates the keyring if there is none. A psk1\nkey is added enabled: it decrypts, and 'keys promote KID' makes it the key that encrypts.\nA ppk1 public key only encrypts ('encrypt --to KID', or promote it to seal to it by default).\nA psk1 share typed as an argument works but shows in 'ps' and shell history, so it earns a\nwarning; a ppk1 share holds no secret and may be given as it is.",
             arguments: .files),
         CommandSpec(
             name: ["keys", "disable"], overview: "Stop a key from decrypting.",
@@ -223,7 +244,7 @@ extension Specs {
         CommandSpec(
             name: ["keys", "prune"], overview: "Destroy keys whose grace period has passed.",
             usage: "pushseal keys prune [--keys DIR]", options: [keysOption, lockTimeoutOption],
-            discussion: "Prints the ids it destroyed, one per line."),
+            discussion: "Prints the ids it destroyed, one per line.")
     ]
 
     static let recipientOption = OptionSpec("recipient", help: "Make a recipient key pair (P-256, for ps2) instead of a shared secret.")
@@ -294,16 +315,25 @@ func parseKeys(_ arguments: [String], environment: [String: String]) throws(Usag
     func grace() throws(UsageError) -> Duration {
         try duration(parsed, "grace", in: DurationRange.grace, example: "30d, 12h or 0s", command: spec.name) ?? Keyring.defaultGrace
     }
-    let lockTimeout = try duration(parsed, "lock-timeout", in: DurationRange.lockTimeout, example: "30s", command: spec.name)
+    let lockTimeout =
+        try duration(parsed, "lock-timeout", in: DurationRange.lockTimeout, example: "30s", command: spec.name)
         ?? KeyringStore.defaultLockTimeout
 
     let action: KeysAction
     switch name {
-    case "init": try noArguments(); action = .initialize(recipient: parsed.has("recipient"))
-    case "add": try noArguments(); action = .add(recipient: parsed.has("recipient"))
+    case "init":
+        try noArguments()
+        action = .initialize(recipient: parsed.has("recipient"))
+    case "add":
+        try noArguments()
+        action = .add(recipient: parsed.has("recipient"))
     case "promote": action = .promote(kid: try kid()!, grace: try grace())
-    case "rotate": try noArguments(); action = .rotate(grace: try grace())
-    case "list": try noArguments(); action = .list(json: parsed.has("json"))
+    case "rotate":
+        try noArguments()
+        action = .rotate(grace: try grace())
+    case "list":
+        try noArguments()
+        action = .list(json: parsed.has("json"))
     case "export":
         var picture: SharePicture?
         if let file = parsed.value("qr-png") {
@@ -328,7 +358,9 @@ func parseKeys(_ arguments: [String], environment: [String: String]) throws(Usag
     case "disable": action = .disable(kid: try kid()!)
     case "enable": action = .enable(kid: try kid()!)
     case "destroy": action = .destroy(kid: try kid()!)
-    case "prune": try noArguments(); action = .prune
+    case "prune":
+        try noArguments()
+        action = .prune
     default: throw UsageError("unknown keys subcommand '\(name)'", command: ["keys"])
     }
     return .keys(folder: folder, lockTimeout: lockTimeout, action: action)

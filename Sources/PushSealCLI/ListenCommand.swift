@@ -1,9 +1,10 @@
+import Locking
+import PushSeal
+import SealCrypto
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import PushSeal
-import SealCrypto
-import Locking
 
 /// Runs `receive --listen`: serves Apple's provider API until SIGINT or SIGTERM, every
 /// request answered as APNs would and recorded, every accepted one delivered by `runner`.
@@ -15,9 +16,11 @@ import Locking
 ///   - inputEnd: already requested when a signal came during set-up: the listener then
 ///     stops as soon as it started.
 ///   - records: takes every record, never waiting.
-func serveListener(_ listen: ListenRequest, keysFolder: String, runner: ExtensionRunner, console: Console,
-                   onStopSignal: Locked<(@Sendable () -> Void)?>, haltListener: Locked<(@Sendable () -> Void)?>,
-                   inputEnd: StopRequest, records: any RecordSink, memory: ListenerMemory) throws {
+func serveListener(
+    _ listen: ListenRequest, keysFolder: String, runner: ExtensionRunner, console: Console,
+    onStopSignal: Locked<(@Sendable () -> Void)?>, haltListener: Locked<(@Sendable () -> Void)?>,
+    inputEnd: StopRequest, records: any RecordSink, memory: ListenerMemory
+) throws {
     var keys: [String: ES256Key] = [:]
     for provider in listen.providerKeys {
         let bytes = try InputFiles.read(provider.file)
@@ -48,7 +51,8 @@ func serveListener(_ listen: ListenRequest, keysFolder: String, runner: Extensio
             throw CLIFailure(.cannotCreate, error.reason)
         }
         identity = made.identity
-        certificateNote = "\(made.created ? "made a self-signed certificate" : "using the self-signed certificate") \(made.identity.certificateFile) (trust it with: curl --cacert \(made.identity.certificateFile))"
+        certificateNote =
+            "\(made.created ? "made a self-signed certificate" : "using the self-signed certificate") \(made.identity.certificateFile) (trust it with: curl --cacert \(made.identity.certificateFile))"
     }
     var limits = ListenerLimits()
     limits.idleTimeout = listen.idleTimeout
@@ -57,16 +61,18 @@ func serveListener(_ listen: ListenRequest, keysFolder: String, runner: Extensio
     let listener: APNsListener
     do {
         listener = try APNsListener(
-            settings: .init(host: listen.host, port: listen.port, tls: identity, rules: rules, limits: limits,
-                            pendingLimit: memory.plan.pending, pendingBytes: memory.plan.pendingBytes),
+            settings: .init(
+                host: listen.host, port: listen.port, tls: identity, rules: rules, limits: limits,
+                pendingLimit: memory.plan.pending, pendingBytes: memory.plan.pendingBytes),
             runner: runner, records: records)
     } catch {
-        let status: ExitStatus = switch error.code {
-        case .address: .unavailable
-        case .identity: .noInput
-        case .file: .cannotCreate
-        case .resources: .ioError
-        }
+        let status: ExitStatus =
+            switch error.code {
+            case .address: .unavailable
+            case .identity: .noInput
+            case .file: .cannotCreate
+            case .resources: .ioError
+            }
         throw CLIFailure(status, error.reason)
     }
     if let certificateNote { console.diagnostic(certificateNote) }
@@ -115,9 +121,13 @@ struct ListenerMemory {
         }
         let megabytes = { (bytes: Int) in "\((bytes + (1 << 20) - 1) >> 20) MB" }
         let defaults = ListenerMemoryPlan.fitting(memoryLimit: nil, connections: listen.maxConnections, pending: listen.maxPending)
-        warning = plan.bytesAtMost <= ListenerMemoryPlan.usable(memoryLimit) ? nil
+        warning =
+            plan.bytesAtMost <= ListenerMemoryPlan.usable(memoryLimit)
+            ? nil
             : "the memory limit is \(megabytes(memoryLimit)) (cgroup) but these bounds may take \(megabytes(plan.bytesAtMost)): the kernel may kill the listener before a bound acts (lower --max-connections or --max-pending)"
-        note = plan == defaults || warning != nil ? nil
+        note =
+            plan == defaults || warning != nil
+            ? nil
             : "note: the memory limit is \(megabytes(memoryLimit)) (cgroup): at most \(plan.connections) connections and \(plan.pending) notifications waiting for their records, \(megabytes(plan.bytesAtMost)) in all (--max-connections, --max-pending)"
     }
 }
@@ -134,7 +144,7 @@ enum DescriptorLimit {
     static var free: Int {
         guard let listing = opendir("/proc/self/fd") else { return current }
         defer { closedir(listing) }
-        var open = -1  // the listing's own descriptor
+        var open = -1 // the listing's own descriptor
         while let entry = readdir(listing) {
             if entry.pointee.d_name.0 != CChar(UInt8(ascii: ".")) { open += 1 }
         }

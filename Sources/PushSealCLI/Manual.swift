@@ -6,7 +6,7 @@ enum Manual {
             ".TH PUSHSEAL 1 \"\(date)\" \"pushseal \(escape(version))\" \"User Commands\"",
             ".SH NAME",
             "pushseal \\- end-to-end encrypted push notifications for shell scripts and CI",
-            ".SH SYNOPSIS",
+            ".SH SYNOPSIS"
         ]
         for spec in Specs.all where Specs.subcommands(of: spec.name).isEmpty {
             // Each usage form on a line of its own, flush left: help indents its continuations.
@@ -18,7 +18,7 @@ enum Manual {
             "custom field of an APNs payload whose visible alert is a harmless fallback, delivers it,",
             "and emulates the receiving Notification Service Extension that opens it again. Keys live",
             "in a keyring folder (\\fI./Keys\\fR by default) that pushseal creates, rotates, shares and retires.",
-            ".SH COMMANDS",
+            ".SH COMMANDS"
         ]
         for spec in Specs.all where !spec.name.isEmpty {
             out += [".SS \"\(escape(spec.displayName))\"", escapeLine(spec.overview)]
@@ -47,7 +47,7 @@ enum Manual {
         }
         out += [
             ".SH EXIT STATUS",
-            "From sysexits(3), so scripts can tell failures apart:",
+            "From sysexits(3), so scripts can tell failures apart:"
         ]
         for status in ExitStatus.allCases {
             out += [".TP", "\\fB\(status.rawValue)\\fR", escapeLine(status.meaning)]
@@ -57,7 +57,7 @@ enum Manual {
             ".TP", "\\fIKeys/keyring.json\\fR", "The keyring (mode 0600, its folder 0700). Never share it; share keys with \\fBkeys export\\fR.",
             ".TP", "\\fIKeys/tls\\-cert.pem\\fR, \\fIKeys/tls\\-key.pem\\fR", "The self\\-signed certificate \\fBreceive \\-\\-listen\\fR makes on first start.",
             ".SH SEE ALSO",
-            "\\fBcurl\\fR(1), \\fBh2load\\fR(1), \\fBnotify\\-send\\fR(1)",
+            "\\fBcurl\\fR(1), \\fBh2load\\fR(1), \\fBnotify\\-send\\fR(1)"
         ]
         return out.joined(separator: "\n") + "\n"
     }
@@ -94,9 +94,9 @@ extension Specs {
         name: ["manual"], overview: "Print pushseal's man page (roff).",
         usage: "pushseal manual", options: [],
         discussion: """
-        Written from the same tables as the help pages. Read it with 'pushseal manual | man -l -'
-        or install it as man1/pushseal.1 (Scripts/install.sh does).
-        """)
+            Written from the same tables as the help pages. Read it with 'pushseal manual | man -l -'
+            or install it as man1/pushseal.1 (Scripts/install.sh does).
+            """)
 }
 
 func parseManual(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {

@@ -24,7 +24,9 @@ func duration(
 ) throws(UsageError) -> Duration? {
     guard let text = parsed.value(option) else { return nil }
     guard let duration = DurationText.parse(text, in: range) else {
-        throw UsageError("\(parsed.origin(option)) must be a duration \(DurationText.format(range.lowerBound)) to \(DurationText.format(range.upperBound)), such as \(example) (got '\(text.prefix(40))')", command: command)
+        throw UsageError(
+            "\(parsed.origin(option)) must be a duration \(DurationText.format(range.lowerBound)) to \(DurationText.format(range.upperBound)), such as \(example) (got '\(text.prefix(40))')",
+            command: command)
     }
     return duration
 }

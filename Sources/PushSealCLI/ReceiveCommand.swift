@@ -1,13 +1,14 @@
+import Dispatch
+import Locking
+import NotificationText
+import PushSeal
+import PushSealJSON
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Dispatch
-import PushSeal
-import NotificationText
-import PushSealJSON
-import Locking
 
 /// Runs `pushseal receive`: every input becomes exactly one record on stdout.
 ///
@@ -22,18 +23,20 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     let forcedBy = Locked<Int32?>(nil)
     let stopSignal = Locked<Int32?>(nil)
     let processes = ExtensionProcesses(limit: request.maximumExtensions)
-    let signals = StopSignals(first: { signal in
-        stopSignal.withLock { $0 = signal }
-        // Before anything was taken there is nothing to finish: stop as the signal says.
-        guard let action = onStopSignal.withLock({ $0 }) else { exitAtOnce(128 + signal, console: console) }
-        action()
-    }, second: { signal in
-        // Noted first (if the lock is free): the deliveries the kill ends may let the main
-        // thread finish before this one exits, and it must then exit with the signal's status.
-        _ = forcedBy.withLockIfAvailable { $0 = signal }
-        processes.killAll()
-        exitAtOnce(128 + signal, console: console)
-    })
+    let signals = StopSignals(
+        first: { signal in
+            stopSignal.withLock { $0 = signal }
+            // Before anything was taken there is nothing to finish: stop as the signal says.
+            guard let action = onStopSignal.withLock({ $0 }) else { exitAtOnce(128 + signal, console: console) }
+            action()
+        },
+        second: { signal in
+            // Noted first (if the lock is free): the deliveries the kill ends may let the main
+            // thread finish before this one exits, and it must then exit with the signal's status.
+            _ = forcedBy.withLockIfAvailable { $0 = signal }
+            processes.killAll()
+            exitAtOnce(128 + signal, console: console)
+        })
     defer { signals.restore() }
     let makeExtension: @Sendable () -> any NotificationServiceExtension
     if let command = request.extensionCommand {
@@ -103,13 +106,15 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
     }
     // Output that cannot be written stops the work: nobody would see the rest.
     let memory = request.listen.map { ListenerMemory($0) }
-    let output = RecordOutput(descriptor: 1, byteLimit: memory?.plan.recordBytes ?? ListenerMemoryPlan.defaults.recordBytes,
-                              render: render, failed: stopTakingInput)
+    let output = RecordOutput(
+        descriptor: 1, byteLimit: memory?.plan.recordBytes ?? ListenerMemoryPlan.defaults.recordBytes,
+        render: render, failed: stopTakingInput)
 
     var status = ExitStatus.ok
     if let listen = request.listen, let memory {
-        try serveListener(listen, keysFolder: request.keysFolder, runner: runner, console: console,
-                          onStopSignal: onStopSignal, haltListener: haltListener, inputEnd: inputEnd, records: output, memory: memory)
+        try serveListener(
+            listen, keysFolder: request.keysFolder, runner: runner, console: console,
+            onStopSignal: onStopSignal, haltListener: haltListener, inputEnd: inputEnd, records: output, memory: memory)
         let (unwritten, failure) = output.finish(within: ListenerLimits().drainTimeout)
         if let failure {
             throw CLIFailure(.ioError, "cannot write to stdout: \(failure); \(unwritten) record(s) were not written")
@@ -140,12 +145,14 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
             if input == "-" {
                 // Lines are numbered here, in input order, and delivered on every core;
                 // the receiver puts the records back in order.
-                let lines = LineWorkerPool<Void>(jobs: request.jobs, process: { batch in
-                    batch.forEach { bytes, number, seq in
-                        // Concatenated rather than interpolated: made for every line.
-                        receiver.deliver(seq, source: RecordSource.stdin(line: number), bytes: bytes)
-                    }
-                })
+                let lines = LineWorkerPool<Void>(
+                    jobs: request.jobs,
+                    process: { batch in
+                        batch.forEach { bytes, number, seq in
+                            // Concatenated rather than interpolated: made for every line.
+                            receiver.deliver(seq, source: RecordSource.stdin(line: number), bytes: bytes)
+                        }
+                    })
                 var reader = LineReader(descriptor: 0, stop: inputEnd)
                 var line = 0
                 try reader.forEachLine(idle: lines.dispatchPending) { bytes in
@@ -238,7 +245,8 @@ func exitAtOnce(_ status: Int32, console: Console) -> Never {
 extension Specs {
     static let receive = CommandSpec(
         name: ["receive"], overview: "Show what a device would display: run payloads through an emulated Notification Service Extension.",
-        usage: "pushseal receive FILE...|- [--json] [--budget 30s] [--extension CMD] [--keys DIR]\n       pushseal receive --watch DIR [--once] [options]\n       pushseal receive --listen [HOST:]PORT [--tls-cert F --tls-key F | --plaintext] [--device TOKEN]... [options]",
+        usage:
+            "pushseal receive FILE...|- [--json] [--budget 30s] [--extension CMD] [--keys DIR]\n       pushseal receive --watch DIR [--once] [options]\n       pushseal receive --listen [HOST:]PORT [--tls-cert F --tls-key F | --plaintext] [--device TOKEN]... [options]",
         options: [
             OptionSpec("json", help: "Write one JSON record per line instead of text."),
             OptionSpec("watch", value: "dir", help: "Deliver *.json and *.apns files dropped into DIR, then move them to DIR/processed/."),
@@ -254,7 +262,8 @@ extension Specs {
             OptionSpec("team", value: "teamid", help: "With --listen: the only team id (iss) accepted in provider tokens."),
             OptionSpec("idle-timeout", value: "duration", help: "With --listen: close a connection quiet this long (default: 60s; 1s to 24h)."),
             OptionSpec("max-connections", value: "n", help: "With --listen: connections open at once (default: 1024, fewer under a memory limit; 1 to 65536)."),
-            OptionSpec("max-pending", value: "n", help: "With --listen: notifications answered 200 whose records are not out yet; more get 503 (default: 16384, fewer under a memory limit; 1 to 1000000)."),
+            OptionSpec(
+                "max-pending", value: "n", help: "With --listen: notifications answered 200 whose records are not out yet; more get 503 (default: 16384, fewer under a memory limit; 1 to 1000000)."),
             OptionSpec("budget", value: "duration", environment: "PUSHSEAL_BUDGET", help: "Time the extension has per notification, from the moment it is taken (default: 30s, Apple's; 1ms to 24h)."),
             OptionSpec("expiry-grace", value: "duration", help: "Wait after serviceExtensionTimeWillExpire before showing the original (default: 1s; 1ms to 1h)."),
             OptionSpec("extension", value: "command", help: "Run your own extension program instead of the decrypting one."),
@@ -264,49 +273,50 @@ extension Specs {
             OptionSpec("memory-limit", value: "size", help: "Kill an --extension program above this resident memory (default: 24MB)."),
             OptionSpec("placeholder-title", value: "title", environment: "PUSHSEAL_PLACEHOLDER_TITLE", help: "Shown when a sealed alert cannot be opened (default: Encrypted notification)."),
             OptionSpec("placeholder-body", value: "body", environment: "PUSHSEAL_PLACEHOLDER_BODY", help: "Shown when a sealed alert cannot be opened, whatever the reason."),
-            OptionSpec("placeholder-for", value: "reason=body", repeatable: true,
-                       help: "The body for one reason: key-missing, auth-failed (also malformed), expired or deadline."),
+            OptionSpec(
+                "placeholder-for", value: "reason=body", repeatable: true,
+                help: "The body for one reason: key-missing, auth-failed (also malformed), expired or deadline."),
             jobsOption,
             fieldOption,
-            keysOption,
+            keysOption
         ],
         discussion: """
-        INPUTS:
-          FILE...   APNs payloads (.json, or .apns files as 'xcrun simctl push' takes them),
-                    delivered in the order given. '-' reads one payload per line from stdin.
-          --watch   A spool folder: files that cannot be read move to DIR/failed/ with a
-                    NAME.reason beside them. Write files elsewhere and rename them in.
-          --listen  An APNs-compatible endpoint: POST /3/device/TOKEN over HTTP/2 (TLS by
-                    default, loopback by default). Each request is answered as APNs would
-                    (200 with apns-id, or the status and {"reason":...}) and every accepted
-                    one is delivered. Records carry device and the apns-* headers; a refused
-                    request's record is 'rejected' with http-status and reason.
+            INPUTS:
+              FILE...   APNs payloads (.json, or .apns files as 'xcrun simctl push' takes them),
+                        delivered in the order given. '-' reads one payload per line from stdin.
+              --watch   A spool folder: files that cannot be read move to DIR/failed/ with a
+                        NAME.reason beside them. Write files elsewhere and rename them in.
+              --listen  An APNs-compatible endpoint: POST /3/device/TOKEN over HTTP/2 (TLS by
+                        default, loopback by default). Each request is answered as APNs would
+                        (200 with apns-id, or the status and {"reason":...}) and every accepted
+                        one is delivered. Records carry device and the apns-* headers; a refused
+                        request's record is 'rejected' with http-status and reason.
 
-        STATUSES: decrypted, passthrough, key-missing, key-disabled, key-expired, auth-failed,
-          malformed, unsupported (a later envelope version), locked (the keyring could not be
-          read: the fallback alert is shown), expired, deadline, original, modified (an
-          --extension's own content), rejected (--listen refused the request). Every input gets exactly one record, in
-          input order (with --watch and --listen: as delivered).
-          Payloads over APNs' 4096 bytes (5120 for voip) are malformed, as APNs would refuse them.
+            STATUSES: decrypted, passthrough, key-missing, key-disabled, key-expired, auth-failed,
+              malformed, unsupported (a later envelope version), locked (the keyring could not be
+              read: the fallback alert is shown), expired, deadline, original, modified (an
+              --extension's own content), rejected (--listen refused the request). Every input gets exactly one record, in
+              input order (with --watch and --listen: as delivered).
+              Payloads over APNs' 4096 bytes (5120 for voip) are malformed, as APNs would refuse them.
 
-        STOPPING: SIGINT or SIGTERM stops taking input, ends running extension programs
-          (SIGTERM, then SIGKILL after --expiry-grace) and writes every record still due;
-          with FILEs or stdin it then says input was left unread and exits 130 or 143, as
-          send does; --listen (after GOAWAY, letting deliveries in flight finish within
-          their budget) and --watch exit 0, a signal being their normal stop. A second
-          signal stops at once (exit 130 or 143).
+            STOPPING: SIGINT or SIGTERM stops taking input, ends running extension programs
+              (SIGTERM, then SIGKILL after --expiry-grace) and writes every record still due;
+              with FILEs or stdin it then says input was left unread and exits 130 or 143, as
+              send does; --listen (after GOAWAY, letting deliveries in flight finish within
+              their budget) and --watch exit 0, a signal being their normal stop. A second
+              signal stops at once (exit 130 or 143).
 
-        EXIT STATUS: 0 every input got its record (whatever its status); 64 usage; 66 a FILE
-          or the keyring is missing; 74 records could not be written (full disk) or a --watch
-          file could not be moved; 77 permission; 78 the keyring is damaged; 141 the reader
-          of the records went away (| head), without a word.
+            EXIT STATUS: 0 every input got its record (whatever its status); 64 usage; 66 a FILE
+              or the keyring is missing; 74 records could not be written (full disk) or a --watch
+              file could not be moved; 77 permission; 78 the keyring is damaged; 141 the reader
+              of the records went away (| head), without a word.
 
-        EXAMPLES:
-          pushseal encrypt -t Hi -b there | pushseal receive -
-          pushseal receive --json --budget 2s payloads/*.json
-          pushseal receive --extension ./my-extension.py --budget 500ms payload.apns
-          pushseal receive --listen 8443 --json
-        """, arguments: .files)
+            EXAMPLES:
+              pushseal encrypt -t Hi -b there | pushseal receive -
+              pushseal receive --json --budget 2s payloads/*.json
+              pushseal receive --extension ./my-extension.py --budget 500ms payload.apns
+              pushseal receive --listen 8443 --json
+            """, arguments: .files)
 }
 
 struct ReceiveRequest: Equatable {
@@ -394,15 +404,17 @@ func parseReceive(_ arguments: [String], environment: [String: String]) throws(U
     if let body = parsed.value("placeholder-body") { placeholder = Placeholder(title: placeholder.title, body: body) }
     for item in parsed.all("placeholder-for") {
         guard let equals = item.firstIndex(of: "="),
-              placeholder.setBody(String(item[item.index(after: equals)...]), forReason: String(item[..<equals])) else {
+            placeholder.setBody(String(item[item.index(after: equals)...]), forReason: String(item[..<equals]))
+        else {
             throw fail("--placeholder-for takes REASON=BODY, with REASON one of \(Placeholder.reasons.joined(separator: ", "))")
         }
     }
-    return .receive(ReceiveRequest(
-        keysFolder: keysFolder(parsed), field: field, inputs: parsed.positionals, watch: watch,
-        once: parsed.has("once"), json: parsed.has("json"), timing: timing,
-        extensionCommand: parsed.value("extension"), thenCommand: parsed.value("then"), memoryLimit: memoryLimit,
-        placeholder: placeholder,
-        jobs: try jobs(parsed, command: spec.name), maximumExtensions: maximumExtensions, listen: listen,
-        notify: parsed.has("notify")))
+    return .receive(
+        ReceiveRequest(
+            keysFolder: keysFolder(parsed), field: field, inputs: parsed.positionals, watch: watch,
+            once: parsed.has("once"), json: parsed.has("json"), timing: timing,
+            extensionCommand: parsed.value("extension"), thenCommand: parsed.value("then"), memoryLimit: memoryLimit,
+            placeholder: placeholder,
+            jobs: try jobs(parsed, command: spec.name), maximumExtensions: maximumExtensions, listen: listen,
+            notify: parsed.has("notify")))
 }

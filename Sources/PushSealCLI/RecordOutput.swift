@@ -1,12 +1,13 @@
+import Dispatch
+import Locking
+import MonotonicTime
+import PushSeal
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Dispatch
-import PushSeal
-import MonotonicTime
-import Locking
 
 /// `receive`'s records on their way to stdout, written by a thread of their own, so no
 /// thread that makes a record (an HTTP/2 loop, a delivering thread, the runner's deadline
@@ -50,9 +51,11 @@ final class RecordOutput: RecordSink {
     /// - Parameters:
     ///   - render: the record's bytes (newline included) and its status, on the caller's thread.
     ///   - failed: called once, on the writer's thread, when the descriptor cannot be written.
-    init(descriptor: Int32, byteLimit: Int = ListenerMemoryPlan.defaults.recordBytes,
-         render: @escaping @Sendable (DeliveryRecord) -> (bytes: [UInt8], status: String),
-         failed: @escaping @Sendable () -> Void) {
+    init(
+        descriptor: Int32, byteLimit: Int = ListenerMemoryPlan.defaults.recordBytes,
+        render: @escaping @Sendable (DeliveryRecord) -> (bytes: [UInt8], status: String),
+        failed: @escaping @Sendable () -> Void
+    ) {
         self.descriptor = descriptor
         self.byteLimit = byteLimit
         self.render = render

@@ -1,8 +1,9 @@
+import MonotonicTime
+import PushSeal
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import PushSeal
-import MonotonicTime
 
 /// Runs `pushseal run`: the command first, then its outcome as one sealed alert, sent (or
 /// printed with --print). Returns the command's own exit status, which becomes pushseal's.
@@ -48,12 +49,13 @@ func outcomeAlert(_ request: RunRequest, outcome: CommandOutcome, host: String) 
     let status = if case .signalled(let number) = outcome.ending { "killed by \(signalName(number))" } else { outcome.ending.description }
     if alert.fields.title == nil {
         let short = line.count > 60 ? line.prefix(59) + "…" : line[...]
-        let title: String = switch outcome.ending {
-        case .exited(0): "✅ \(short) finished"
-        case .exited(let code): "❌ \(short) failed (exit \(code))"
-        case .signalled(let number): "❌ \(short) stopped by \(signalName(number))"
-        case .notStarted: "❌ \(short) did not start"
-        }
+        let title: String =
+            switch outcome.ending {
+            case .exited(0): "✅ \(short) finished"
+            case .exited(let code): "❌ \(short) failed (exit \(code))"
+            case .signalled(let number): "❌ \(short) stopped by \(signalName(number))"
+            case .notStarted: "❌ \(short) did not start"
+            }
         try? alert.fields.set(.title, text: title)
     }
     if !outcome.succeeded, alert.fields.interruptionLevel == nil {
@@ -73,7 +75,7 @@ func outcomeAlert(_ request: RunRequest, outcome: CommandOutcome, host: String) 
     alert.data += [
         DataItem(key: "command", value: .string(line)),
         DataItem(key: "exit-status", value: .number(String(outcome.exitStatus))),
-        DataItem(key: "duration-ms", value: .number(String(outcome.duration.saturatingMilliseconds))),
+        DataItem(key: "duration-ms", value: .number(String(outcome.duration.saturatingMilliseconds)))
     ]
     return alert
 }
@@ -81,16 +83,20 @@ func outcomeAlert(_ request: RunRequest, outcome: CommandOutcome, host: String) 
 /// The command as a shell would take it back: words with spaces or quotes single-quoted.
 func shellLine(_ words: [String]) -> String {
     words.map { word in
-        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy {
-            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "-_./=:,+@%".unicodeScalars.contains($0)
-        }
+        let plain =
+            !word.isEmpty
+            && word.unicodeScalars.allSatisfy {
+                ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "-_./=:,+@%".unicodeScalars.contains($0)
+            }
         return plain ? word : "'" + word.replacing("'", with: "'\\''") + "'"
     }.joined(separator: " ")
 }
 
 private func signalName(_ number: Int32) -> String {
-    let names: [Int32: String] = [SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGABRT: "SIGABRT", SIGKILL: "SIGKILL",
-                                  SIGSEGV: "SIGSEGV", SIGPIPE: "SIGPIPE", SIGTERM: "SIGTERM", SIGUSR1: "SIGUSR1", SIGUSR2: "SIGUSR2"]
+    let names: [Int32: String] = [
+        SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGABRT: "SIGABRT", SIGKILL: "SIGKILL",
+        SIGSEGV: "SIGSEGV", SIGPIPE: "SIGPIPE", SIGTERM: "SIGTERM", SIGUSR1: "SIGUSR1", SIGUSR2: "SIGUSR2"
+    ]
     return names[number] ?? "signal \(number)"
 }
 
@@ -107,31 +113,31 @@ extension Specs {
         options: send.options.filter { !["batch", "body", "message"].contains($0.long) } + [
             OptionSpec("tail", value: "n", help: "Seal the last N lines of the command's output into the body (default: 5; 0: none, and the output is left alone)."),
             OptionSpec("print", help: "Print the payload on stdout instead of sending it (no APNs options needed)."),
-            OptionSpec("results", value: "stream", choices: ["stderr", "stdout"], help: "Where the delivery results go: stderr (the default; stdout is the command's) or stdout."),
+            OptionSpec("results", value: "stream", choices: ["stderr", "stdout"], help: "Where the delivery results go: stderr (the default; stdout is the command's) or stdout.")
         ],
         discussion: """
-        Runs CMD with its arguments as given (no shell), its stdin, stdout and stderr passed
-        through, and keeps the last --tail lines of its output. When it ends, one alert goes
-        out: the title says whether it worked (--title replaces it), the sealed body holds the
-        command line, the exit status, how long it ran and those lines; a failure is
-        time-sensitive unless --level says otherwise. The sealed data carries "command",
-        "exit-status" and "duration-ms" for an app to read.
+            Runs CMD with its arguments as given (no shell), its stdin, stdout and stderr passed
+            through, and keeps the last --tail lines of its output. When it ends, one alert goes
+            out: the title says whether it worked (--title replaces it), the sealed body holds the
+            command line, the exit status, how long it ran and those lines; a failure is
+            time-sensitive unless --level says otherwise. The sealed data carries "command",
+            "exit-status" and "duration-ms" for an app to read.
 
-        EXIT STATUS: the command's own (128+N when signal N ended it); 127 when it cannot be
-          started, 126 when it is not executable. The alert is sent either way; when it
-          cannot be, pushseal says why on stderr and still exits with the command's status.
+            EXIT STATUS: the command's own (128+N when signal N ended it); 127 when it cannot be
+              started, 126 when it is not executable. The alert is sent either way; when it
+              cannot be, pushseal says why on stderr and still exits with the command's status.
 
-        SIGNALS: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to pushseal are
-          passed on to the command (a Ctrl-C at the terminal reaches it directly, once).
+            SIGNALS: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to pushseal are
+              passed on to the command (a Ctrl-C at the terminal reaches it directly, once).
 
-        With --print the command's stdout goes to stderr, so stdout carries only the payload.
-        The delivery results ("ok TOKEN APNS-ID" per device) go to stderr, so that the
-        command's own output on stdout stays as it was; --results stdout puts them there.
+            With --print the command's stdout goes to stderr, so stdout carries only the payload.
+            The delivery results ("ok TOKEN APNS-ID" per device) go to stderr, so that the
+            command's own output on stdout stays as it was; --results stdout puts them there.
 
-        EXAMPLES:
-          pushseal run --device "$TOKEN" -- make test
-          pushseal run --print --tail 10 -- ./backup.sh | pushseal send --device "$TOKEN" -
-        """, arguments: .commands)
+            EXAMPLES:
+              pushseal run --device "$TOKEN" -- make test
+              pushseal run --print --tail 10 -- ./backup.sh | pushseal send --device "$TOKEN" -
+            """, arguments: .commands)
 }
 
 /// `pushseal run`: the command, and the alert its outcome becomes.
@@ -156,8 +162,10 @@ func parseRun(_ arguments: [String], environment: [String: String]) throws(Usage
     if parsed.helpRequested { return .help(spec.name) }
     func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
     guard let split else {
-        throw fail(parsed.positionals.isEmpty ? "no command: give it after '--', as in 'pushseal run -- make test'"
-                                              : "put the command after '--' ('pushseal run [options] -- \(parsed.positionals.joined(separator: " "))'), so its options stay its own")
+        throw fail(
+            parsed.positionals.isEmpty
+                ? "no command: give it after '--', as in 'pushseal run -- make test'"
+                : "put the command after '--' ('pushseal run [options] -- \(parsed.positionals.joined(separator: " "))'), so its options stay its own")
     }
     guard parsed.positionals.isEmpty else { throw fail("unexpected argument '\(parsed.positionals[0].prefix(70))' before '--'") }
     let command = Array(arguments[(split + 1)...])
@@ -174,7 +182,9 @@ func parseRun(_ arguments: [String], environment: [String: String]) throws(Usage
     let results = parsed.value("results") ?? "stderr"
     guard results == "stderr" || results == "stdout" else { throw fail("--results is stderr (the default) or stdout") }
     if print, parsed.value("results") != nil { throw fail("--print sends nothing, so there are no results for --results") }
-    return .run(RunRequest(command: command, tail: tail, alert: alert,
-                           delivery: print ? nil : try delivery(parsed, spec: spec, alert: alert, batch: false),
-                           resultsOnStdout: results == "stdout"))
+    return .run(
+        RunRequest(
+            command: command, tail: tail, alert: alert,
+            delivery: print ? nil : try delivery(parsed, spec: spec, alert: alert, batch: false),
+            resultsOnStdout: results == "stdout"))
 }

@@ -1,11 +1,12 @@
+import Dispatch
+import Locking
+import PushSeal
+import PushSealJSON
+import SealCrypto
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
-import PushSeal
-import SealCrypto
-import Locking
-import PushSealJSON
 
 /// Runs `pushseal send`: seals the alert once (or takes the ready payload on stdin, or seals
 /// each `--batch` line), sends it to every device over one HTTP/2 connection and prints one
@@ -28,22 +29,26 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     let stoppedBy = Locked<(signal: Int32?, sending: Bool)>((nil, false))
     let running = Locked<Sender?>(nil)
     let progress = Sender.Progress()
-    let signals = StopSignals(first: { signal in
-        // Before the first request there is nothing to finish: stop as the signal says.
-        guard stoppedBy.withLock({ state in
-            state.signal = signal
-            return state.sending
-        }) else { exitAtOnce(128 + signal, console: console) }
-        stop.request()
-        running.withLock { $0 }?.stopRetrying()
-    }, second: { signal in
-        // A signal after the stop began (and its grace): out at once, taking no lock, with
-        // one line that says what is left without a result.
-        console.flushIfFree()
-        let left = progress.unreported
-        StopSignals.say("error: stopped at once by a second \(signal == SIGINT ? "SIGINT" : "SIGTERM"): \(left) device\(left == 1 ? "" : "s") sent or queued have no result line\n")
-        _exit(128 + signal)
-    })
+    let signals = StopSignals(
+        first: { signal in
+            // Before the first request there is nothing to finish: stop as the signal says.
+            guard
+                stoppedBy.withLock({ state in
+                    state.signal = signal
+                    return state.sending
+                })
+            else { exitAtOnce(128 + signal, console: console) }
+            stop.request()
+            running.withLock { $0 }?.stopRetrying()
+        },
+        second: { signal in
+            // A signal after the stop began (and its grace): out at once, taking no lock, with
+            // one line that says what is left without a result.
+            console.flushIfFree()
+            let left = progress.unreported
+            StopSignals.say("error: stopped at once by a second \(signal == SIGINT ? "SIGINT" : "SIGTERM"): \(left) device\(left == 1 ? "" : "s") sent or queued have no result line\n")
+            _exit(128 + signal)
+        })
     defer { signals.restore() }
 
     let sealer: SealerSet?
@@ -70,16 +75,18 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
     let connection: SendConnection
     do {
         // --proxy beats the environment; --proxy '' goes direct.
-        connection = try SendConnection(endpoint: SendEndpoint(url: request.endpoint), proxy: request.proxy, trustFile: request.caFile,
-                                        connections: request.connections, streams: request.concurrency, timeout: request.timeout,
-                                        clientIdentity: identity)
+        connection = try SendConnection(
+            endpoint: SendEndpoint(url: request.endpoint), proxy: request.proxy, trustFile: request.caFile,
+            connections: request.connections, streams: request.concurrency, timeout: request.timeout,
+            clientIdentity: identity)
     } catch {
         throw CLIFailure(.usage, error.reason)
     }
     let sender = try Sender(
-        settings: .init(topic: request.topic, pushType: request.pushType, priority: request.priority,
-                        expiration: request.expiration, collapseID: request.collapseID, retries: request.retries,
-                        retryFor: request.retryFor),
+        settings: .init(
+            topic: request.topic, pushType: request.pushType, priority: request.priority,
+            expiration: request.expiration, collapseID: request.collapseID, retries: request.retries,
+            retryFor: request.retryFor),
         tokens: tokens, connection: connection, progress: progress,
         emit: { result in
             tally.withLock { $0[result.outcome, default: 0] += 1 }
@@ -127,16 +134,19 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
                     duplicates.expect(Int(info.st_size) / 65)
                 }
                 var lines = 0
-                try forEachDevice(in: file, stop: stop, { device, line in
-                    lines += 1
-                    guard duplicates.isNew(device, at: "\(file == "-" ? "stdin" : file) line \(line)") else { return }
-                    try sender.add(device: device, payload: payload)
-                    taken += 1
-                }, refused: { line, reason in
-                    lines += 1
-                    badLines.count += 1
-                    console.error("\(file == "-" ? "stdin" : file) line \(line): \(reason)")
-                })
+                try forEachDevice(
+                    in: file, stop: stop,
+                    { device, line in
+                        lines += 1
+                        guard duplicates.isNew(device, at: "\(file == "-" ? "stdin" : file) line \(line)") else { return }
+                        try sender.add(device: device, payload: payload)
+                        taken += 1
+                    },
+                    refused: { line, reason in
+                        lines += 1
+                        badLines.count += 1
+                        console.error("\(file == "-" ? "stdin" : file) line \(line): \(reason)")
+                    })
                 badLines.of = lines
             }
         }
@@ -155,8 +165,9 @@ func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
         // --cacert helps only when no trusted issuer was found, not for an expired
         // certificate or one made for another host.
         let unknownIssuer = ["self-signed", "self signed", "local issuer"].contains { failure.reason.contains($0) }
-        throw CLIFailure(failure.code == .unreachable ? .temporaryFailure : .configuration,
-                         failure.reason + (failure.code == .untrusted && unknownIssuer ? "; give --cacert FILE to trust it" : ""))
+        throw CLIFailure(
+            failure.code == .unreachable ? .temporaryFailure : .configuration,
+            failure.reason + (failure.code == .untrusted && unknownIssuer ? "; give --cacert FILE to trust it" : ""))
     }
     if let stoppedEarly { throw stoppedEarly }
     if let signal = stoppedBy.withLock({ $0.signal }) {
@@ -362,8 +373,10 @@ private func readyPayload(pushType: APNs.PushType) throws -> [UInt8] {
 /// hex (or that has anything after its token, as a spreadsheet's `TOKEN<TAB>42` does) is
 /// handed to `refused` with its number and reason, and skipped. A byte-order mark before the
 /// first line, as some editors write, is not part of it.
-private func forEachDevice(in file: String, stop: StopRequest, _ body: (String, Int) throws -> Void,
-                           refused: (Int, String) -> Void) throws {
+private func forEachDevice(
+    in file: String, stop: StopRequest, _ body: (String, Int) throws -> Void,
+    refused: (Int, String) -> Void
+) throws {
     let descriptor = try InputFiles.open(file)
     defer { if descriptor != 0 { close(descriptor) } }
     var reader = LineReader(descriptor: descriptor, stop: stop)
@@ -373,7 +386,8 @@ private func forEachDevice(in file: String, stop: StopRequest, _ body: (String, 
         // Bytes, not Characters: a million lines each judged by Unicode's whitespace tables
         // was the sender's largest cost.
         func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r") }
-        var start = line.startIndex, end = line.endIndex
+        var start = line.startIndex
+        var end = line.endIndex
         if number == 1, line.count >= 3, line[0] == 0xEF, line[1] == 0xBB, line[2] == 0xBF { start += 3 }
         while start < end, isBlank(line[start]) { start += 1 }
         while end > start, isBlank(line[end - 1]) { end -= 1 }
@@ -431,7 +445,8 @@ private func format3(_ duration: Duration) -> String {
 extension Specs {
     static let send = CommandSpec(
         name: ["send"], overview: "Seal an alert and deliver it to APNs over HTTP/2, one result line per device.",
-        usage: "pushseal send --device TOKEN...|--devices FILE|- --topic BUNDLE --auth-key F.p8 --key-id K --team-id T [alert options] [BODY...]\n       pushseal encrypt ... | pushseal send --device TOKEN... [options] -\n       pushseal send --batch [options] < alerts.jsonl",
+        usage:
+            "pushseal send --device TOKEN...|--devices FILE|- --topic BUNDLE --auth-key F.p8 --key-id K --team-id T [alert options] [BODY...]\n       pushseal encrypt ... | pushseal send --device TOKEN... [options] -\n       pushseal send --batch [options] < alerts.jsonl",
         options: sealingOptions(ttl: "Sealed exp and apns-expiration this far ahead (e.g. 1h or 1h30m; 1s to 365d).") + [
             OptionSpec("device", value: "token", repeatable: true, help: "A device token (hex) to send to."),
             OptionSpec("devices", value: "file", help: "Device tokens, one per line ('-': stdin; blank lines and # comments skipped)."),
@@ -459,63 +474,63 @@ extension Specs {
             OptionSpec("proxy", value: "url", help: "Tunnel through this HTTP proxy (http://[user:password@]host:port; '' for none). Default: $HTTPS_PROXY unless $NO_PROXY names the host."),
             OptionSpec("timeout", value: "duration", help: "Give up on an answer this long after its request went out, and on a connection attempt (default: 30s; 100ms to 600s)."),
             OptionSpec("json", help: "Write one JSON result per line instead of text."),
-            keysOption,
+            keysOption
         ],
         discussion: """
-        ARGUMENTS:
-          BODY...   The body as words. '-' instead sends a ready payload read from stdin (what
-                    'pushseal encrypt' printed) to every device.
+            ARGUMENTS:
+              BODY...   The body as words. '-' instead sends a ready payload read from stdin (what
+                        'pushseal encrypt' printed) to every device.
 
-        BATCH LINES (--batch): one JSON object per line: "device" (hex) and the alert's own
-          fields as in 'pushseal encrypt --batch' (title, subtitle, body, level, url, data,
-          ttl, ...). Each line is sealed on its own; a line's ttl also sets its
-          apns-expiration. A bad line is reported on stderr with its number and skipped.
+            BATCH LINES (--batch): one JSON object per line: "device" (hex) and the alert's own
+              fields as in 'pushseal encrypt --batch' (title, subtitle, body, level, url, data,
+              ttl, ...). Each line is sealed on its own; a line's ttl also sets its
+              apns-expiration. A bad line is reported on stderr with its number and skipped.
 
-        RESULTS: one line per device, in the order given: 'ok TOKEN APNS-ID', or
-          'fail TOKEN STATUS REASON [TIMESTAMP]', each ending '(retried after an unknown
-          outcome)' when the device may have got it twice. With --json: {"device","status"
-          (ok, refused, failed),"http-status","apns-id","reason","timestamp","attempts",
-          "retried-after-unknown-outcome","elapsed_ms"}. A device given twice is sent once.
+            RESULTS: one line per device, in the order given: 'ok TOKEN APNS-ID', or
+              'fail TOKEN STATUS REASON [TIMESTAMP]', each ending '(retried after an unknown
+              outcome)' when the device may have got it twice. With --json: {"device","status"
+              (ok, refused, failed),"http-status","apns-id","reason","timestamp","attempts",
+              "retried-after-unknown-outcome","elapsed_ms"}. A device given twice is sent once.
 
-        PROVIDER TOKEN: signed with --auth-key (ES256), kept in the keyring folder (mode 0600),
-          or in $XDG_CACHE_HOME/pushseal (~/.cache/pushseal) when there is none, and shared
-          by every pushseal process for 50 minutes; minted again only then, or when APNs
-          answers ExpiredProviderToken for a token at least 20 minutes old (the request is
-          then sent once more; a younger one means a clock is wrong, and the result says so).
-          A cached token made with another key is never used.
+            PROVIDER TOKEN: signed with --auth-key (ES256), kept in the keyring folder (mode 0600),
+              or in $XDG_CACHE_HOME/pushseal (~/.cache/pushseal) when there is none, and shared
+              by every pushseal process for 50 minutes; minted again only then, or when APNs
+              answers ExpiredProviderToken for a token at least 20 minutes old (the request is
+              then sent once more; a younger one means a clock is wrong, and the result says so).
+              A cached token made with another key is never used.
 
-        RETRIES: 429, 500, 502, 503 and 504 are sent again with exponential backoff and
-          jitter (or after the server's retry-after), within --retry-for of the first attempt
-          (at most --retries times, when given); other refusals are final. What the server did not
-          process (a refused stream, past a GOAWAY) goes out again at once on another
-          connection; a request that went out and got no answer is sent again once at most.
+            RETRIES: 429, 500, 502, 503 and 504 are sent again with exponential backoff and
+              jitter (or after the server's retry-after), within --retry-for of the first attempt
+              (at most --retries times, when given); other refusals are final. What the server did not
+              process (a refused stream, past a GOAWAY) goes out again at once on another
+              connection; a request that went out and got no answer is sent again once at most.
 
-        CONNECTING: HTTP/2 only (ALPN h2 over TLS; prior knowledge over http://), the
-          system's CA store plus --cacert, every address of the name in turn (the name looked
-          up off the sending thread; an address that takes a connection and then says nothing
-          gives way to the next at the next attempt). HTTPS_PROXY
-          (http_proxy for http://) and NO_PROXY (names, addresses, ranges such as
-          127.0.0.0/8) are honoured; --proxy beats them. IPv6 goes in brackets. Four
-          failed attempts, with backoff, fail every device at once: one line on stderr
-          says why, and each device still gets its result line.
+            CONNECTING: HTTP/2 only (ALPN h2 over TLS; prior knowledge over http://), the
+              system's CA store plus --cacert, every address of the name in turn (the name looked
+              up off the sending thread; an address that takes a connection and then says nothing
+              gives way to the next at the next attempt). HTTPS_PROXY
+              (http_proxy for http://) and NO_PROXY (names, addresses, ranges such as
+              127.0.0.0/8) are honoured; --proxy beats them. IPv6 goes in brackets. Four
+              failed attempts, with backoff, fail every device at once: one line on stderr
+              says why, and each device still gets its result line.
 
-        STOPPING: a first SIGINT or SIGTERM stops taking devices, sending and retrying;
-          answers already on their way get 5 s, are printed, then pushseal exits 130
-          (SIGINT) or 143 (SIGTERM). Two signals within a second are one request (timeout
-          sends two at once); a later one exits at once, saying how many devices were left
-          without a result line.
+            STOPPING: a first SIGINT or SIGTERM stops taking devices, sending and retrying;
+              answers already on their way get 5 s, are printed, then pushseal exits 130
+              (SIGINT) or 143 (SIGTERM). Two signals within a second are one request (timeout
+              sends two at once); a later one exits at once, saying how many devices were left
+              without a result line.
 
-        EXIT STATUS: 0 every device accepted; 69 some refused for good; 75 only temporary
-          failures left, or the endpoint cannot be reached; 78 its certificate is not
-          accepted, it does not speak HTTP/2, or the proxy refused; 64 usage; 65 a bad
-          payload, batch line or .p8; 66 a missing file; 74 results could not be written
-          (sending stops: nobody would see them).
+            EXIT STATUS: 0 every device accepted; 69 some refused for good; 75 only temporary
+              failures left, or the endpoint cannot be reached; 78 its certificate is not
+              accepted, it does not speak HTTP/2, or the proxy refused; 64 usage; 65 a bad
+              payload, batch line or .p8; 66 a missing file; 74 results could not be written
+              (sending stops: nobody would see them).
 
-        EXAMPLES:
-          pushseal send --device "$TOKEN" --topic com.example.app -t "Deploy" -b "api-7 is live"
-          pushseal encrypt -t Hi -b there | pushseal send --devices tokens.txt -
-          pushseal send --endpoint https://127.0.0.1:8443 --cacert Keys/tls-cert.pem --device "$TOKEN" -b test
-        """)
+            EXAMPLES:
+              pushseal send --device "$TOKEN" --topic com.example.app -t "Deploy" -b "api-7 is live"
+              pushseal encrypt -t Hi -b there | pushseal send --devices tokens.txt -
+              pushseal send --endpoint https://127.0.0.1:8443 --cacert Keys/tls-cert.pem --device "$TOKEN" -b test
+            """)
 }
 
 /// `pushseal send`: what to seal (or a ready payload), where to, and how.
@@ -563,7 +578,8 @@ func parseSend(_ arguments: [String], environment: [String: String]) throws(Usag
     if batch {
         let request = try alertOptions(parsed, spec: spec, stdinIsBody: false)
         guard request.fields.isEmpty, request.url == nil, request.body == .none, request.data.isEmpty, request.timeToLive == nil,
-              parsed.positionals.isEmpty else {
+            parsed.positionals.isEmpty
+        else {
             throw fail("--batch reads every device and alert from stdin as JSON lines; alert options cannot be combined with it")
         }
         guard parsed.all("device").isEmpty, parsed.value("devices") == nil else {
@@ -577,7 +593,8 @@ func parseSend(_ arguments: [String], environment: [String: String]) throws(Usag
         }
         alert = request
     } else if Specs.alertFieldOptions.contains(where: { parsed.value($0.option.long) != nil }) || parsed.value("url") != nil
-                || !parsed.all("data").isEmpty {
+        || !parsed.all("data").isEmpty
+    {
         throw fail("'-' sends the payload read from stdin as it is; alert options cannot be combined with it")
     }
     if parsed.value("devices") == "-", ready {
@@ -604,8 +621,9 @@ private func sendCredentials(_ parsed: ParsedArguments, spec: CommandSpec) throw
     // Options given on the command line clash; the same ones from the environment give way.
     let given = ["auth-key", "key-id", "team-id"].filter { parsed.value($0) != nil && parsed.fromEnvironment[$0] == nil }
     guard given.isEmpty else {
-        throw UsageError("--cert authenticates with a client certificate; --\(given[0]) belongs to a provider token: give one way, not both",
-                         command: spec.name)
+        throw UsageError(
+            "--cert authenticates with a client certificate; --\(given[0]) belongs to a provider token: give one way, not both",
+            command: spec.name)
     }
     return .certificate(file: certificate, passphraseFile: parsed.value("cert-passphrase-file"))
 }
@@ -619,8 +637,10 @@ func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: EncryptReques
     let devicesFile = parsed.value("devices")
     let devices = try CheckedValues.deviceTokens(parsed, "device", command: spec.name)
     guard !devices.isEmpty || devicesFile != nil || batch else {
-        throw fail(spec.name == Specs.run.name ? "no devices: give --device TOKEN (repeatable) or --devices FILE, or --print to print the payload"
-                                               : "no devices: give --device TOKEN (repeatable), --devices FILE or --batch")
+        throw fail(
+            spec.name == Specs.run.name
+                ? "no devices: give --device TOKEN (repeatable) or --devices FILE, or --print to print the payload"
+                : "no devices: give --device TOKEN (repeatable), --devices FILE or --batch")
     }
     if parsed.has("sandbox"), parsed.has("production") { throw fail("--sandbox and --production contradict each other") }
     // A flag beats the environment; two flags that name different servers are a mistake.
@@ -630,7 +650,7 @@ func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: EncryptReques
     }
     var endpoint = parsed.has("sandbox") ? SendRequest.sandbox : SendRequest.production
     if server == nil, let given = parsed.value("endpoint") {
-        guard (given.hasPrefix("https://") || given.hasPrefix("http://")), given.count > 8 else {
+        guard given.hasPrefix("https://") || given.hasPrefix("http://"), given.count > 8 else {
             throw fail("\(parsed.origin("endpoint")) takes a URL such as https://127.0.0.1:8443 (http:// for HTTP/2 without TLS)")
         }
         let parsedEndpoint: SendEndpoint

@@ -26,38 +26,38 @@ enum Specs {
         name: [], overview: "End-to-end encrypted push notifications for shell scripts and CI.",
         usage: "pushseal <command> [options]", options: [],
         discussion: """
-        COMMANDS:
-          keys         Create, rotate, share and retire the keys (see 'pushseal keys --help').
-          encrypt      Seal an alert into an APNs payload.
-          decrypt      Open a payload's sealed alert and print it as JSON.
-          doctor       Say why a notification does not arrive or open; 'doctor send' checks a sender.
-          receive      Deliver payloads through a Notification Service Extension emulator.
-          send         Seal an alert and deliver it to APNs over HTTP/2.
-          run          Run a command, then send its outcome as a sealed alert.
-          token        Print an APNs provider token for curl and other tools.
-          completions  Print a completion script for bash, zsh or fish.
-          manual       Print pushseal's man page (roff).
-          help         Show help for a command ('pushseal help keys rotate').
+            COMMANDS:
+              keys         Create, rotate, share and retire the keys (see 'pushseal keys --help').
+              encrypt      Seal an alert into an APNs payload.
+              decrypt      Open a payload's sealed alert and print it as JSON.
+              doctor       Say why a notification does not arrive or open; 'doctor send' checks a sender.
+              receive      Deliver payloads through a Notification Service Extension emulator.
+              send         Seal an alert and deliver it to APNs over HTTP/2.
+              run          Run a command, then send its outcome as a sealed alert.
+              token        Print an APNs provider token for curl and other tools.
+              completions  Print a completion script for bash, zsh or fish.
+              manual       Print pushseal's man page (roff).
+              help         Show help for a command ('pushseal help keys rotate').
 
-        The real alert travels sealed with AES-256-GCM in one custom payload field; Apple,
-        proxies and logs see only the fallback alert.
+            The real alert travels sealed with AES-256-GCM in one custom payload field; Apple,
+            proxies and logs see only the fallback alert.
 
-        \(exitCodeSummary)
+            \(exitCodeSummary)
 
-        Example:
-          pushseal keys init
-          pushseal encrypt -t "Deploy finished" -b "api-7 is live" > payload.json
-        """)
+            Example:
+              pushseal keys init
+              pushseal encrypt -t "Deploy finished" -b "api-7 is live" > payload.json
+            """)
 
     static let keysGroup = CommandSpec(
         name: ["keys"], overview: "Manage the keyring.",
         usage: "pushseal keys <subcommand> [options]", options: [],
         discussion: """
-        SUBCOMMANDS:
-        \(keys.map { "  " + $0.synopsis + String(repeating: " ", count: max(2, 22 - $0.synopsis.count)) + $0.overview }.joined(separator: "\n"))
+            SUBCOMMANDS:
+            \(keys.map { "  " + $0.synopsis + String(repeating: " ", count: max(2, 22 - $0.synopsis.count)) + $0.overview }.joined(separator: "\n"))
 
-        Every subcommand takes --keys DIR (or PUSHSEAL_KEYS; default ./Keys).
-        """)
+            Every subcommand takes --keys DIR (or PUSHSEAL_KEYS; default ./Keys).
+            """)
 
     /// The root help's exit codes, from the one table of them, wrapped.
     static var exitCodeSummary: String {
@@ -89,14 +89,15 @@ func helpText(for spec: CommandSpec) -> String {
     var lines = ["OVERVIEW: \(spec.overview)", "", "USAGE: \(spec.usage)"]
     if !spec.options.isEmpty {
         lines += ["", "OPTIONS:"]
-        let rows = spec.options.map { option -> (String, String) in
-            var left = option.short.map { "-\($0), " } ?? "    "
-            left += "--\(option.long)"
-            if let value = option.valueName { left += " <\(value)>" }
-            var right = option.help
-            if let variable = option.environment { right += " [$\(variable)]" }
-            return (left, right)
-        } + [("-h, --help", "Show help information.")]
+        let rows =
+            spec.options.map { option -> (String, String) in
+                var left = option.short.map { "-\($0), " } ?? "    "
+                left += "--\(option.long)"
+                if let value = option.valueName { left += " <\(value)>" }
+                var right = option.help
+                if let variable = option.environment { right += " [$\(variable)]" }
+                return (left, right)
+            } + [("-h, --help", "Show help information.")]
         let width = rows.map(\.0.count).max() ?? 0
         for (left, right) in rows {
             lines.append("  " + left + String(repeating: " ", count: width - left.count + 2) + right)

@@ -1,10 +1,11 @@
+import MonotonicTime
+import PushSeal
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import PushSeal
-import MonotonicTime
 
 /// SIGINT and SIGTERM for a long-running command: the first asks for a clean stop, the
 /// second (of either) forces one, unless it comes within `together` of the first: coreutils'

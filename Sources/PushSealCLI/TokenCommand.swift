@@ -1,8 +1,9 @@
+import PushSeal
+import SealCrypto
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import PushSeal
-import SealCrypto
 
 extension Specs {
     static let authKeyOption = OptionSpec("auth-key", value: "file", environment: "PUSHSEAL_AUTH_KEY", help: "The .p8 signing key from Apple (read from the file; never give it as an argument).")
@@ -16,17 +17,17 @@ extension Specs {
         usage: "pushseal token --auth-key F.p8 --key-id K --team-id T [--keys DIR]",
         options: [authKeyOption, keyIDOption, teamIDOption, keysOption],
         discussion: """
-        Prints the ES256 provider token (a JWT) that send uses, from the same cache: a token is
-        reused for 50 minutes, as Apple asks, so a loop of curl calls never meets
-        TooManyProviderTokenUpdates. The cache lives in the keyring folder when there is one
-        (--keys, default ./Keys), else in ~/.cache/pushseal, mode 0600. The token lets anyone
-        send to your apps for up to an hour: it goes to stdout only, never to a log.
+            Prints the ES256 provider token (a JWT) that send uses, from the same cache: a token is
+            reused for 50 minutes, as Apple asks, so a loop of curl calls never meets
+            TooManyProviderTokenUpdates. The cache lives in the keyring folder when there is one
+            (--keys, default ./Keys), else in ~/.cache/pushseal, mode 0600. The token lets anyone
+            send to your apps for up to an hour: it goes to stdout only, never to a log.
 
-        EXAMPLE:
-          curl --http2 -H "authorization: bearer $(pushseal token)" -H "apns-topic: $TOPIC" \\
-               -H "apns-push-type: alert" --data @payload.json \\
-               "https://api.push.apple.com/3/device/$DEVICE_TOKEN"
-        """)
+            EXAMPLE:
+              curl --http2 -H "authorization: bearer $(pushseal token)" -H "apns-topic: $TOPIC" \\
+                   -H "apns-push-type: alert" --data @payload.json \\
+                   "https://api.push.apple.com/3/device/$DEVICE_TOKEN"
+            """)
 }
 
 /// `pushseal token`: whose provider token, and where its cache is looked for.
@@ -83,7 +84,8 @@ func signingKey(_ authKey: String) throws -> (key: ES256Key, exposedMode: mode_t
         guard key.canSign else { throw SealCryptoError(.invalidKey, "a public key cannot sign") }
         return (key, exposed ? info.st_mode & 0o777 : nil)
     } catch let error as SealCryptoError where error.code == .encryptedKey {
-        throw CLIFailure(.dataError, "\(authKey) is encrypted with a passphrase, which pushseal never asks for; decrypt a copy once (openssl pkey -in \(authKey) -out AuthKey.p8) or give the .p8 file Apple made")
+        throw CLIFailure(
+            .dataError, "\(authKey) is encrypted with a passphrase, which pushseal never asks for; decrypt a copy once (openssl pkey -in \(authKey) -out AuthKey.p8) or give the .p8 file Apple made")
     } catch let error as SealCryptoError {
         throw CLIFailure(.dataError, "\(authKey) is not an APNs signing key (\(error.reason)); give the .p8 file Apple made")
     }
@@ -91,8 +93,9 @@ func signingKey(_ authKey: String) throws -> (key: ES256Key, exposedMode: mode_t
 
 /// `pushseal token`: the cached provider token, or a fresh one, on stdout.
 func runToken(_ request: TokenRequest, console: Console) throws {
-    let tokens = try providerTokens(authKey: request.authKey, keyID: request.keyID, teamID: request.teamID,
-                                    keysFolder: request.keysFolder, console: console)
+    let tokens = try providerTokens(
+        authKey: request.authKey, keyID: request.keyID, teamID: request.teamID,
+        keysFolder: request.keysFolder, console: console)
     console.output(try tokens.token())
 }
 

@@ -1,10 +1,11 @@
+import PushSeal
+import SealCrypto
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import PushSeal
-import SealCrypto
 
 // Wiring only: process-wide settings, parse, run, map errors to a message and an exit code.
 
@@ -75,7 +76,7 @@ do {
 } catch let error as UsageError {
     for line in error.report { console.diagnostic(line) }
     status = .usage
-} catch where exitStatus(for: error) == .ioError && StdoutReader.closed.load(ordering: .relaxed) {
+} catch  where exitStatus(for: error) == .ioError && StdoutReader.closed.load(ordering: .relaxed) {
     // The reader has what it wanted; nothing went wrong worth a line.
     status = .readerClosed
 } catch {

@@ -62,7 +62,7 @@ public struct JSONParser {
     private mutating func expect(_ literal: StaticString) throws {
         let count = literal.utf8CodeUnitCount
         guard index + count <= bytes.count,
-              memcmpEqual(bytes.baseAddress! + index, literal.utf8Start, count)
+            memcmpEqual(bytes.baseAddress! + index, literal.utf8Start, count)
         else { throw error("invalid literal") }
         index += count
     }
@@ -73,9 +73,15 @@ public struct JSONParser {
         case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
         case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expect("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expect("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expect("null"); return .null
+        case UInt8(ascii: "t"):
+            try expect("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expect("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expect("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
         default: throw error("unexpected character")
         }
@@ -106,23 +112,26 @@ public struct JSONParser {
             var count = 0
             defer { names.baseAddress!.deinitialize(count: count) }
             var large: Set<[UInt8]>?
-            try parser.parseMembers(depth: 1, name: { try $0.parseRawName() }, isNew: { raw in
-                raw.withBytes(in: bytes) { name in
-                    if large != nil { return large!.insert(Array(name)).inserted }
-                    for index in 0..<count where names[index].withBytes(in: bytes, { JSONName.equal($0, name) }) {
-                        return false
+            try parser.parseMembers(
+                depth: 1, name: { try $0.parseRawName() },
+                isNew: { raw in
+                    raw.withBytes(in: bytes) { name in
+                        if large != nil { return large!.insert(Array(name)).inserted }
+                        for index in 0..<count where names[index].withBytes(in: bytes, { JSONName.equal($0, name) }) {
+                            return false
+                        }
+                        if count < names.count {
+                            (names.baseAddress! + count).initialize(to: raw)
+                            count += 1
+                        } else {
+                            large = Set(names[..<count].map { $0.withBytes(in: bytes) { Array($0) } } + [Array(name)])
+                        }
+                        return true
                     }
-                    if count < names.count {
-                        (names.baseAddress! + count).initialize(to: raw)
-                        count += 1
-                    } else {
-                        large = Set(names[..<count].map { $0.withBytes(in: bytes) { Array($0) } } + [Array(name)])
-                    }
-                    return true
-                }
-            }, shown: { $0.withBytes(in: bytes) { String(decoding: $0, as: UTF8.self) } }, { name, value in
-                try name.withBytes(in: bytes) { try body($0, value) }
-            })
+                }, shown: { $0.withBytes(in: bytes) { String(decoding: $0, as: UTF8.self) } },
+                { name, value in
+                    try name.withBytes(in: bytes) { try body($0, value) }
+                })
         }
         parser.skipWhitespace()
         guard parser.index == bytes.count else { throw parser.error("unexpected text after the JSON value") }
@@ -165,11 +174,13 @@ public struct JSONParser {
         // Small objects check for duplicates by scanning; large ones by hashing, so a hostile
         // object with a million members costs linear time, not quadratic.
         var names: Set<String>?
-        try parseMembers(depth: depth, name: { try $0.parseString() }, isNew: { key in
-            if names != nil { return names!.insert(key).inserted }
-            if object.count >= 16 { names = Set(object.keys) }
-            return names?.insert(key).inserted ?? !object.members.contains { $0.key == key }
-        }, shown: { $0 }, { key, value in object.append(key, value) })
+        try parseMembers(
+            depth: depth, name: { try $0.parseString() },
+            isNew: { key in
+                if names != nil { return names!.insert(key).inserted }
+                if object.count >= 16 { names = Set(object.keys) }
+                return names?.insert(key).inserted ?? !object.members.contains { $0.key == key }
+            }, shown: { $0 }, { key, value in object.append(key, value) })
         return .object(object)
     }
 
@@ -202,7 +213,9 @@ public struct JSONParser {
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"): index += 1; return
+            case UInt8(ascii: "}"):
+                index += 1
+                return
             default: throw error("expected ',' or '}' in an object")
             }
         }
@@ -223,7 +236,9 @@ public struct JSONParser {
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "]"): index += 1; return .array(elements)
+            case UInt8(ascii: "]"):
+                index += 1
+                return .array(elements)
             default: throw error("expected ',' or ']' in an array")
             }
         }

@@ -108,19 +108,28 @@ public struct AlertContent: Sendable, Equatable {
         case "category": categoryIdentifier = try text()
         case "target-content-id": targetContentIdentifier = try text()
         case "interruption-level":
-            guard let name = try text() else { interruptionLevel = nil; break }
+            guard let name = try text() else {
+                interruptionLevel = nil
+                break
+            }
             guard let level = InterruptionLevel(named: name) else {
                 throw OpeningError(.malformed, "alert field 'interruption-level' is not passive, active, time-sensitive or critical")
             }
             interruptionLevel = level
         case "badge":
-            if value == .null { badge = nil; break }
+            if value == .null {
+                badge = nil
+                break
+            }
             guard let number = value.integerValue, let badge = Int(exactly: number), badge >= 0 else {
                 throw OpeningError(.malformed, "alert field 'badge' must be a whole number, 0 or more")
             }
             self.badge = badge
         case "relevance-score":
-            if value == .null { relevanceScore = nil; break }
+            if value == .null {
+                relevanceScore = nil
+                break
+            }
             guard let score = value.doubleValue, (0...1).contains(score) else {
                 throw OpeningError(.malformed, "alert field 'relevance-score' must be a number from 0 to 1")
             }

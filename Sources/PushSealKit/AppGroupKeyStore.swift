@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 private let systemRead = Glibc.read
@@ -41,8 +42,9 @@ public struct AppGroupKeyStore: KeyStore {
         if let container = FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: identifier) {
             self.init(folder: container.appendingPathComponent("Library/pushseal", isDirectory: true))
         } else {
-            self.init(folder: .failure(KeyStoreError(.misconfigured, "the app is not in App Group \(identifier) (add it under Signing & Capabilities, to the app and the extension)")),
-                      read: Self.readFile)
+            self.init(
+                folder: .failure(KeyStoreError(.misconfigured, "the app is not in App Group \(identifier) (add it under Signing & Capabilities, to the app and the extension)")),
+                read: Self.readFile)
         }
     }
     #endif
@@ -121,11 +123,13 @@ public struct AppGroupKeyStore: KeyStore {
     public func ids() throws(KeyStoreError) -> [String] {
         let folder = try folder.get()
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return [] }
-        return Set(names.compactMap { name -> String? in
-            guard name.hasPrefix("psk1.") || name.hasPrefix("prk1.") else { return nil }
-            let id = String(name.dropFirst(5))
-            return SealedEnvelope.isKeyID(Substring(id)) ? id : nil
-        }).sorted()
+        return Set(
+            names.compactMap { name -> String? in
+                guard name.hasPrefix("psk1.") || name.hasPrefix("prk1.") else { return nil }
+                let id = String(name.dropFirst(5))
+                return SealedEnvelope.isKeyID(Substring(id)) ? id : nil
+            }
+        ).sorted()
     }
 
     static let readFile: @Sendable (String) -> Result<Data?, POSIXError> = { path in

@@ -5,6 +5,7 @@
 // against a transcription of Apple's declarations (Tests/AppleAPI) and tested there; tvOS has
 // no service extension and watchOS no critical sounds, so neither builds it.
 import Foundation
+
 #if canImport(UserNotifications) && canImport(Security) && !os(tvOS) && !os(watchOS)
 import CryptoKit
 import Security
@@ -59,12 +60,15 @@ open class PushSealNotificationService: UNNotificationServiceExtension, @uncheck
         return opener
     }
 
-    open override func didReceive(_ request: UNNotificationRequest,
-                                  withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+    open override func didReceive(
+        _ request: UNNotificationRequest,
+        withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void
+    ) {
         let started = Date()
-        let work = Work(request: request,
-                        pending: PendingDelivery(deadline: started.addingTimeInterval(budget), handler: contentHandler),
-                        started: started)
+        let work = Work(
+            request: request,
+            pending: PendingDelivery(deadline: started.addingTimeInterval(budget), handler: contentHandler),
+            started: started)
         lock.withLock { inFlight.append(work) }
         let opened = opener.open(userInfo: request.content.userInfo, now: started)
         guard opened.status != .passthrough, opened.status != .original else {
@@ -92,8 +96,10 @@ open class PushSealNotificationService: UNNotificationServiceExtension, @uncheck
     /// once, now or from another thread before `delivery.deadline`. The default finishes at
     /// once. Content finished after time-up is not delivered: time-up delivers the opened
     /// content as it was before this hook (through `willDeliverAtTimeUp`).
-    open func didOpen(_ opened: OpenedNotification, content: UNMutableNotificationContent, request: UNNotificationRequest,
-                      delivery: ContentDelivery) {
+    open func didOpen(
+        _ opened: OpenedNotification, content: UNMutableNotificationContent, request: UNNotificationRequest,
+        delivery: ContentDelivery
+    ) {
         delivery.finish(with: content)
     }
 
@@ -117,8 +123,10 @@ open class PushSealNotificationService: UNNotificationServiceExtension, @uncheck
     /// content when the opening finished (`opened` says how), else the placeholder with its
     /// `deadline` body. Return it, changed or not; it must be quick (the system is ending the
     /// extension).
-    open func willDeliverAtTimeUp(_ content: UNMutableNotificationContent, opened: OpenedNotification?,
-                                  request: UNNotificationRequest) -> UNNotificationContent {
+    open func willDeliverAtTimeUp(
+        _ content: UNMutableNotificationContent, opened: OpenedNotification?,
+        request: UNNotificationRequest
+    ) -> UNNotificationContent {
         content
     }
 
@@ -142,23 +150,28 @@ open class PushSealNotificationService: UNNotificationServiceExtension, @uncheck
         let identifier = work.request.identifier
         switch (opened, atTimeUp) {
         case (nil, true):
-            outcome = DeliveryOutcome(requestIdentifier: identifier, status: .deadline, kid: nil,
-                                      reason: "time ran out before the payload was opened", storeError: nil, elapsed: elapsed)
+            outcome = DeliveryOutcome(
+                requestIdentifier: identifier, status: .deadline, kid: nil,
+                reason: "time ran out before the payload was opened", storeError: nil, elapsed: elapsed)
         case (let opened?, true):
-            outcome = DeliveryOutcome(requestIdentifier: identifier, status: opened.status, kid: opened.kid,
-                                      reason: "delivered at time-up, before didOpen finished" + (opened.reason.map { "; \($0)" } ?? ""),
-                                      storeError: opened.storeError, elapsed: elapsed)
+            outcome = DeliveryOutcome(
+                requestIdentifier: identifier, status: opened.status, kid: opened.kid,
+                reason: "delivered at time-up, before didOpen finished" + (opened.reason.map { "; \($0)" } ?? ""),
+                storeError: opened.storeError, elapsed: elapsed)
         case (let opened, false):
-            outcome = DeliveryOutcome(requestIdentifier: identifier, status: opened?.status ?? .passthrough, kid: opened?.kid,
-                                      reason: opened?.reason, storeError: opened?.storeError, elapsed: elapsed)
+            outcome = DeliveryOutcome(
+                requestIdentifier: identifier, status: opened?.status ?? .passthrough, kid: opened?.kid,
+                reason: opened?.reason, storeError: opened?.storeError, elapsed: elapsed)
         }
         log(outcome)
         return true
     }
 
     /// A copy of `original` with every field `changes` sets written over it.
-    static func content(_ original: UNNotificationContent, changedBy changes: AlertContent,
-                        userInfo: [AnyHashable: Any]) -> UNMutableNotificationContent {
+    static func content(
+        _ original: UNNotificationContent, changedBy changes: AlertContent,
+        userInfo: [AnyHashable: Any]
+    ) -> UNMutableNotificationContent {
         let content = original.mutableCopy() as? UNMutableNotificationContent ?? UNMutableNotificationContent()
         if let title = changes.title { content.title = title }
         if let subtitle = changes.subtitle { content.subtitle = subtitle }
@@ -171,12 +184,13 @@ open class PushSealNotificationService: UNNotificationServiceExtension, @uncheck
         if #available(iOS 15.0, macOS 12.0, macCatalyst 15.0, visionOS 1.0, *) {
             if let score = changes.relevanceScore { content.relevanceScore = score }
             if let level = changes.interruptionLevel {
-                content.interruptionLevel = switch level {
-                case .passive: .passive
-                case .active: .active
-                case .timeSensitive: .timeSensitive
-                case .critical: .critical
-                }
+                content.interruptionLevel =
+                    switch level {
+                    case .passive: .passive
+                    case .active: .active
+                    case .timeSensitive: .timeSensitive
+                    case .critical: .critical
+                    }
             }
             critical = content.interruptionLevel == .critical
         } else {
@@ -184,12 +198,13 @@ open class PushSealNotificationService: UNNotificationServiceExtension, @uncheck
         }
         if let sound = changes.sound {
             // A critical alert plays a critical sound (with the entitlement); any other plays it as usual.
-            content.sound = switch (sound, critical) {
-            case ("default", false): .default
-            case ("default", true): .defaultCritical
-            case (_, false): UNNotificationSound(named: UNNotificationSoundName(sound))
-            case (_, true): .criticalSoundNamed(UNNotificationSoundName(sound))
-            }
+            content.sound =
+                switch (sound, critical) {
+                case ("default", false): .default
+                case ("default", true): .defaultCritical
+                case (_, false): UNNotificationSound(named: UNNotificationSoundName(sound))
+                case (_, true): .criticalSoundNamed(UNNotificationSoundName(sound))
+                }
         }
         content.userInfo = userInfo
         return content
@@ -260,8 +275,10 @@ public struct KeychainKeyStore: KeyStore {
         item[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
         var status = SecItemAdd(item as CFDictionary, nil)
         if status == errSecDuplicateItem {
-            let changes: [String: Any] = [kSecValueData as String: bytes,
-                                          kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly]
+            let changes: [String: Any] = [
+                kSecValueData as String: bytes,
+                kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
+            ]
             status = SecItemUpdate(query as CFDictionary, changes as CFDictionary)
         }
         guard status == errSecSuccess else { throw Self.error(status, "storing key \(id)") }
@@ -291,11 +308,14 @@ public struct KeychainKeyStore: KeyStore {
         let status = SecItemCopyMatching(query as CFDictionary, &result)
         if status == errSecItemNotFound { return [] }
         guard status == errSecSuccess, let items = result as? [[String: Any]] else { throw Self.error(status, "listing keys") }
-        return Set(items.compactMap { item -> String? in
-            guard let account = item[kSecAttrAccount as String] as? String,
-                  account.hasPrefix("psk1.") || account.hasPrefix("prk1.") else { return nil }
-            return String(account.dropFirst(5))
-        }).sorted()
+        return Set(
+            items.compactMap { item -> String? in
+                guard let account = item[kSecAttrAccount as String] as? String,
+                    account.hasPrefix("psk1.") || account.hasPrefix("prk1.")
+                else { return nil }
+                return String(account.dropFirst(5))
+            }
+        ).sorted()
     }
 
     private func base(account: String?) -> [String: Any] {
@@ -316,8 +336,9 @@ public struct KeychainKeyStore: KeyStore {
         case errSecInteractionNotAllowed:
             return KeyStoreError(.locked, status: status, "\(doing): the Keychain is locked until the device is first unlocked (\(status): \(text))")
         case errSecMissingEntitlement:
-            return KeyStoreError(.misconfigured, status: status,
-                                 "\(doing): this target is not entitled to the access group (\(status): \(text)); give the app and the extension the same Keychain Sharing group, named with the App ID prefix")
+            return KeyStoreError(
+                .misconfigured, status: status,
+                "\(doing): this target is not entitled to the access group (\(status): \(text)); give the app and the extension the same Keychain Sharing group, named with the App ID prefix")
         default:
             return KeyStoreError(.failed, status: status, "\(doing): \(status): \(text)")
         }
@@ -339,8 +360,10 @@ public struct DeliveryOutcome: Sendable, CustomStringConvertible {
     /// From `didReceive` to the delivery, in seconds.
     public let elapsed: Double
 
-    public init(requestIdentifier: String, status: OpenedNotification.Status, kid: String?, reason: String?,
-                storeError: KeyStoreError?, elapsed: Double) {
+    public init(
+        requestIdentifier: String, status: OpenedNotification.Status, kid: String?, reason: String?,
+        storeError: KeyStoreError?, elapsed: Double
+    ) {
         self.requestIdentifier = requestIdentifier
         self.status = status
         self.kid = kid

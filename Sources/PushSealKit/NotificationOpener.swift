@@ -1,6 +1,6 @@
 import Foundation
-import PushSealJSON
 @_exported import NotificationText
+import PushSealJSON
 
 /// What the extension shows for one notification, and why: the Linux runner's statuses.
 public struct OpenedNotification: Sendable {
@@ -80,8 +80,10 @@ public struct NotificationOpener: Sendable {
     /// false to take an iOS 15 or 16 device's path.
     var hpkeAvailable = true
 
-    public init(keys: any KeyStore, field: String = "enc", placeholder: Placeholder = .standard,
-                lockedContent: LockedContent = .fallbackAlert) {
+    public init(
+        keys: any KeyStore, field: String = "enc", placeholder: Placeholder = .standard,
+        lockedContent: LockedContent = .fallbackAlert
+    ) {
         self.keys = keys
         self.field = field
         self.placeholder = placeholder
@@ -92,13 +94,14 @@ public struct NotificationOpener: Sendable {
     /// fallback text is left), with the body for why: what is shown when nothing can be
     /// opened. `nil` is time-up (`serviceExtensionTimeWillExpire`).
     public func placeholderChanges(for status: OpenedNotification.Status?) -> AlertContent {
-        let body = switch status {
-        case .keyMissing?: placeholder.keyMissing
-        case .expired?: placeholder.expired
-        case .unsupported?: placeholder.unsupported
-        case nil: placeholder.deadline
-        default: placeholder.unreadable
-        }
+        let body =
+            switch status {
+            case .keyMissing?: placeholder.keyMissing
+            case .expired?: placeholder.expired
+            case .unsupported?: placeholder.unsupported
+            case nil: placeholder.deadline
+            default: placeholder.unreadable
+            }
         return AlertContent(title: placeholder.title, subtitle: "", body: body)
     }
 
@@ -111,8 +114,9 @@ public struct NotificationOpener: Sendable {
     public func open(json: Data, now: Date = Date()) -> OpenedNotification {
         guard case .object(let payload)? = try? JSONParser.parse(Array(json)) else {
             let changes = placeholderChanges(for: .malformed)
-            return OpenedNotification(status: .malformed, changes: changes, content: changes, kid: nil,
-                                      reason: "the payload is not a JSON object", data: JSONObject())
+            return OpenedNotification(
+                status: .malformed, changes: changes, content: changes, kid: nil,
+                reason: "the payload is not a JSON object", data: JSONObject())
         }
         return open(payload: payload, now: now)
     }
@@ -122,8 +126,9 @@ public struct NotificationOpener: Sendable {
         let opened = change(payload, now: now)
         guard opened.status != .passthrough, !opened.content.hasText else { return opened }
         // iOS's rule, as the Linux runner applies it: content without text is not shown.
-        return OpenedNotification(status: .original, changes: AlertContent(), content: AlertContent(aps: payload["aps"]?.objectValue ?? JSONObject()),
-                                  kid: opened.kid, reason: "the content to show had no alert text", data: JSONObject())
+        return OpenedNotification(
+            status: .original, changes: AlertContent(), content: AlertContent(aps: payload["aps"]?.objectValue ?? JSONObject()),
+            kid: opened.kid, reason: "the content to show had no alert text", data: JSONObject())
     }
 
     private func change(_ payload: JSONObject, now: Date) -> OpenedNotification {
@@ -133,8 +138,9 @@ public struct NotificationOpener: Sendable {
         }
         func refused(_ status: OpenedNotification.Status, _ kid: String?, _ reason: String) -> OpenedNotification {
             let changes = placeholderChanges(for: status)
-            return OpenedNotification(status: status, changes: changes, content: delivered.changed(by: changes), kid: kid,
-                                      reason: reason, data: JSONObject())
+            return OpenedNotification(
+                status: status, changes: changes, content: delivered.changed(by: changes), kid: kid,
+                reason: reason, data: JSONObject())
         }
         // Apple's rule for running an extension at all.
         guard payload["aps"]?.objectValue?["mutable-content"]?.integerValue == 1, delivered.hasText else {
@@ -166,8 +172,9 @@ public struct NotificationOpener: Sendable {
             case .fallbackAlert: changes = AlertContent()
             case .alert(let shown): changes = shown
             }
-            var opened = OpenedNotification(status: .locked, changes: changes, content: delivered.changed(by: changes), kid: envelope.kid,
-                                            reason: "the key store is \(error.kind.rawValue): \(error.message)", data: JSONObject())
+            var opened = OpenedNotification(
+                status: .locked, changes: changes, content: delivered.changed(by: changes), kid: envelope.kid,
+                reason: "the key store is \(error.kind.rawValue): \(error.message)", data: JSONObject())
             opened.storeError = error
             return opened
         }
@@ -175,12 +182,13 @@ public struct NotificationOpener: Sendable {
         do {
             alert = try SealedAlert(plaintext: try envelope.open(with: key, hpkeAvailable: hpkeAvailable))
         } catch {
-            let status: OpenedNotification.Status = switch error.reason {
-            case .authFailed: .authFailed
-            case .keyMissing: .keyMissing
-            case .malformed: .malformed
-            case .unsupported: .unsupported
-            }
+            let status: OpenedNotification.Status =
+                switch error.reason {
+                case .authFailed: .authFailed
+                case .keyMissing: .keyMissing
+                case .malformed: .malformed
+                case .unsupported: .unsupported
+                }
             return refused(status, envelope.kid, error.message)
         }
         if let expires = alert.expires, expires <= Int64(now.timeIntervalSince1970.rounded(.down)) {
@@ -193,8 +201,9 @@ public struct NotificationOpener: Sendable {
         changes.body = changes.body ?? ""
         var data = JSONObject()
         for (key, value) in alert.data where key != "aps" && key != field { data[key] = value }
-        return OpenedNotification(status: .decrypted, changes: changes, content: delivered.changed(by: changes), kid: envelope.kid,
-                                  reason: nil, data: data)
+        return OpenedNotification(
+            status: .decrypted, changes: changes, content: delivered.changed(by: changes), kid: envelope.kid,
+            reason: nil, data: data)
     }
 }
 

@@ -1,5 +1,6 @@
-import Foundation
 @_exported import EnvelopeFormat
+import Foundation
+
 #if canImport(CryptoKit)
 import CryptoKit
 #else
@@ -29,8 +30,11 @@ public struct SealedEnvelope: Sendable, Equatable {
             let raw = UnsafeRawBufferPointer(bytes)
             do throws(EnvelopeFormatError) {
                 let layout = try EnvelopeLayout(utf8: raw)
-                return .success((layout.version, String(decoding: raw[layout.kid], as: UTF8.self),
-                                 Base64URL.decode(Substring(decoding: raw[layout.sealed], as: UTF8.self))))
+                return .success(
+                    (
+                        layout.version, String(decoding: raw[layout.kid], as: UTF8.self),
+                        Base64URL.decode(Substring(decoding: raw[layout.sealed], as: UTF8.self))
+                    ))
             } catch {
                 return .failure(error)
             }
@@ -96,8 +100,9 @@ extension SealedEnvelope {
     static func openHPKE(_ sealed: Data, privateKey: P256.KeyAgreement.PrivateKey, header: String, kid: String) throws(OpeningError) -> Data {
         let keyBytes = EnvelopeVersion.encapsulatedKeyByteCount
         do {
-            var recipient = try HPKE.Recipient(privateKey: privateKey, ciphersuite: .P256_SHA256_AES_GCM_256,
-                                               info: Data(header.utf8), encapsulatedKey: sealed.prefix(keyBytes))
+            var recipient = try HPKE.Recipient(
+                privateKey: privateKey, ciphersuite: .P256_SHA256_AES_GCM_256,
+                info: Data(header.utf8), encapsulatedKey: sealed.prefix(keyBytes))
             return try recipient.open(sealed.dropFirst(keyBytes), authenticating: Data())
         } catch {
             throw OpeningError(.authFailed, "the message does not authenticate with key \(kid)")
@@ -138,7 +143,8 @@ public struct OpeningError: Error, Sendable, Equatable, CustomStringConvertible 
 enum Base64URL {
     static func decode(_ text: Substring) -> Data? {
         guard text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F || $0 == 0x2D }),
-              text.utf8.count % 4 != 1 else { return nil }
+            text.utf8.count % 4 != 1
+        else { return nil }
         var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         standard += String(repeating: "=", count: (4 - standard.utf8.count % 4) % 4)
         guard let data = Data(base64Encoded: standard), encode(data) == text else { return nil }

@@ -1,8 +1,9 @@
+import CPNG
+import CQRencode
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CPNG
-import CQRencode
 
 // pushseal-qr: the QR code of one key share, for `pushseal keys export --qr` and `--qr-png`.
 //

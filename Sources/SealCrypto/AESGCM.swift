@@ -59,8 +59,9 @@ public enum AESGCM {
         let ciphertext = UnsafeMutableRawBufferPointer(rebasing: combined[nonceByteCount..<ciphertextEnd])
         let tag = UnsafeMutableRawBufferPointer(rebasing: combined[ciphertextEnd...])
         try key.withCipherContext(encrypting: true) {
-            try $0.seal(nonce: UnsafeRawBufferPointer(nonceBytes), aad: authenticatedData,
-                        plaintext: plaintext, ciphertext: ciphertext, tag: tag)
+            try $0.seal(
+                nonce: UnsafeRawBufferPointer(nonceBytes), aad: authenticatedData,
+                plaintext: plaintext, ciphertext: ciphertext, tag: tag)
         }
     }
 
@@ -110,9 +111,10 @@ public enum AESGCM {
         authenticating aad: UnsafeRawBufferPointer, into plaintext: UnsafeMutableRawBufferPointer
     ) throws {
         guard combined.count >= nonceByteCount + tagByteCount else { throw SealedBox.tooShort(combined.count) }
-        try open(nonce: UnsafeRawBufferPointer(rebasing: combined[..<nonceByteCount]),
-                 ciphertextAndTag: UnsafeRawBufferPointer(rebasing: combined[nonceByteCount...]),
-                 using: key, authenticating: aad, into: plaintext)
+        try open(
+            nonce: UnsafeRawBufferPointer(rebasing: combined[..<nonceByteCount]),
+            ciphertextAndTag: UnsafeRawBufferPointer(rebasing: combined[nonceByteCount...]),
+            using: key, authenticating: aad, into: plaintext)
     }
 
     private static func open(

@@ -128,7 +128,8 @@ public enum Base64 {
                     out[o + 3] = UInt8(ascii: "=")
                 }
             case 2:
-                let b0 = bytes[i], b1 = bytes[i + 1]
+                let b0 = bytes[i]
+                let b1 = bytes[i + 1]
                 out[o] = table[Int(b0 >> 2)]
                 out[o + 1] = table[Int((b0 & 0x03) << 4 | b1 >> 4)]
                 out[o + 2] = table[Int((b1 & 0x0F) << 2)]
@@ -172,8 +173,10 @@ public enum Base64 {
                 let whole = length - length % 4
                 var start = 0
                 while start < whole {
-                    let a = table[Int(ascii[start])], b = table[Int(ascii[start + 1])]
-                    let c = table[Int(ascii[start + 2])], d = table[Int(ascii[start + 3])]
+                    let a = table[Int(ascii[start])]
+                    let b = table[Int(ascii[start + 1])]
+                    let c = table[Int(ascii[start + 2])]
+                    let d = table[Int(ascii[start + 3])]
                     guard (a | b | c | d) & 0x80 == 0 else {
                         failure = malformed("it contains a character outside the alphabet")
                         return

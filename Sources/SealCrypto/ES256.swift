@@ -42,8 +42,9 @@ public final class ES256Key: @unchecked Sendable {
         var group = [CChar](repeating: 0, count: 64)
         var groupLength = 0
         guard EVP_PKEY_get_base_id(loaded) == EVP_PKEY_EC,
-              EVP_PKEY_get_group_name(loaded, &group, group.count, &groupLength) == 1,
-              ["prime256v1", "P-256"].contains(String(decoding: group.prefix(groupLength).map { UInt8(bitPattern: $0) }, as: UTF8.self)) else {
+            EVP_PKEY_get_group_name(loaded, &group, group.count, &groupLength) == 1,
+            ["prime256v1", "P-256"].contains(String(decoding: group.prefix(groupLength).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        else {
             EVP_PKEY_free(loaded)
             throw SealCryptoError.openSSL(.invalidKey, "not a P-256 (ES256) key")
         }
@@ -79,10 +80,12 @@ public final class ES256Key: @unchecked Sendable {
         guard let der = Self.derSignature(raw) else { return false }
         guard let context = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(context) }
-        let verified = EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, key) == 1
+        let verified =
+            EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, key) == 1
             && der.withUnsafeBufferPointer { derBytes in
-                EVP_DigestVerify(context, derBytes.baseAddress, derBytes.count,
-                                 message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count) == 1
+                EVP_DigestVerify(
+                    context, derBytes.baseAddress, derBytes.count,
+                    message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count) == 1
             }
         ERR_clear_error()
         return verified
@@ -96,7 +99,8 @@ public final class ES256Key: @unchecked Sendable {
         var der = [UInt8](repeating: 0, count: 80)
         var length = der.count
         guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key) == 1,
-              EVP_DigestSign(context, &der, &length, message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count) == 1 else {
+            EVP_DigestSign(context, &der, &length, message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count) == 1
+        else {
             throw SealCryptoError.openSSL(.libraryFailure, "OpenSSL could not sign")
         }
         let raw: [UInt8]? = der.withUnsafeBufferPointer { buffer in
@@ -105,7 +109,8 @@ public final class ES256Key: @unchecked Sendable {
             defer { ECDSA_SIG_free(parsed) }
             var out = [UInt8](repeating: 0, count: 64)
             guard BN_bn2binpad(ECDSA_SIG_get0_r(parsed), &out, 32) == 32,
-                  out.withUnsafeMutableBufferPointer({ BN_bn2binpad(ECDSA_SIG_get0_s(parsed), $0.baseAddress! + 32, 32) }) == 32 else { return nil }
+                out.withUnsafeMutableBufferPointer({ BN_bn2binpad(ECDSA_SIG_get0_s(parsed), $0.baseAddress! + 32, 32) }) == 32
+            else { return nil }
             return out
         }
         guard let raw else { throw SealCryptoError(.libraryFailure, "OpenSSL gave an unreadable signature") }

@@ -223,7 +223,7 @@ public enum HPKE {
         let infoHash = try info.withUnsafeBytes { try publicHash(label: Label.infoHash, ikm: $0) }
         var context = [UInt8]()
         context.reserveCapacity(65)
-        context.append(0x00)  // mode_base
+        context.append(0x00) // mode_base
         context.append(contentsOf: try emptyPSKIDHash ?? publicHash(label: Label.pskIDHash, ikm: UnsafeRawBufferPointer(start: nil, count: 0)))
         context.append(contentsOf: infoHash)
         let secret = try labeledExtract(salt: sharedSecret, label: Label.secret, publicIKM: UnsafeRawBufferPointer(start: nil, count: 0))
@@ -292,13 +292,16 @@ public enum HPKE {
     /// step, which cost four times the hashing.)
     nonisolated(unsafe) private static let hmac = pushseal_hmac_sha256_template()
 
-    private static func hkdf(extract: Bool, _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer,
-                             length: Int) throws(SealCryptoError) -> SecureBytes {
+    private static func hkdf(
+        extract: Bool, _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer,
+        length: Int
+    ) throws(SealCryptoError) -> SecureBytes {
         let out = SecureBytes(count: length)
         let ok = out.withUnsafeMutableBytes { output in
-            pushseal_hkdf_sha256(hmac, extract ? 1 : 0, first.baseAddress?.assumingMemoryBound(to: UInt8.self), first.count,
-                                 second.baseAddress?.assumingMemoryBound(to: UInt8.self), second.count,
-                                 output.baseAddress?.assumingMemoryBound(to: UInt8.self), length)
+            pushseal_hkdf_sha256(
+                hmac, extract ? 1 : 0, first.baseAddress?.assumingMemoryBound(to: UInt8.self), first.count,
+                second.baseAddress?.assumingMemoryBound(to: UInt8.self), second.count,
+                output.baseAddress?.assumingMemoryBound(to: UInt8.self), length)
         }
         guard ok == 1 else {
             throw SealCryptoError.openSSL(.libraryFailure, "OpenSSL's HKDF failed")

@@ -48,7 +48,8 @@ public final class SymmetricKey: @unchecked Sendable {
     /// Lends a cipher context set up with this key to `body`, one caller at a time.
     func withCipherContext<Result>(encrypting: Bool, _ body: (CipherContext) throws -> Result) throws -> Result {
         let pool = encrypting ? sealing : opening
-        let context = try pool.withLock { $0.popLast() }
+        let context =
+            try pool.withLock { $0.popLast() }
             ?? withUnsafeBytes { try CipherContext(key: $0, encrypting: encrypting) }
         let result = try body(context)
         // A context whose call failed is dropped rather than trusted with the next message.

@@ -1,9 +1,10 @@
+internal import COpenSSL
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-internal import COpenSSL
 
 /// A TLS client certificate and its private key, as APNs' certificate-based provider
 /// authentication uses them: a PEM file holding the certificate (and any chain) and its key,
@@ -38,14 +39,16 @@ package final class TLSClientIdentity: @unchecked Sendable {
                 ERR_clear_error()
                 if let bio = reader() {
                     key = secret.withUnsafeMutableBytes { passphrase in
-                        PEM_read_bio_PrivateKey(bio, nil, { buffer, size, _, userdata in
-                            // The passphrase given, or none: OpenSSL never prompts on a terminal.
-                            guard let buffer, let userdata else { return 0 }
-                            let given = userdata.assumingMemoryBound(to: CChar.self)
-                            let length = min(Int(strlen(given)), Int(size))
-                            memcpy(buffer, given, length)
-                            return Int32(length)
-                        }, passphrase.baseAddress)
+                        PEM_read_bio_PrivateKey(
+                            bio, nil,
+                            { buffer, size, _, userdata in
+                                // The passphrase given, or none: OpenSSL never prompts on a terminal.
+                                guard let buffer, let userdata else { return 0 }
+                                let given = userdata.assumingMemoryBound(to: CChar.self)
+                                let length = min(Int(strlen(given)), Int(size))
+                                memcpy(buffer, given, length)
+                                return Int32(length)
+                            }, passphrase.baseAddress)
                     }
                     BIO_free(bio)
                 }
@@ -57,9 +60,11 @@ package final class TLSClientIdentity: @unchecked Sendable {
                 X509_free(certificate)
                 chain.forEach { X509_free($0) }
                 let encrypted = SecureMemory.contains(bytes, "ENCRYPTED")
-                throw SealCryptoError.openSSL(encrypted ? .encryptedKey : .invalidKey,
-                                              encrypted && passphrase == nil ? "its private key is encrypted and no passphrase was given"
-                                              : encrypted ? "its private key does not open with the passphrase given" : "no PEM private key in it")
+                throw SealCryptoError.openSSL(
+                    encrypted ? .encryptedKey : .invalidKey,
+                    encrypted && passphrase == nil
+                        ? "its private key is encrypted and no passphrase was given"
+                        : encrypted ? "its private key does not open with the passphrase given" : "no PEM private key in it")
             }
             self.certificate = certificate
             self.key = key
@@ -81,7 +86,8 @@ package final class TLSClientIdentity: @unchecked Sendable {
                 let reason = ERR_reason_error_string(ERR_peek_error()).map { String(cString: $0) } ?? ""
                 if let certificate { X509_free(certificate) }
                 if let key { EVP_PKEY_free(key) }
-                throw SealCryptoError.openSSL(reason.contains("unsupported") ? .invalidCertificate : .encryptedKey,
+                throw SealCryptoError.openSSL(
+                    reason.contains("unsupported") ? .invalidCertificate : .encryptedKey,
                     reason.contains("unsupported")
                         ? "the .p12 is encrypted with an algorithm OpenSSL 3 no longer reads by default (RC2 or 3DES, as older exports are)"
                         : passphrase == nil ? "the .p12 needs a passphrase and none was given" : "the .p12 does not open with the passphrase given")

@@ -1,9 +1,10 @@
+internal import COpenSSL
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-internal import COpenSSL
 
 /// The key and certificate work TLS needs, on libcrypto, so that the HTTP/2 module keeps
 /// to libssl's handshakes and libnghttp2: a private key read from PEM, a self-signed
@@ -92,8 +93,9 @@ package enum SelfSignedCertificate {
         defer { EVP_PKEY_CTX_free(keyContext) }
         var key: OpaquePointer?
         guard EVP_PKEY_keygen_init(keyContext) == 1,
-              EVP_PKEY_CTX_set_group_name(keyContext, "P-256") == 1,
-              EVP_PKEY_keygen(keyContext, &key) == 1, let key else { throw fail("key") }
+            EVP_PKEY_CTX_set_group_name(keyContext, "P-256") == 1,
+            EVP_PKEY_keygen(keyContext, &key) == 1, let key
+        else { throw fail("key") }
         defer { EVP_PKEY_free(key) }
         guard let certificate = X509_new() else { throw fail("certificate") }
         defer { X509_free(certificate) }
@@ -103,13 +105,15 @@ package enum SelfSignedCertificate {
         guard let serialNumber = BN_bin2bn(serial, Int32(serial.count), nil) else { throw fail("serial") }
         defer { BN_free(serialNumber) }
         guard pushseal_x509_set_version3(certificate) == 1,
-              BN_to_ASN1_INTEGER(serialNumber, X509_get_serialNumber(certificate)) != nil,
-              X509_gmtime_adj(X509_getm_notBefore(certificate), -3_600) != nil,
-              X509_gmtime_adj(X509_getm_notAfter(certificate), 365 * 86_400) != nil,
-              X509_set_pubkey(certificate, key) == 1 else { throw fail("fields") }
+            BN_to_ASN1_INTEGER(serialNumber, X509_get_serialNumber(certificate)) != nil,
+            X509_gmtime_adj(X509_getm_notBefore(certificate), -3_600) != nil,
+            X509_gmtime_adj(X509_getm_notAfter(certificate), 365 * 86_400) != nil,
+            X509_set_pubkey(certificate, key) == 1
+        else { throw fail("fields") }
         let name = X509_get_subject_name(certificate)
         guard X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, commonName, -1, -1, 0) == 1,
-              X509_set_issuer_name(certificate, name) == 1 else { throw fail("name") }
+            X509_set_issuer_name(certificate, name) == 1
+        else { throw fail("name") }
         var context = X509V3_CTX()
         X509V3_set_ctx(&context, certificate, certificate, nil, nil, 0)
         for (nid, value) in [
@@ -118,7 +122,7 @@ package enum SelfSignedCertificate {
             (NID_ext_key_usage, "serverAuth"),
             (NID_subject_key_identifier, "hash"),
             (NID_authority_key_identifier, "keyid:always"),
-            (NID_subject_alt_name, names),
+            (NID_subject_alt_name, names)
         ] {
             guard let ext = X509V3_EXT_conf_nid(nil, &context, nid, value) else { throw fail("extension \(nid)") }
             defer { X509_EXTENSION_free(ext) }

@@ -7,8 +7,12 @@ let fuzzKeyring: Keyring = {
     var keyring = Keyring()
     _ = try! keyring.importShare(KeyShare(kid: "fuzzkey1", secret: SymmetricKey(bytes: [UInt8](repeating: 0x42, count: 32))), now: 0)
     let pair = try! P256PrivateKey(scalar: [UInt8](repeating: 0x42, count: 32))
-    return Keyring(keys: keyring.keys + [KeyEntry(id: "fuzzkey2", kind: .private, privateKey: pair, publicKey: nil,
-                                                  state: .enabled, created: 0)])
+    return Keyring(
+        keys: keyring.keys + [
+            KeyEntry(
+                id: "fuzzkey2", kind: .private, privateKey: pair, publicKey: nil,
+                state: .enabled, created: 0)
+        ])
 }()
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,8 +1,8 @@
 import Dispatch
 import PushSeal
+import PushSealJSON
 import SealCrypto
 import Synchronization
-import PushSealJSON
 
 let fuzzKeys: Keyring = {
     var keyring = Keyring()
@@ -16,13 +16,15 @@ let fuzzRunner = ExtensionRunner(timing: ExtensionRunner.Timing(budget: .seconds
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzReceive(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let records = Mutex<[Int]>([])
-    let receiver = OrderedReceiver(runner: fuzzRunner, maximumInFlight: 4, render: { record -> Int in
-        var line: [UInt8] = []
-        record.writeJSON(to: &line, envelopeField: "enc")
-        precondition((try? JSONParser.parse(line)) != nil, "a record is not valid JSON")
-        _ = record.text
-        return record.seq
-    }, emit: { seq in records.withLock { $0.append(seq) } })
+    let receiver = OrderedReceiver(
+        runner: fuzzRunner, maximumInFlight: 4,
+        render: { record -> Int in
+            var line: [UInt8] = []
+            record.writeJSON(to: &line, envelopeField: "enc")
+            precondition((try? JSONParser.parse(line)) != nil, "a record is not valid JSON")
+            _ = record.text
+            return record.seq
+        }, emit: { seq in records.withLock { $0.append(seq) } })
     receiver.submit(source: "fuzz", bytes: UnsafeRawBufferPointer(start: data, count: size))
     receiver.finish()
     precondition(records.withLock { $0 } == [1], "an input did not yield exactly one record")

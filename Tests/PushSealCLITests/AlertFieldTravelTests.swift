@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import PushSealJSON
+import Testing
 
 /// Every alert field, with the value a test gives it: each must arrive unchanged everywhere.
 /// (Read-only after start-up, hence safe to share; `Any` is what JSONSerialization gives.)
@@ -14,7 +14,7 @@ nonisolated(unsafe) let everyField: [(key: String, option: String, value: String
     ("category", "--category", "DEPLOY", "DEPLOY"),
     ("target-content-id", "--target-content-id", "window-2", "window-2"),
     ("interruption-level", "--level", "time-sensitive", "time-sensitive"),
-    ("relevance-score", "--relevance-score", "0.75", 0.75),
+    ("relevance-score", "--relevance-score", "0.75", 0.75)
 ]
 
 func same(_ value: Any?, _ expected: Any) -> Bool {
@@ -50,15 +50,20 @@ struct AlertFieldTravelTests {
         let sealed = jsonObject(decrypted.stdout)
         var content: [String: Any] = [:]
         for field in everyField { content[field.key] = sealed[field.key] }
-        let wrapped = try JSONSerialization.data(withJSONObject: ["aps": ["alert": ["title": sealed["title"]!, "subtitle": sealed["subtitle"]!, "body": sealed["body"]!],
-                                                                           "mutable-content": 1, "badge": 3, "sound": "chime", "thread-id": "ops",
-                                                                           "category": "DEPLOY", "target-content-id": "window-2",
-                                                                           "interruption-level": "time-sensitive", "relevance-score": 0.75]])
+        let wrapped = try JSONSerialization.data(withJSONObject: [
+            "aps": [
+                "alert": ["title": sealed["title"]!, "subtitle": sealed["subtitle"]!, "body": sealed["body"]!],
+                "mutable-content": 1, "badge": 3, "sound": "chime", "thread-id": "ops",
+                "category": "DEPLOY", "target-content-id": "window-2",
+                "interruption-level": "time-sensitive", "relevance-score": 0.75
+            ]
+        ])
         let folder = TemporaryFolder()
         let requestCopy = folder.file("request.json")
         let answer = #"{"title":"Changed","target-content-id":"window-9","relevance-score":0.25,"interruption-level":"passive"}"#
-        let run = try pushseal(["receive", "--json", "--extension", "cat > \(requestCopy); echo '\(answer)'", "-"],
-                               stdin: String(decoding: wrapped, as: UTF8.self) + "\n")
+        let run = try pushseal(
+            ["receive", "--json", "--extension", "cat > \(requestCopy); echo '\(answer)'", "-"],
+            stdin: String(decoding: wrapped, as: UTF8.self) + "\n")
         let request = jsonObject(folder.read("request.json"))
         let asked = try #require(request["content"] as? [String: Any])
         for field in everyField {

@@ -1,6 +1,7 @@
-@testable import PushSealCLI
 import PushSeal
 import Testing
+
+@testable import PushSealCLI
 
 @Suite("command-line parsing")
 struct ArgumentParsingTests {
@@ -25,7 +26,8 @@ struct ArgumentParsingTests {
 
     @Test func bodyWordsJoinAndDashMeansStdin() throws {
         guard case .encrypt(let words) = try parse(["encrypt", "-t", "T", "disk", "is", "full"]),
-              case .encrypt(let stdin) = try parse(["encrypt", "-t", "T", "-"]) else {
+            case .encrypt(let stdin) = try parse(["encrypt", "-t", "T", "-"])
+        else {
             Issue.record("not encrypt commands")
             return
         }
@@ -36,7 +38,8 @@ struct ArgumentParsingTests {
     @Test func environmentFillsInWhatFlagsLeaveOut() throws {
         let environment = ["PUSHSEAL_KEYS": "/env/keys", "PUSHSEAL_PAD": "64", "PUSHSEAL_FIELD": "x"]
         guard case .encrypt(let fromEnvironment) = try parse(["encrypt", "-b", "B"], environment: environment),
-              case .encrypt(let fromFlags) = try parse(["encrypt", "-b", "B", "--keys", "K", "--pad", "16"], environment: environment) else {
+            case .encrypt(let fromFlags) = try parse(["encrypt", "-b", "B", "--keys", "K", "--pad", "16"], environment: environment)
+        else {
             Issue.record("not encrypt commands")
             return
         }
@@ -59,7 +62,7 @@ struct ArgumentParsingTests {
         ["decrypt", "a", "b"],
         ["keys"], ["keys", "frobnicate"], ["keys", "promote"], ["keys", "rotate", "--grace", "1 day"],
         ["keys", "disable", "bad kid"], ["keys", "import"],
-        ["launch"],
+        ["launch"]
     ])
     func mistakesAreUsageErrors(_ arguments: [String]) {
         #expect(throws: UsageError.self) { try parse(arguments) }

@@ -17,7 +17,7 @@ struct CommandPromiseTests {
         (#""$PUSHSEAL" completions zsh"#, ""),
         (#""$PUSHSEAL" manual"#, ""),
         // The payload is run's only output with --print: losing it is 74, whatever the command did.
-        (#""$PUSHSEAL" run --print --keys "$K" -- false"#, ""),
+        (#""$PUSHSEAL" run --print --keys "$K" -- false"#, "")
     ])
     func everyCommandExits74WithOneErrorLineWhenStdoutIsFull(_ command: String, extra: String) throws {
         let keyring = try KeyringFixture()
@@ -45,7 +45,7 @@ struct CommandPromiseTests {
         ["receive", "--budget", "99999999999d", "--extension", "cat", "-"],
         ["receive", "--expiry-grace", "99999999999999d", "--extension", "cat", "-"],
         ["receive", "--budget", "0s", "--extension", "cat", "-"],
-        ["encrypt", "-t", "T", "--ttl", "999999999999999s"],
+        ["encrypt", "-t", "T", "--ttl", "999999999999999s"]
     ])
     func anOutOfRangeDurationIsAUsageErrorAndChangesNothing(_ arguments: [String]) throws {
         let keyring = try KeyringFixture()
@@ -70,7 +70,7 @@ struct CommandPromiseTests {
     @Test(arguments: [
         #""$PUSHSEAL" encrypt --keys "$K" -t "$(printf 'bad \xff')""#,
         #""$PUSHSEAL" encrypt --keys "$K" -b "$(printf '\xc3\x28')""#,
-        #"printf 'body \xfe\xff\n' | "$PUSHSEAL" encrypt --keys "$K" -t T -"#,
+        #"printf 'body \xfe\xff\n' | "$PUSHSEAL" encrypt --keys "$K" -t T -"#
     ])
     func invalidUTF8IsRefusedWithExit65(_ command: String) throws {
         let keyring = try KeyringFixture()
@@ -81,8 +81,9 @@ struct CommandPromiseTests {
 
     @Test func invalidUTF8InABatchLineIsThatLinesError() throws {
         let keyring = try KeyringFixture()
-        let run = try shell(#"printf '{"title":"ok"}\n{"title":"bad \xff"}\n' | "$PUSHSEAL" encrypt --batch --keys "$K""#,
-                            environment: ["K": keyring.keys])
+        let run = try shell(
+            #"printf '{"title":"ok"}\n{"title":"bad \xff"}\n' | "$PUSHSEAL" encrypt --batch --keys "$K""#,
+            environment: ["K": keyring.keys])
         #expect(run.status == 65)
         #expect(run.stdout.split(separator: "\n").count == 1)
         #expect(run.stderr.contains("line 2:"))
@@ -101,7 +102,7 @@ struct CommandPromiseTests {
         (#"{"title":"T","thread-id":"a","group":"b"}"#, "'thread-id' or 'group'"),
         (#"{"title":"T","id":""}"#, "'id' must be 1 to 64 bytes"),
         (#"{"title":"T","ttl":"99999999999999d"}"#, "'ttl' must be"),
-        (#"{"title":"T","level":"loud"}"#, "unknown level"),
+        (#"{"title":"T","level":"loud"}"#, "unknown level")
     ])
     func batchLinesFollowTheSameRulesAsFlags(_ line: String, reason: String) throws {
         let keyring = try KeyringFixture()
@@ -148,7 +149,8 @@ struct CommandPromiseTests {
         // Another holder of the keyring's lock, for longer than the command will wait.
         // It says when it holds the lock, and lets go once the command has given up.
         let folder = TemporaryFolder()
-        let run = try shell(#"""
+        let run = try shell(
+            #"""
             flock "$K/.keyring.lock" sh -c 'touch "$D/held"; while [ ! -e "$D/release" ]; do sleep 0.05; done' &
             for _ in $(seq 200); do [ -e "$D/held" ] && break; sleep 0.05; done
             "$PUSHSEAL" keys rotate --keys "$K" --lock-timeout 2s; echo "status $?"

@@ -18,7 +18,7 @@ struct DoctorSendTests {
         func doctor(_ changes: [String: String?] = [:], extra: [String] = []) throws -> (run: Run, report: [String: Any]) {
             var options: [(String, String?)] = [
                 ("--keys", sending.keyring.keys), ("--endpoint", standIn.url), ("--cacert", standIn.certificate),
-                ("--topic", topic), ("--auth-key", sending.p8), ("--key-id", "KEY1234567"), ("--team-id", "TEAM123456"),
+                ("--topic", topic), ("--auth-key", sending.p8), ("--key-id", "KEY1234567"), ("--team-id", "TEAM123456")
             ]
             for (name, value) in changes {
                 if let index = options.firstIndex(where: { $0.0 == name }) { options[index].1 = value } else { options.append((name, value)) }
@@ -48,9 +48,11 @@ struct DoctorSendTests {
             #expect(levels[check] == "ok", "\(check): \(run.stdout)")
         }
         #expect(setup.standIn.log.count == 1 && setup.standIn.log.first?["reason"] as? String == "BadDeviceToken", "\(setup.standIn.log)")
-        let text = try pushseal(["doctor", "send", "--keys", setup.sending.keyring.keys, "--endpoint", setup.standIn.url, "--cacert",
-                                 setup.standIn.certificate, "--topic", topic, "--auth-key", setup.sending.p8, "--key-id", "KEY1234567",
-                                 "--team-id", "TEAM123456"])
+        let text = try pushseal([
+            "doctor", "send", "--keys", setup.sending.keyring.keys, "--endpoint", setup.standIn.url, "--cacert",
+            setup.standIn.certificate, "--topic", topic, "--auth-key", setup.sending.p8, "--key-id", "KEY1234567",
+            "--team-id", "TEAM123456"
+        ])
         #expect(text.stdout.contains("ok       credentials the provider token was accepted (the probe was refused for its device token alone: BadDeviceToken)"), "\(text.stdout)")
         #expect(text.stdout.hasSuffix("verdict: ready: APNs accepts this sender's connection, credentials and topic\n"), "\(text.stdout)")
     }
@@ -77,7 +79,7 @@ struct DoctorSendTests {
         Broken(name: "a server without HTTP/2", check: "http/2", says: "does not speak HTTP/2"),
         Broken(name: "a clock ten minutes fast", check: "clock", says: "s ahead of the server's"),
         Broken(name: "a proxy that is not there", check: "proxy", says: "proxy"),
-        Broken(name: "a trust file without certificates", check: "trust", says: "holds no PEM certificate"),
+        Broken(name: "a trust file without certificates", check: "trust", says: "holds no PEM certificate")
     ]
 
     @Test(arguments: broken)
@@ -94,14 +96,16 @@ struct DoctorSendTests {
         case "the .p8 is readable by others":
             chmod(setup.sending.p8, 0o644)
         case "the .p8 is not a P-256 key":
-            let made = try shell("openssl ecparam -name secp384r1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt > \"$F\"",
-                                 environment: ["F": folder.file("p384.p8")])
+            let made = try shell(
+                "openssl ecparam -name secp384r1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt > \"$F\"",
+                environment: ["F": folder.file("p384.p8")])
             #expect(made.status == 0, "\(made.stderr)")
             chmod(folder.file("p384.p8"), 0o600)
             changes["--auth-key"] = folder.file("p384.p8")
         case "the .p8 is encrypted":
-            let made = try shell("openssl pkcs8 -topk8 -in \"$P\" -v2 aes-256-cbc -passout pass:secret > \"$F\"",
-                                 environment: ["P": setup.sending.p8, "F": folder.file("encrypted.p8")])
+            let made = try shell(
+                "openssl pkcs8 -topk8 -in \"$P\" -v2 aes-256-cbc -passout pass:secret > \"$F\"",
+                environment: ["P": setup.sending.p8, "F": folder.file("encrypted.p8")])
             #expect(made.status == 0, "\(made.stderr)")
             chmod(folder.file("encrypted.p8"), 0o600)
             changes["--auth-key"] = folder.file("encrypted.p8")
@@ -135,8 +139,10 @@ struct DoctorSendTests {
     @Test func theListenerAcceptsAGoodSetUpAndRefusesAnotherKey() throws {
         let sending = try SendTests.Sending()
         let listener = try sending.listener()
-        let arguments = ["doctor", "send", "--json", "--keys", sending.keyring.keys, "--endpoint", listener.url,
-                         "--cacert", sending.keyring.keys + "/tls-cert.pem", "--topic", topic, "--auth-key", sending.p8, "--team-id", "TEAM123456"]
+        let arguments = [
+            "doctor", "send", "--json", "--keys", sending.keyring.keys, "--endpoint", listener.url,
+            "--cacert", sending.keyring.keys + "/tls-cert.pem", "--topic", topic, "--auth-key", sending.p8, "--team-id", "TEAM123456"
+        ]
         let good = try pushseal(arguments + ["--key-id", "KEY1234567"])
         #expect(good.status == 0, "\(good.stdout) \(good.stderr)")
         let other = try pushseal(arguments + ["--key-id", "OTHER12345"])
@@ -153,8 +159,10 @@ struct DoctorSendTests {
         let certificates = try SendCertificateTests.Certificates()
         let standIn = try APNsStandIn(for: sending, script: #"{"client_ca": "\#(certificates.file("ca.pem"))"}"#)
         func doctor(_ certificate: String) throws -> Run {
-            try pushseal(["doctor", "send", "--json", "--keys", sending.keyring.keys, "--endpoint", standIn.url, "--cacert", standIn.certificate,
-                          "--topic", topic, "--cert", certificate])
+            try pushseal([
+                "doctor", "send", "--json", "--keys", sending.keyring.keys, "--endpoint", standIn.url, "--cacert", standIn.certificate,
+                "--topic", topic, "--cert", certificate
+            ])
         }
         let good = try doctor(certificates.file("client.pem"))
         #expect(good.status == 0, "\(good.stdout) \(good.stderr)")

@@ -68,8 +68,9 @@ struct DoctorTests {
         Case("content-available only", check: "extension", says: "a background push (content-available only)", status: "passthrough"),
         Case("no alert text", check: "extension", says: "no alert text", status: "passthrough"),
         Case("over the size limit", check: "size", says: "over the 4096 bytes APNs takes for an alert push", status: "decrypted"),
-        Case("sent as a background push", check: "push type", says: "sent as a background push, an alert is not shown", status: "decrypted",
-             extra: ["--push-type", "background", "--priority", "5"]),
+        Case(
+            "sent as a background push", check: "push type", says: "sent as a background push, an alert is not shown", status: "decrypted",
+            extra: ["--push-type", "background", "--priority", "5"]),
         Case("no envelope field", check: "envelope", says: "no 'enc' field: nothing is sealed", status: "passthrough"),
         Case("the envelope in another field", check: "envelope", says: "but 'sealed' holds an envelope", status: "passthrough"),
         Case("the envelope not a string", check: "envelope", says: "is an object, not an envelope string", status: "malformed"),
@@ -86,7 +87,7 @@ struct DoctorTests {
         Case("exp passed", check: "exp", says: "it expired at 2001-09-09T01:46:40Z", status: "expired"),
         Case("duplicate member", check: "opens", says: "duplicate key \\\"title\\\"", status: "malformed"),
         Case("wrong member type", check: "opens", says: "'badge' must be a whole number", status: "malformed"),
-        Case("a disabled key", check: "key", says: "key 3f9a0c1e is disabled", status: "key-disabled"),
+        Case("a disabled key", check: "key", says: "key 3f9a0c1e is disabled", status: "key-disabled")
     ]
 
     func payload(_ name: String, _ fixture: Fixture) throws -> String {
@@ -94,31 +95,35 @@ struct DoctorTests {
         switch name {
         case "not JSON": return String(fixture.good.dropLast())
         case "a member twice in the payload": return String(fixture.good.dropLast()) + #","enc":"ps1.x.y"}"#
-        case "no mutable-content": return fixture.changed { object in
-            var aps = object["aps"] as! [String: Any]
-            aps["mutable-content"] = nil
-            object["aps"] = aps
-        }
-        case "mutable-content as a string": return fixture.changed { object in
-            var aps = object["aps"] as! [String: Any]
-            aps["mutable-content"] = "1"
-            object["aps"] = aps
-        }
+        case "no mutable-content":
+            return fixture.changed { object in
+                var aps = object["aps"] as! [String: Any]
+                aps["mutable-content"] = nil
+                object["aps"] = aps
+            }
+        case "mutable-content as a string":
+            return fixture.changed { object in
+                var aps = object["aps"] as! [String: Any]
+                aps["mutable-content"] = "1"
+                object["aps"] = aps
+            }
         case "content-available only": return fixture.changed { $0["aps"] = ["content-available": 1, "mutable-content": 1] }
         case "no alert text": return fixture.changed { $0["aps"] = ["alert": ["title": ""], "mutable-content": 1] }
         case "over the size limit": return fixture.changed { $0["padding"] = String(repeating: "x", count: 4_000) }
         case "sent as a background push": return fixture.good
         case "no envelope field": return fixture.changed { $0["enc"] = nil }
-        case "the envelope in another field": return fixture.changed { object in
-            object["sealed"] = object["enc"]
-            object["enc"] = nil
-        }
+        case "the envelope in another field":
+            return fixture.changed { object in
+                object["sealed"] = object["enc"]
+                object["enc"] = nil
+            }
         case "the envelope not a string": return fixture.changed { $0["enc"] = ["box": envelope] }
-        case "wrapped at 76 columns": return fixture.changed { object in
-            let header = "ps1.3f9a0c1e."
-            let sealed = envelope.dropFirst(header.count)
-            object["enc"] = header + sealed.prefix(76) + "\n" + sealed.dropFirst(76)
-        }
+        case "wrapped at 76 columns":
+            return fixture.changed { object in
+                let header = "ps1.3f9a0c1e."
+                let sealed = envelope.dropFirst(header.count)
+                object["enc"] = header + sealed.prefix(76) + "\n" + sealed.dropFirst(76)
+            }
         case "a bad kid": return fixture.changed { $0["enc"] = envelope.replacingOccurrences(of: "ps1.3f9a0c1e.", with: "ps1.3f9a 0c1e.") }
         case "a disabled key": return fixture.good
         default: return fixture.negative(name)
@@ -138,8 +143,9 @@ struct DoctorTests {
         let problems = findings.filter { $0["level"] as? String == "problem" }
         let found = problems.first { $0["check"] as? String == entry.check }
         #expect(found != nil, "no problem in '\(entry.check)': \(run.stdout)")
-        #expect((found?["says"] as? String)?.contains(entry.says.replacingOccurrences(of: "\\\"", with: "\"")) == true,
-                "\(found?["says"] ?? run.stdout)")
+        #expect(
+            (found?["says"] as? String)?.contains(entry.says.replacingOccurrences(of: "\\\"", with: "\"")) == true,
+            "\(found?["says"] ?? run.stdout)")
         #expect((found?["fix"] as? String)?.isEmpty == false, "every problem has its fix: \(found ?? [:])")
         #expect(report["status"] as? String == entry.status, "\(report["status"] ?? "nil")")
         // The receiver, given the same payload and keys, gives the same status.

@@ -5,7 +5,10 @@ import Testing
 struct EncryptDecryptTests {
     @Test func sealedPayloadOpensToTheAlert() throws {
         let keyring = try KeyringFixture()
-        let run = try keyring.encrypt(["-t", "Disk on db-3", "-b", "91% used on /var", "--subtitle", "prod", "-g", "disks", "-l", "time-sensitive", "--badge", "4", "-s", "default", "--url", "https://ops.example.com/db-3", "--data", "host=db-3", "--data", "pct:=91"])
+        let run = try keyring.encrypt([
+            "-t", "Disk on db-3", "-b", "91% used on /var", "--subtitle", "prod", "-g", "disks", "-l", "time-sensitive", "--badge", "4", "-s", "default", "--url", "https://ops.example.com/db-3",
+            "--data", "host=db-3", "--data", "pct:=91"
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.hasSuffix("\n") && run.stdout.filter { $0 == "\n" }.count == 1)
         #expect(run.stdout.utf8.count - 1 <= 4096)

@@ -53,8 +53,10 @@ struct ExampleTests {
 
     @Test(arguments: Language.allCases)
     func theExampleReproducesTheVectors(language: Language) throws {
-        let run = try language.run(["vectors", VectorTests.repository.appendingPathComponent("docs/vectors/ps1.json").path,
-                                    VectorTests.repository.appendingPathComponent("docs/vectors/ps2.json").path])
+        let run = try language.run([
+            "vectors", VectorTests.repository.appendingPathComponent("docs/vectors/ps1.json").path,
+            VectorTests.repository.appendingPathComponent("docs/vectors/ps2.json").path
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("ps1.json: 5 positive reproduced byte for byte, 13 negative refused"), "\(run.stdout)")
         #expect(run.stdout.contains("ps2.json: 3 positive reproduced byte for byte, 10 negative refused"), "\(run.stdout)")

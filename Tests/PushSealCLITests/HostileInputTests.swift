@@ -78,14 +78,42 @@ let hostilePayloads: [HostileCase] = [
     HostileCase(name: "nesting 100,000 deep", input: text(String(repeating: #"{"a":"#, count: 100_000)), status: "malformed"),
     HostileCase(name: "duplicate aps keys", input: text(#"{"aps":{"alert":"a"},"aps":{"alert":"b"}}"#), status: "malformed"),
     HostileCase(name: "huge number for the badge", input: text(#"{"aps":{"alert":"x","badge":1e400}}"#), status: "passthrough"),
-    HostileCase(name: "an eligible alert over 4096 bytes", input: { _ in Array((#"{"aps":{"alert":{"title":"T"},"mutable-content":1},"x":""# + String(repeating: "x", count: 300_000) + #""}"#).utf8) }, status: "malformed"),
-    HostileCase(name: "a voip payload of 5000 bytes", input: { _ in Array((#"{"headers":{"apns-push-type":"voip"},"payload":{"aps":{"alert":"V"},"x":""# + String(repeating: "x", count: 4_950) + #""}}"#).utf8) }, status: "passthrough"),
+    HostileCase(
+        name: "an eligible alert over 4096 bytes", input: { _ in Array((#"{"aps":{"alert":{"title":"T"},"mutable-content":1},"x":""# + String(repeating: "x", count: 300_000) + #""}"#).utf8) },
+        status: "malformed"),
+    HostileCase(
+        name: "a voip payload of 5000 bytes",
+        input: { _ in Array((#"{"headers":{"apns-push-type":"voip"},"payload":{"aps":{"alert":"V"},"x":""# + String(repeating: "x", count: 4_950) + #""}}"#).utf8) }, status: "passthrough"),
     HostileCase(name: "a 10 MB alert", input: { _ in Array((#"{"aps":{"alert":""# + String(repeating: "x", count: 10_000_000) + #""}}"#).utf8) }, status: "malformed"),
     HostileCase(name: "mutable-content as a string", input: { s in Array(#"{"aps":{"alert":"x","mutable-content":"1"},"enc":"\#(try s.alert())"}"#.utf8) }, status: "passthrough"),
-    HostileCase(name: "ps2 flipped tag bit", input: { s in var b = try s.sealed2(); b[b.count - 1] ^= 1; return s.ps2(b) }, status: "auth-failed"),
-    HostileCase(name: "ps2 flipped ciphertext bit", input: { s in var b = try s.sealed2(); b[70] ^= 0x80; return s.ps2(b) }, status: "auth-failed"),
-    HostileCase(name: "ps2 enc off the curve", input: { s in var b = try s.sealed2(); b[64] ^= 1; return s.ps2(b) }, status: "auth-failed"),
-    HostileCase(name: "ps2 enc as infinity", input: { s in var b = try s.sealed2(); b.replaceSubrange(0..<65, with: [UInt8](repeating: 0, count: 65)); return s.ps2(b) }, status: "auth-failed"),
+    HostileCase(
+        name: "ps2 flipped tag bit",
+        input: { s in
+            var b = try s.sealed2()
+            b[b.count - 1] ^= 1
+            return s.ps2(b)
+        }, status: "auth-failed"),
+    HostileCase(
+        name: "ps2 flipped ciphertext bit",
+        input: { s in
+            var b = try s.sealed2()
+            b[70] ^= 0x80
+            return s.ps2(b)
+        }, status: "auth-failed"),
+    HostileCase(
+        name: "ps2 enc off the curve",
+        input: { s in
+            var b = try s.sealed2()
+            b[64] ^= 1
+            return s.ps2(b)
+        }, status: "auth-failed"),
+    HostileCase(
+        name: "ps2 enc as infinity",
+        input: { s in
+            var b = try s.sealed2()
+            b.replaceSubrange(0..<65, with: [UInt8](repeating: 0, count: 65))
+            return s.ps2(b)
+        }, status: "auth-failed"),
     HostileCase(name: "ps2 truncated enc", input: { s in s.ps2(Array(try s.sealed2().prefix(80))) }, status: "malformed"),
     HostileCase(name: "ps2 kid swapped to the secret key", input: { s in s.ps2(try s.sealed2(), kid: s.kid) }, status: "key-missing"),
     HostileCase(name: "enc is a number", input: { s in s.payload(enc: "17") }, status: "malformed"),
@@ -102,15 +130,33 @@ let hostilePayloads: [HostileCase] = [
     HostileCase(name: "11-byte nonce and a tag", input: { s in s.payload(envelope: s.withBox([UInt8](repeating: 1, count: 27))) }, status: "malformed"),
     HostileCase(name: "15-byte tag", input: { s in s.payload(envelope: s.withBox(Array(try s.box(try s.alert()).dropLast()))) }, status: "auth-failed"),
     HostileCase(name: "tag-only box", input: { s in s.payload(envelope: s.withBox([UInt8](repeating: 7, count: 28))) }, status: "auth-failed"),
-    HostileCase(name: "flipped tag bit", input: { s in var box = try s.box(try s.alert()); box[box.count - 1] ^= 1; return s.payload(envelope: s.withBox(box)) }, status: "auth-failed"),
-    HostileCase(name: "flipped ciphertext bit", input: { s in var box = try s.box(try s.alert()); box[20] ^= 0x80; return s.payload(envelope: s.withBox(box)) }, status: "auth-failed"),
-    HostileCase(name: "swapped nonce", input: { s in var box = try s.box(try s.alert()); box[0] ^= 0xFF; return s.payload(envelope: s.withBox(box)) }, status: "auth-failed"),
+    HostileCase(
+        name: "flipped tag bit",
+        input: { s in
+            var box = try s.box(try s.alert())
+            box[box.count - 1] ^= 1
+            return s.payload(envelope: s.withBox(box))
+        }, status: "auth-failed"),
+    HostileCase(
+        name: "flipped ciphertext bit",
+        input: { s in
+            var box = try s.box(try s.alert())
+            box[20] ^= 0x80
+            return s.payload(envelope: s.withBox(box))
+        }, status: "auth-failed"),
+    HostileCase(
+        name: "swapped nonce",
+        input: { s in
+            var box = try s.box(try s.alert())
+            box[0] ^= 0xFF
+            return s.payload(envelope: s.withBox(box))
+        }, status: "auth-failed"),
     HostileCase(name: "kid swapped to an unknown key", input: { s in s.payload(envelope: s.withBox(try s.box(try s.alert()), kid: "feedface")) }, status: "key-missing"),
     HostileCase(name: "sealed text that is not JSON", input: { s in s.payload(envelope: try s.envelope("not json \(Sealer.secretText)")) }, status: "malformed"),
     HostileCase(name: "sealed array", input: { s in s.payload(envelope: try s.envelope("[\"\(Sealer.secretText)\"]")) }, status: "malformed"),
     HostileCase(name: "sealed alert without text", input: { s in s.payload(envelope: try s.envelope(#"{"id":"x","sent":0}"#)) }, status: "original"),
     HostileCase(name: "negative exp", input: { s in s.payload(envelope: try s.alert(#","exp":-5"#)) }, status: "expired"),
-    HostileCase(name: "exp as a string", input: { s in s.payload(envelope: try s.alert(#","exp":"soon""#)) }, status: "malformed"),
+    HostileCase(name: "exp as a string", input: { s in s.payload(envelope: try s.alert(#","exp":"soon""#)) }, status: "malformed")
 ]
 
 struct KeyringCase: CustomTestStringConvertible, Sendable {
@@ -139,7 +185,7 @@ let hostileKeyrings: [KeyringCase] = [
     KeyringCase(name: "a live key without a secret", contents: keyringText(keyEntry("a", secret: nil)), exit: 78, message: "has no secret"),
     KeyringCase(name: "an unknown state", contents: keyringText(keyEntry("a", state: "sleeping")), exit: 78, message: "no valid state"),
     KeyringCase(name: "an invalid kid", contents: keyringText(keyEntry("a b")), exit: 78, message: "no valid id"),
-    KeyringCase(name: "an empty file", contents: "", exit: 78, message: "not a valid pushseal keyring"),
+    KeyringCase(name: "an empty file", contents: "", exit: 78, message: "not a valid pushseal keyring")
 ]
 
 struct ShareCase: CustomTestStringConvertible, Sendable {
@@ -154,7 +200,7 @@ let hostileShares: [ShareCase] = [
     ShareCase(name: "wrong prefix", share: "psk9.kid.\(String(repeating: "A", count: 43))", message: "expected psk1."),
     ShareCase(name: "16-byte secret", share: "psk1.kid.\(Base64.encode([UInt8](repeating: 1, count: 16), alphabet: .url))", message: "16 bytes, 32 expected"),
     ShareCase(name: "secret that is not base64url", share: "psk1.kid.****", message: "not base64url"),
-    ShareCase(name: "invalid kid", share: "psk1.k d.\(Base64.encode([UInt8](repeating: 1, count: 32), alphabet: .url))", message: "key id must be"),
+    ShareCase(name: "invalid kid", share: "psk1.k d.\(Base64.encode([UInt8](repeating: 1, count: 32), alphabet: .url))", message: "key id must be")
 ]
 
 @Suite("hostile input")
@@ -176,8 +222,9 @@ struct HostileInputTests {
     @Test(arguments: hostilePayloads.filter { ["auth-failed", "malformed", "key-missing"].contains($0.status) && $0.name != "a 10 MB alert" && $0.name != "an eligible alert over 4096 bytes" })
     func decryptRefusesWithoutPlaintext(_ hostile: HostileCase) throws {
         let keyring = try KeyringFixture()
-        let run = try pushseal(["decrypt", "--keys", keyring.keys, "-"],
-                               stdin: String(decoding: try hostile.input(try Sealer.for(keyring)), as: UTF8.self))
+        let run = try pushseal(
+            ["decrypt", "--keys", keyring.keys, "-"],
+            stdin: String(decoding: try hostile.input(try Sealer.for(keyring)), as: UTF8.self))
         #expect(run.status == 65, "\(run.stderr)")
         #expect(run.stdout.isEmpty)
         #expect(run.stderr.hasPrefix("error: ") && run.stderr.split(separator: "\n").count == 1)

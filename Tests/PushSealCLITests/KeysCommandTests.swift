@@ -143,7 +143,7 @@ struct KeysCommandTests {
             try keyring.keysCommand(["promote", "nope"]), try keyring.keysCommand(["prune"]),
             try keyring.encrypt(["-b", "x", "-t", "y"]), try keyring.encrypt(["--batch"], stdin: "{}\nbad\n"),
             try keyring.decrypt(payload: payload), try keyring.decrypt(payload: "{}"),
-            try keyring.keysCommand(["import", "-"], stdin: share), try keyring.keysCommand(["import", "-"], stdin: "psk1.x.y"),
+            try keyring.keysCommand(["import", "-"], stdin: share), try keyring.keysCommand(["import", "-"], stdin: "psk1.x.y")
         ]
         let spare = try keyring.keysCommand(["add"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         runs += [
@@ -154,7 +154,7 @@ struct KeysCommandTests {
             try pushseal(["receive", "--json", "--extension", "cat", "-"], stdin: payload),
             try pushseal(["encrypt", "--keys", keyring.keys, "-b", String(repeating: "x", count: 5_000)]),
             try pushseal(["--help"]), try pushseal(["keys", "export", "--help"]),
-            try keyring.keysCommand(["rotate"]),
+            try keyring.keysCommand(["rotate"])
         ]
         for run in runs {
             for secret in [secretURL, secretStandard, String(secretStandard.dropLast())] {

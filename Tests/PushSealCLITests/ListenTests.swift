@@ -1,9 +1,9 @@
 import Foundation
+import Locking
 import PushSeal
+import PushSealJSON
 import SealCrypto
 import Testing
-import Locking
-import PushSealJSON
 
 /// A `pushseal receive --listen 0 …` for one test: started, its address read from stderr,
 /// stopped with SIGTERM by `finish`.
@@ -16,8 +16,9 @@ final class Listener: Sendable {
     /// - Parameter address: what --listen is given.
     init(_ arguments: [String], wrapper: [String] = [], address: String = "0") throws {
         if let program = wrapper.first {
-            process = try RunningProcess(Array(wrapper.dropFirst()) + [pushsealBinary, "receive", "--listen", address] + arguments,
-                                         executable: program)
+            process = try RunningProcess(
+                Array(wrapper.dropFirst()) + [pushsealBinary, "receive", "--listen", address] + arguments,
+                executable: program)
         } else {
             process = try RunningProcess(["receive", "--listen", address] + arguments)
         }
@@ -57,8 +58,10 @@ struct CurlReply {
 }
 
 /// One request through curl over HTTP/2.
-func curl(_ url: String, cacert: String? = nil, method: String = "POST", headers: [String] = [],
-          body: String? = nil) throws -> CurlReply {
+func curl(
+    _ url: String, cacert: String? = nil, method: String = "POST", headers: [String] = [],
+    body: String? = nil
+) throws -> CurlReply {
     let scratch = TemporaryFolder()
     var arguments = ["-s", "-S", "-X", method, "-D", scratch.file("headers"), "-o", scratch.file("body"), "--max-time", "30"]
     if let cacert {
@@ -145,16 +148,19 @@ struct ListenTests {
             #expect(mode == 0o600, "\(file)")
         }
         let identifier = "0A1B2C3D-4E5F-4A6B-8C7D-9E0F1A2B3C4D"
-        let reply = try curl(listener.url + "/3/device/" + deviceToken, cacert: certificate, headers: acceptable + [
-            "apns-push-type: alert", "apns-priority: 10", "apns-id: \(identifier)",
-            "apns-expiration: 0", "apns-collapse-id: deploys",
-        ], body: payload)
+        let reply = try curl(
+            listener.url + "/3/device/" + deviceToken, cacert: certificate,
+            headers: acceptable + [
+                "apns-push-type: alert", "apns-priority: 10", "apns-id: \(identifier)",
+                "apns-expiration: 0", "apns-collapse-id: deploys"
+            ], body: payload)
         #expect(reply.status == 200)
         #expect(reply.headers["apns-id"] == identifier)
         #expect(reply.body.isEmpty)
         // Localhost is in the certificate too.
-        let byName = try curl("https://localhost:\(listener.port)/3/device/" + deviceToken, cacert: certificate,
-                              headers: acceptable, body: payload)
+        let byName = try curl(
+            "https://localhost:\(listener.port)/3/device/" + deviceToken, cacert: certificate,
+            headers: acceptable, body: payload)
         #expect(byName.status == 200)
         let run = listener.finish()
         #expect(run.status == 0, "\(run.stderr)")
@@ -204,24 +210,30 @@ struct ListenTests {
         folder.write("payload.json", payload)
         let listener = try Listener([
             "--json", "--keys", keyring.keys, "--provider-key", "KEY1234567=\(key.p8)", "--team", "TEAM123456",
-            "--device", deviceToken, "--topic", topic,
+            "--device", deviceToken, "--topic", topic
         ])
         #expect(!listener.process.stderrSoFar.contains("shape and age only"))
         let certificate = keyring.keys + "/tls-cert.pem"
         let token = try PythonClients.token(p8: key.p8, kid: "KEY1234567", team: "TEAM123456")
-        let accepted = try PythonClients.run(["httpx", "https://localhost:\(listener.port)", certificate,
-                                              "/3/device/" + deviceToken, topic, token, folder.file("payload.json")])
+        let accepted = try PythonClients.run([
+            "httpx", "https://localhost:\(listener.port)", certificate,
+            "/3/device/" + deviceToken, topic, token, folder.file("payload.json")
+        ])
         #expect(accepted["status"] as? Int == 200)
         #expect(accepted["version"] as? String == "HTTP/2")
-        let unknown = try PythonClients.run(["httpx", "https://localhost:\(listener.port)", certificate,
-                                             "/3/device/" + String(repeating: "cd", count: 32), topic, token, folder.file("payload.json")])
+        let unknown = try PythonClients.run([
+            "httpx", "https://localhost:\(listener.port)", certificate,
+            "/3/device/" + String(repeating: "cd", count: 32), topic, token, folder.file("payload.json")
+        ])
         #expect(unknown["status"] as? Int == 400)
         #expect(unknown["content-type"] as? String == "application/json")
         #expect(jsonObject(unknown["body"] as? String ?? "")["reason"] as? String == "BadDeviceToken")
 
         // aioapns sends HTTP/2 over TLS without ALPN, and signs its own tokens with the .p8.
-        let viaAioapns = try PythonClients.run(["aioapns", String(listener.port), certificate, key.p8, "KEY1234567",
-                                                "TEAM123456", deviceToken, topic, folder.file("payload.json")])
+        let viaAioapns = try PythonClients.run([
+            "aioapns", String(listener.port), certificate, key.p8, "KEY1234567",
+            "TEAM123456", deviceToken, topic, folder.file("payload.json")
+        ])
         #expect(viaAioapns["successful"] as? Bool == true, "\(viaAioapns)")
         #expect(viaAioapns["status"] as? String == "200")
         #expect(viaAioapns["apns-id"] as? String == viaAioapns["sent-id"] as? String)
@@ -242,11 +254,14 @@ struct ListenTests {
         let otherKey = try PythonClients.keypair(in: other)
         let payload = try keyring.encrypt(["-t", "Signed", "-b", "token"]).stdout
         // The public key as PEM here; the .p8 itself works as well (the test above).
-        let listener = try Listener(["--plaintext", "--json", "--keys", keyring.keys,
-                                     "--provider-key", "KEY1234567=\(key.publicKey)", "--team", "TEAM123456"])
+        let listener = try Listener([
+            "--plaintext", "--json", "--keys", keyring.keys,
+            "--provider-key", "KEY1234567=\(key.publicKey)", "--team", "TEAM123456"
+        ])
         func send(_ token: String) throws -> CurlReply {
-            try curl(listener.url + "/3/device/" + deviceToken,
-                     headers: ["apns-topic: \(topic)", "authorization: bearer \(token)"], body: payload)
+            try curl(
+                listener.url + "/3/device/" + deviceToken,
+                headers: ["apns-topic: \(topic)", "authorization: bearer \(token)"], body: payload)
         }
         let now = Int(Date().timeIntervalSince1970)
         let good = try send(PythonClients.token(p8: key.p8, kid: "KEY1234567", team: "TEAM123456"))
@@ -259,7 +274,7 @@ struct ListenTests {
             (try PythonClients.token(p8: key.p8, kid: "KEY1234567", team: "OTHERTEAM1"), 403, "InvalidProviderToken"),
             (try PythonClients.token(p8: key.p8, kid: "KEY1234567", team: "TEAM123456", issuedAt: now - 3_700), 403, "ExpiredProviderToken"),
             (try PythonClients.token(p8: key.p8, kid: "KEY1234567", team: "TEAM123456", issuedAt: now + 3_600), 403, "InvalidProviderToken"),
-            ("not.a.token", 403, "InvalidProviderToken"),
+            ("not.a.token", 403, "InvalidProviderToken")
         ]
         for (token, status, reason) in cases {
             let reply = try send(token)
@@ -282,15 +297,17 @@ struct ListenTests {
         let unknown = String(repeating: "cd", count: 32)
         let listener = try Listener([
             "--plaintext", "--json", "--keys", keyring.keys, "--provider-key", "KEY1234567=\(key.p8)",
-            "--team", "TEAM123456", "--device", deviceToken, "--device", gone, "--unregistered", gone, "--topic", topic,
+            "--team", "TEAM123456", "--device", deviceToken, "--device", gone, "--unregistered", gone, "--topic", topic
         ])
         let token = try PythonClients.token(p8: key.p8, kid: "KEY1234567", team: "TEAM123456")
-        let old = try PythonClients.token(p8: key.p8, kid: "KEY1234567", team: "TEAM123456",
-                                          issuedAt: Int(Date().timeIntervalSince1970) - 7_200)
+        let old = try PythonClients.token(
+            p8: key.p8, kid: "KEY1234567", team: "TEAM123456",
+            issuedAt: Int(Date().timeIntervalSince1970) - 7_200)
         let good = ["apns-topic: \(topic)", "authorization: bearer \(token)"]
         let path = "/3/device/" + deviceToken
         func row(_ headers: [String] = good, path: String = path, method: String = "POST", body: String? = nil)
-            -> (path: String, method: String, headers: [String], body: String?) {
+            -> (path: String, method: String, headers: [String], body: String?)
+        {
             (path, method, headers, body ?? payload)
         }
         let rows: [(reason: String, status: Int, request: (path: String, method: String, headers: [String], body: String?))] = [
@@ -312,11 +329,12 @@ struct ListenTests {
             ("PayloadEmpty", 400, row(body: "")),
             ("PayloadTooLarge", 413, row(body: #"{"aps":{"alert":"x"},"pad":""# + String(repeating: "p", count: 4_100) + #""}"#)),
             ("PayloadTooLarge", 413, row(good + ["apns-push-type: voip"], body: #"{"aps":{},"pad":""# + String(repeating: "p", count: 5_120) + #""}"#)),
-            ("BadExpirationDate", 400, row(good + ["apns-expiration: tomorrow"])),
+            ("BadExpirationDate", 400, row(good + ["apns-expiration: tomorrow"]))
         ]
         for (reason, status, request) in rows {
-            let reply = try curl(listener.url + request.path, method: request.method, headers: request.headers,
-                                 body: request.body?.isEmpty == true ? nil : request.body)
+            let reply = try curl(
+                listener.url + request.path, method: request.method, headers: request.headers,
+                body: request.body?.isEmpty == true ? nil : request.body)
             #expect(reply.status == status, "\(reason)")
             #expect(reply.reason == reason, "\(reason): \(reply.body)")
             #expect(reply.headers["content-type"] == "application/json", "\(reason)")
@@ -329,16 +347,21 @@ struct ListenTests {
             }
         }
         // Duplicate headers take a client that sends them: h2, with its checks off.
-        let duplicated = try PythonClients.run(["h2", "127.0.0.1", String(listener.port), String(data: try JSONSerialization.data(withJSONObject: [
-            [":method", "POST"], [":scheme", "http"], [":path", path], [":authority", "localhost"],
-            ["apns-topic", topic], ["apns-topic", topic], ["authorization", "bearer \(token)"],
-        ]), encoding: .utf8)!, "-"])
+        let duplicated = try PythonClients.run([
+            "h2", "127.0.0.1", String(listener.port),
+            String(
+                data: try JSONSerialization.data(withJSONObject: [
+                    [":method", "POST"], [":scheme", "http"], [":path", path], [":authority", "localhost"],
+                    ["apns-topic", topic], ["apns-topic", topic], ["authorization", "bearer \(token)"]
+                ]), encoding: .utf8)!, "-"
+        ])
         #expect(duplicated["status"] as? Int == 400)
         #expect(jsonObject(duplicated["body"] as? String ?? "")["reason"] as? String == "DuplicateHeaders")
         #expect(duplicated["max_concurrent_streams"] as? Int == 1_000)
         // The voip limit is 5120: 5000 bytes of voip payload are fine.
-        let voip = try curl(listener.url + path, headers: good + ["apns-push-type: voip"],
-                            body: #"{"aps":{},"pad":""# + String(repeating: "p", count: 4_900) + #""}"#)
+        let voip = try curl(
+            listener.url + path, headers: good + ["apns-push-type: voip"],
+            body: #"{"aps":{},"pad":""# + String(repeating: "p", count: 4_900) + #""}"#)
         #expect(voip.status == 200)
 
         let run = listener.finish()
@@ -363,7 +386,9 @@ struct ListenTests {
     @Test func headersReachTheExtensionAndAnswersDoNotWaitForIt() throws {
         let folder = TemporaryFolder()
         // Holds every delivery until the test lets it go, then answers with the headers it saw.
-        folder.write("extension.sh", """
+        folder.write(
+            "extension.sh",
+            """
             #!/bin/sh
             while [ ! -e \(folder.file("go")) ]; do sleep 0.05; done
             python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"title":"seen","body":json.dumps(r["headers"],sort_keys=True)}))'
@@ -373,9 +398,12 @@ struct ListenTests {
         let payload = #"{"aps":{"alert":{"title":"t","body":"b"},"mutable-content":1}}"#
         var replies: [CurlReply] = []
         for index in 0..<3 {
-            replies.append(try curl(listener.url + "/3/device/" + deviceToken, headers: [
-                "apns-push-type: alert", "apns-priority: 5", "apns-collapse-id: c\(index)",
-            ] + acceptable, body: payload))
+            replies.append(
+                try curl(
+                    listener.url + "/3/device/" + deviceToken,
+                    headers: [
+                        "apns-push-type: alert", "apns-priority: 5", "apns-collapse-id: c\(index)"
+                    ] + acceptable, body: payload))
         }
         // Every request was answered while every extension was still held.
         #expect(replies.allSatisfy { $0.status == 200 })
@@ -398,16 +426,20 @@ struct ListenTests {
     @Test func headersReachTheThenProgramAfterDecrypting() throws {
         let keyring = try KeyringFixture()
         let folder = TemporaryFolder()
-        folder.write("then.sh", """
+        folder.write(
+            "then.sh",
+            """
             #!/bin/sh
             python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"title":r["content"]["title"],"body":json.dumps(r["headers"],sort_keys=True)}))'
             """)
         chmod(folder.file("then.sh"), 0o755)
         let listener = try Listener(["--plaintext", "--json", "--keys", keyring.keys, "--then", folder.file("then.sh")])
         let payload = try keyring.encrypt(["-t", "Deploy", "-b", "api-7 is live"]).stdout
-        let reply = try curl(listener.url + "/3/device/" + deviceToken, headers: [
-            "apns-push-type: alert", "apns-priority: 10", "apns-expiration: 0",
-        ] + acceptable, body: payload)
+        let reply = try curl(
+            listener.url + "/3/device/" + deviceToken,
+            headers: [
+                "apns-push-type: alert", "apns-priority: 10", "apns-expiration: 0"
+            ] + acceptable, body: payload)
         #expect(reply.status == 200)
         #expect(eventually(within: .seconds(30)) { listener.records.count == 1 })
         let run = listener.finish()
@@ -430,10 +462,12 @@ struct ListenTests {
         let folder = TemporaryFolder()
         folder.write("payload.json", try keyring.encrypt(["-t", "Load", "-b", "one of many"]).stdout)
         let listener = try Listener(["--plaintext", "--json", "--keys", keyring.keys])
-        let report = try runProcess("/usr/bin/h2load", [
-            "-n", String(requests), "-c", String(connections), "-m", String(streams), "-H", acceptable[0], "-H", acceptable[1],
-            "-d", folder.file("payload.json"), listener.url + "/3/device/" + deviceToken,
-        ])
+        let report = try runProcess(
+            "/usr/bin/h2load",
+            [
+                "-n", String(requests), "-c", String(connections), "-m", String(streams), "-H", acceptable[0], "-H", acceptable[1],
+                "-d", folder.file("payload.json"), listener.url + "/3/device/" + deviceToken
+            ])
         let finished = listener.finish()
         return (report, finished.stdout.split(separator: "\n").map { jsonObject(String($0)) }, finished.status)
     }
@@ -461,8 +495,9 @@ struct ListenTests {
         let keyring = try KeyringFixture()
         let payload = try keyring.encrypt(["-t", "Big", "-b", "headers"]).stdout
         let listener = try Listener(["--plaintext", "--json", "--keys", keyring.keys])
-        let big = try curl(listener.url + "/3/device/" + deviceToken,
-                           headers: acceptable + ["x-padding: " + String(repeating: "p", count: 9_000)], body: payload)
+        let big = try curl(
+            listener.url + "/3/device/" + deviceToken,
+            headers: acceptable + ["x-padding: " + String(repeating: "p", count: 9_000)], body: payload)
         #expect(big.status == 431)
         let fine = try curl(listener.url + "/3/device/" + deviceToken, headers: acceptable, body: payload)
         #expect(fine.status == 200)
@@ -474,7 +509,8 @@ struct ListenTests {
         let keyring = try KeyringFixture()
         let folder = TemporaryFolder()
         folder.write("payload.json", try keyring.encrypt(["-t", "Nobody", "-b", "reads this"]).stdout)
-        let run = try shell("""
+        let run = try shell(
+            """
             ( "$PUSHSEAL" receive --listen 0 --plaintext --json --keys "$KEYS" 2> "$DIR/err" | head -c 1 > /dev/null
               echo "${PIPESTATUS[0]}" > "$DIR/status" ) &
             for _ in $(seq 200); do grep -q 'listening on' "$DIR/err" 2>/dev/null && break; sleep 0.05; done
@@ -487,8 +523,11 @@ struct ListenTests {
             done
             wait
             cat "$DIR/status"; cat "$DIR/err" >&2
-            """, environment: ["KEYS": keyring.keys, "DIR": folder.path, "TOPIC": acceptable[0], "AUTH": acceptable[1],
-                               "DEVICE": deviceToken])
+            """,
+            environment: [
+                "KEYS": keyring.keys, "DIR": folder.path, "TOPIC": acceptable[0], "AUTH": acceptable[1],
+                "DEVICE": deviceToken
+            ])
         #expect(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "141", "\(run.stderr)")
         #expect(!run.stderr.contains("error:"), "\(run.stderr)")
     }
@@ -497,7 +536,9 @@ struct ListenTests {
 
     @Test func sigtermLetsDeliveriesInFlightFinishThenExitsZero() throws {
         let folder = TemporaryFolder()
-        folder.write("extension.sh", """
+        folder.write(
+            "extension.sh",
+            """
             #!/bin/sh
             cat >/dev/null
             touch \(folder.file("started"))
@@ -506,15 +547,17 @@ struct ListenTests {
             """)
         chmod(folder.file("extension.sh"), 0o755)
         let listener = try Listener(["--plaintext", "--json", "--extension", folder.file("extension.sh"), "--budget", "20s"])
-        let reply = try curl(listener.url + "/3/device/" + deviceToken, headers: acceptable,
-                             body: #"{"aps":{"alert":{"title":"t","body":"b"},"mutable-content":1}}"#)
+        let reply = try curl(
+            listener.url + "/3/device/" + deviceToken, headers: acceptable,
+            body: #"{"aps":{"alert":{"title":"t","body":"b"},"mutable-content":1}}"#)
         #expect(reply.status == 200)
         #expect(eventually { FileManager.default.fileExists(atPath: folder.file("started")) })
         listener.process.signal(SIGTERM)
         // No new connection is taken once the signal has come.
-        #expect(eventually {
-            (try? runProcess("/usr/bin/curl", ["-s", "--http2-prior-knowledge", "--max-time", "5", listener.url]))?.status != 0
-        })
+        #expect(
+            eventually {
+                (try? runProcess("/usr/bin/curl", ["-s", "--http2-prior-knowledge", "--max-time", "5", listener.url]))?.status != 0
+            })
         // The delivery in flight finishes only now, after the signal.
         folder.write("go", "")
         let run = listener.process.wait(atMost: .seconds(30))
@@ -569,8 +612,12 @@ struct ListenTests {
             #expect(result["closed"] as? Bool == true, "\(kind)")
         }
         // Plain HTTP/2 against the TLS port is refused the same way.
-        let plain = try runProcess("/usr/bin/curl", ["-s", "--http2-prior-knowledge", "--max-time", "10",
-                                                     "http://127.0.0.1:\(listener.port)/3/device/" + deviceToken])
+        let plain = try runProcess(
+            "/usr/bin/curl",
+            [
+                "-s", "--http2-prior-knowledge", "--max-time", "10",
+                "http://127.0.0.1:\(listener.port)/3/device/" + deviceToken
+            ])
         #expect(plain.status != 0)
         #expect(listener.finish().status == 0)
     }
@@ -585,7 +632,7 @@ struct ListenTests {
         (["receive", "--listen", "0", "--plaintext", "--tls-cert", "c.pem", "--tls-key", "k.pem"], "--plaintext serves without TLS"),
         (["receive", "--listen", "0", "--device", "xyz"], "--device takes a device token in hex"),
         (["receive", "--listen", "0", "--provider-key", "nofile"], "--provider-key takes KEYID=FILE"),
-        (["receive", "--listen", "0", "payload.json"], "--listen takes its notifications from the network"),
+        (["receive", "--listen", "0", "payload.json"], "--listen takes its notifications from the network")
     ])
     func badListenOptionsAreUsageErrors(arguments: [String], message: String) throws {
         let run = parsed(arguments)
@@ -603,8 +650,10 @@ struct ListenTests {
         #expect(notAKey.stderr.contains("is not an ES256 key"))
         let missing = try pushseal(["receive", "--listen", "0", "--keys", keyring.keys, "--provider-key", "K=\(folder.file("absent.p8"))"])
         #expect(missing.status == 66)
-        let certificate = try pushseal(["receive", "--listen", "0", "--keys", keyring.keys,
-                                        "--tls-cert", folder.file("absent.pem"), "--tls-key", folder.file("absent.key")])
+        let certificate = try pushseal([
+            "receive", "--listen", "0", "--keys", keyring.keys,
+            "--tls-cert", folder.file("absent.pem"), "--tls-key", folder.file("absent.key")
+        ])
         #expect(certificate.status == 66)
         #expect(certificate.stderr.contains("cannot read the certificate"))
         let host = try pushseal(["receive", "--listen", "example.com:0", "--keys", keyring.keys])

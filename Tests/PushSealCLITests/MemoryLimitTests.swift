@@ -18,7 +18,11 @@ struct MemoryCgroup {
         let name = "pushseal-test-\(UUID().uuidString.prefix(8))"
         let fileManager = FileManager.default
         let candidates = [("/sys/fs/cgroup/memory", "memory.limit_in_bytes"), ("/sys/fs/cgroup", "memory.max")]
-        guard let (mount, file) = candidates.first(where: { fileManager.fileExists(atPath: $0.0 + "/" + $0.1) || fileManager.fileExists(atPath: $0.0 + "/cgroup.subtree_control") && $0.1 == "memory.max" }) else {
+        guard
+            let (mount, file) = candidates.first(where: {
+                fileManager.fileExists(atPath: $0.0 + "/" + $0.1) || fileManager.fileExists(atPath: $0.0 + "/cgroup.subtree_control") && $0.1 == "memory.max"
+            })
+        else {
             throw Unavailable(description: "no memory cgroup mount under /sys/fs/cgroup")
         }
         path = mount + "/" + name
@@ -60,8 +64,9 @@ struct MemoryLimitTests {
         #expect(expected.pending == 3_834 && expected.connections == 239)
         let run = listener.finish()
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stderr.contains(
-            "note: the memory limit is 64 MB (cgroup): at most 239 connections and 3834 notifications waiting for their records, 48 MB in all (--max-connections, --max-pending)"),
+        #expect(
+            run.stderr.contains(
+                "note: the memory limit is 64 MB (cgroup): at most 239 connections and 3834 notifications waiting for their records, 48 MB in all (--max-connections, --max-pending)"),
             "\(run.stderr)")
     }
 
@@ -75,12 +80,14 @@ struct MemoryLimitTests {
         // its deadline (3 s), so the backlog grows as fast as h2load sends.
         let listener = try Listener([
             "--plaintext", "--json", "--keys", keyring.keys, "--then", "exec sleep 100", "--max-extensions", "4",
-            "--budget", "3s", "--expiry-grace", "100ms", "--max-pending", "500",
+            "--budget", "3s", "--expiry-grace", "100ms", "--max-pending", "500"
         ])
-        let report = try runProcess("/usr/bin/h2load", [
-            "-n", "1000", "-c", "1", "-m", "100", "-H", acceptable[0], "-H", acceptable[1],
-            "-d", folder.file("payload.json"), listener.url + "/3/device/" + deviceToken,
-        ])
+        let report = try runProcess(
+            "/usr/bin/h2load",
+            [
+                "-n", "1000", "-c", "1", "-m", "100", "-H", acceptable[0], "-H", acceptable[1],
+                "-d", folder.file("payload.json"), listener.url + "/3/device/" + deviceToken
+            ])
         let run = listener.finish()
         #expect(run.status == 0, "\(run.stderr)")
         let answered = report.stdout.split(separator: "\n").first { $0.contains("status codes:") } ?? ""
@@ -97,11 +104,13 @@ struct MemoryLimitTests {
         let group = try MemoryCgroup(limit: 64 << 20)
         defer { group.remove() }
         let keyring = try KeyringFixture()
-        let listener = try Listener(["--plaintext", "--keys", keyring.keys, "--max-pending", "16384", "--max-connections", "100"],
-                                    wrapper: group.wrapper)
+        let listener = try Listener(
+            ["--plaintext", "--keys", keyring.keys, "--max-pending", "16384", "--max-connections", "100"],
+            wrapper: group.wrapper)
         let run = listener.finish()
-        #expect(run.stderr.contains(
-            "warning: the memory limit is 64 MB (cgroup) but these bounds may take 85 MB: the kernel may kill the listener before a bound acts (lower --max-connections or --max-pending)"),
+        #expect(
+            run.stderr.contains(
+                "warning: the memory limit is 64 MB (cgroup) but these bounds may take 85 MB: the kernel may kill the listener before a bound acts (lower --max-connections or --max-pending)"),
             "\(run.stderr)")
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import PushSealCLI
 
 /// What a new user trips on: help that matches the binary, and keys that keep their kind.
@@ -58,7 +59,10 @@ struct NewUserTests {
         let before = try String(contentsOfFile: sender.keys + "/keyring.json", encoding: .utf8)
         let refused = try sender.keysCommand(["rotate"])
         #expect(refused.status == 65 && refused.stdout.isEmpty)
-        #expect(refused.stderr == "error: the primary key \(imported) is a device's public key, and only the device can make its successor: run 'pushseal keys rotate' there, then 'keys export --public' there and 'keys import' the line here\n")
+        #expect(
+            refused.stderr
+                == "error: the primary key \(imported) is a device's public key, and only the device can make its successor: run 'pushseal keys rotate' there, then 'keys export --public' there and 'keys import' the line here\n"
+        )
         #expect(try String(contentsOfFile: sender.keys + "/keyring.json", encoding: .utf8) == before, "the keyring is unchanged")
         #expect(try sender.encrypt(["-t", "still sealed to the device"]).stdout.contains("\"ps2.\(imported)."))
     }
@@ -78,11 +82,12 @@ struct NewUserTests {
         let keyring = try KeyringFixture()
         let run = try keyring.encrypt(["--batch"], stdin: "{\"title\":\"a\"}\n\n   \n{title:1}\n")
         #expect(run.status == 65 && run.stdout.split(separator: "\n").count == 1)
-        #expect(run.stderr == """
-            error: line 4: not JSON (expected a member name in quotes at byte 1); each line is one alert, such as {"title":"Deploy","body":"done"}
-            error: 1 of 2 alerts were not encrypted
+        #expect(
+            run.stderr == """
+                error: line 4: not JSON (expected a member name in quotes at byte 1); each line is one alert, such as {"title":"Deploy","body":"done"}
+                error: 1 of 2 alerts were not encrypted
 
-            """)
+                """)
     }
 
     /// `decrypt` on a file of payloads, one per line: one alert per line, each failure with its line.
@@ -123,7 +128,7 @@ struct NewUserTests {
         (["keys", "rotate", "--grce", "1d"], "error: unknown option '--grce' (did you mean '--grace'?)"),
         (["encrpyt", "-t", "x"], "error: unknown command 'encrpyt' (did you mean 'encrypt'?)"),
         (["frobnicate"], "error: unknown command 'frobnicate' (commands: keys, encrypt, decrypt, doctor, receive, send, run, token, completions, manual)"),
-        (["--keys", "K"], "error: options go after the command, as in 'pushseal keys list --keys DIR'"),
+        (["--keys", "K"], "error: options go after the command, as in 'pushseal keys list --keys DIR'")
     ])
     func usageMistakesExit64WithTheWordMeant(_ arguments: [String], line: String) throws {
         let run = parsed(arguments)
@@ -142,7 +147,8 @@ struct NewUserTests {
     /// A listener that cannot bind reports that alone: no word of a certificate it will not use.
     @Test func aListenerThatCannotBindSaysOnlyWhy() throws {
         let keyring = try KeyringFixture()
-        let taken = try shell("""
+        let taken = try shell(
+            """
             coproc HOLD { exec python3 -c 'import socket, sys; s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()[1], flush=True); sys.stdin.read()'; }
             read -r port <&"${HOLD[0]}"
             "$PUSHSEAL" receive --listen "127.0.0.1:$port" --keys "$K"
@@ -169,8 +175,10 @@ struct NewUserTests {
             let rows = try keyring.keysCommand(["list"]).stdout.split(separator: "\n").dropFirst()
                 .map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
             let list = try JSONSerialization.jsonObject(with: Data(try keyring.keysCommand(["list", "--json"]).stdout.utf8)) as! [[String: Any]]
-            return (Dictionary(uniqueKeysWithValues: rows.map { ($0[0], $0[2]) }),
-                    Dictionary(uniqueKeysWithValues: list.map { ($0["id"] as! String, ($0["state"] as! String, $0["expired"] as! Bool)) }))
+            return (
+                Dictionary(uniqueKeysWithValues: rows.map { ($0[0], $0[2]) }),
+                Dictionary(uniqueKeysWithValues: list.map { ($0["id"] as! String, ($0["state"] as! String, $0["expired"] as! Bool)) })
+            )
         }
         let (text, json) = try both()
         #expect(text.mapValues { $0 } == json.mapValues(\.state))
@@ -190,13 +198,18 @@ struct NewUserTests {
         let input = [expiring, foreign, tampered].map { $0.trimmingCharacters(in: .newlines) }.joined(separator: "\n") + "\n"
         func bodies(_ options: [String]) throws -> [String] {
             // Received five seconds on (the test clock), past the one-second ttl.
-            let run = try pushseal(["receive", "--json", "--keys", sender.keys] + options + ["-"], stdin: input,
-                                   environment: ["PUSHSEAL_TEST_CLOCK_OFFSET": "5"])
+            let run = try pushseal(
+                ["receive", "--json", "--keys", sender.keys] + options + ["-"], stdin: input,
+                environment: ["PUSHSEAL_TEST_CLOCK_OFFSET": "5"])
             return run.stdout.split(separator: "\n").map { jsonObject(String($0))["body"] as? String ?? "?" }
         }
-        #expect(try bodies([]) == ["This message has expired.", "This device does not have the key to open this message.",
-                                   "This message could not be decrypted on this device."])
-        #expect(try bodies(["--placeholder-for", "expired=Too late", "--placeholder-for", "key-missing=Pair again"])
+        #expect(
+            try bodies([]) == [
+                "This message has expired.", "This device does not have the key to open this message.",
+                "This message could not be decrypted on this device."
+            ])
+        #expect(
+            try bodies(["--placeholder-for", "expired=Too late", "--placeholder-for", "key-missing=Pair again"])
                 == ["Too late", "Pair again", "This message could not be decrypted on this device."])
         #expect(try bodies(["--placeholder-body", "Open the app"]) == ["Open the app", "Open the app", "Open the app"])
         let bad = parsed(["receive", "--placeholder-for", "late=x", "--keys", sender.keys, "-"])
@@ -217,11 +230,14 @@ struct NewUserTests {
         #expect(try pushseal(arguments).stdout == first.stdout, "reused from the cache, as send reuses it")
         let cached = try String(contentsOfFile: keyring.keys + "/provider-token.TEAM123456.KEY1234567.json", encoding: .utf8)
         #expect(cached.contains(token))
-        let listener = try Listener(["--plaintext", "--json", "--keys", keyring.keys,
-                                     "--provider-key", "KEY1234567=\(key.publicKey)", "--team", "TEAM123456"])
+        let listener = try Listener([
+            "--plaintext", "--json", "--keys", keyring.keys,
+            "--provider-key", "KEY1234567=\(key.publicKey)", "--team", "TEAM123456"
+        ])
         let payload = try keyring.encrypt(["-t", "By curl", "-b", "with pushseal's token"]).stdout
-        let reply = try curl(listener.url + "/3/device/" + deviceToken,
-                             headers: ["apns-topic: \(topic)", "authorization: bearer \(token)"], body: payload)
+        let reply = try curl(
+            listener.url + "/3/device/" + deviceToken,
+            headers: ["apns-topic: \(topic)", "authorization: bearer \(token)"], body: payload)
         #expect(reply.status == 200)
         let records = listener.finish().stdout.split(separator: "\n").map { jsonObject(String($0)) }
         #expect(records.first?["title"] as? String == "By curl")
@@ -257,7 +273,9 @@ struct NewUserTests {
     @Test func thenRunsTheUsersProgramOnTheOpenedAlert() throws {
         let sender = try KeyringFixture()
         let folder = TemporaryFolder()
-        folder.write("then.py", """
+        folder.write(
+            "then.py",
+            """
             #!/usr/bin/env python3
             import json, sys
             request = json.load(sys.stdin)
@@ -288,8 +306,11 @@ struct NewUserTests {
         #expect((failed["reason"] as? String)?.hasSuffix("the extension exited with status 3") == true)
 
         let marker = "then-slow-\(UUID().uuidString.prefix(8))"
-        let slow = try pushseal(["receive", "--json", "--keys", sender.keys, "--budget", "300ms", "--expiry-grace", "200ms",
-                                 "--then", "exec -a \(marker) sleep 30", "-"], stdin: payload)
+        let slow = try pushseal(
+            [
+                "receive", "--json", "--keys", sender.keys, "--budget", "300ms", "--expiry-grace", "200ms",
+                "--then", "exec -a \(marker) sleep 30", "-"
+            ], stdin: payload)
         let late = jsonObject(slow.stdout)
         #expect(late["status"] as? String == "deadline" && late["title"] as? String == "Build 42", "the opened alert, at once")
         #expect(processesRunning(marker) == 0, "none outlives the receiver")

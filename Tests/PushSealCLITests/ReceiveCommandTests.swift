@@ -8,10 +8,10 @@ func records(_ output: String) -> [[String: Any]] {
 /// A tiny extension program: answers at once, unless the notification's fallback title says
 /// "slow", in which case it sleeps past any test budget.
 let answeringExtension = """
-read -r request
-case "$request" in *'"title":"slow"'*) sleep 5 ;; esac
-echo '{"title":"From the extension","body":"rewritten"}'
-"""
+    read -r request
+    case "$request" in *'"title":"slow"'*) sleep 5 ;; esac
+    echo '{"title":"From the extension","body":"rewritten"}'
+    """
 
 @Suite("pushseal receive, as a process")
 struct ReceiveCommandTests {
@@ -106,10 +106,12 @@ struct ReceiveCommandTests {
 
     @Test func extensionThatAnswersItsSIGTERMIsShownAsDeadline() throws {
         let folder = TemporaryFolder()
-        folder.write("trap.sh", """
-        trap 'echo "{\\"title\\":\\"Best effort\\",\\"body\\":\\"at expiry\\"}"; exit 0' TERM
-        sleep 5 & wait
-        """)
+        folder.write(
+            "trap.sh",
+            """
+            trap 'echo "{\\"title\\":\\"Best effort\\",\\"body\\":\\"at expiry\\"}"; exit 0' TERM
+            sleep 5 & wait
+            """)
         let request = #"{"aps":{"alert":{"title":"F","body":"x"},"mutable-content":1}}"#
         let run = try pushseal(["receive", "--json", "--budget", "250ms", "--extension", "sh \(folder.file("trap.sh"))", "-"], stdin: request + "\n")
         let record = records(run.stdout).first ?? [:]
@@ -123,7 +125,7 @@ struct ReceiveCommandTests {
         ("kill -SEGV $$", "killed by signal 11"),
         ("echo not json", "not a JSON content object"),
         ("echo '{\"title\":\"\",\"body\":\"\",\"badge\":1}'", "no alert text"),
-        ("python3 -c 'x = bytearray(120_000_000); import time; time.sleep(5)'", "passed the 24 MB limit"),
+        ("python3 -c 'x = bytearray(120_000_000); import time; time.sleep(5)'", "passed the 24 MB limit")
     ])
     func crashesKillsAndUnusableOutputShowTheOriginal(command: String, reason: String) throws {
         let request = #"{"aps":{"alert":{"title":"Original","body":"as sent"},"mutable-content":1}}"#
@@ -138,19 +140,22 @@ struct ReceiveCommandTests {
     /// programs running at once, only the one whose child grows past the limit is killed.
     @Test func onlyTheProgramPastTheMemoryLimitIsKilled() throws {
         let folder = TemporaryFolder()
-        folder.write("grow.py", """
-        import json, sys, time
-        title = json.load(sys.stdin)["content"]["title"]
-        if title == "big":
-            x = bytearray(120_000_000)
-            time.sleep(5)
-        time.sleep(0.3)
-        print(json.dumps({"title": "seen " + title}))
-        """)
+        folder.write(
+            "grow.py",
+            """
+            import json, sys, time
+            title = json.load(sys.stdin)["content"]["title"]
+            if title == "big":
+                x = bytearray(120_000_000)
+                time.sleep(5)
+            time.sleep(0.3)
+            print(json.dumps({"title": "seen " + title}))
+            """)
         let lines = ["small", "big", "small too"].map { #"{"aps":{"alert":{"title":"\#($0)","body":"b"},"mutable-content":1}}"# }
         // `; true` keeps bash in front, so the program is a child of the extension's process.
-        let run = try pushseal(["receive", "--json", "--extension", "python3 \(folder.file("grow.py")); true", "-"],
-                               stdin: lines.joined(separator: "\n") + "\n")
+        let run = try pushseal(
+            ["receive", "--json", "--extension", "python3 \(folder.file("grow.py")); true", "-"],
+            stdin: lines.joined(separator: "\n") + "\n")
         let byTitle = Dictionary(records(run.stdout).map { ($0["title"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
         let status = { (title: String) in byTitle[title]?["status"] as? String }
         let bigReason = byTitle["big"]?["reason"] as? String ?? ""
@@ -162,12 +167,14 @@ struct ReceiveCommandTests {
 
     @Test func extensionGetsTheRequestOnStdin() throws {
         let folder = TemporaryFolder()
-        folder.write("echo.py", """
-        import json, sys
-        request = json.load(sys.stdin)
-        content = request["content"]
-        print(json.dumps({"title": request["identifier"], "body": content["userInfo"]["custom"] + " " + str(request["budget_ms"])}))
-        """)
+        folder.write(
+            "echo.py",
+            """
+            import json, sys
+            request = json.load(sys.stdin)
+            content = request["content"]
+            print(json.dumps({"title": request["identifier"], "body": content["userInfo"]["custom"] + " " + str(request["budget_ms"])}))
+            """)
         let request = #"{"apns-id":"ABC-1","payload":{"aps":{"alert":{"title":"F","body":"x"},"mutable-content":1},"custom":"value"}}"#
         let run = try pushseal(["receive", "--json", "--budget", "2s", "--extension", "python3 \(folder.file("echo.py"))", "-"], stdin: request + "\n")
         let record = records(run.stdout).first ?? [:]
@@ -206,7 +213,11 @@ struct ReceiveCommandTests {
         let watcher = Process()
         watcher.executableURL = URL(fileURLWithPath: pushsealBinary)
         watcher.arguments = ["receive", "--json", "--watch", spool.path, "--keys", sender.keys]
-        watcher.standardOutput = FileHandle(forWritingAtPath: { outputs.write("first", ""); return outputs.file("first") }())
+        watcher.standardOutput = FileHandle(
+            forWritingAtPath: {
+                outputs.write("first", "")
+                return outputs.file("first")
+            }())
         try watcher.run()
         // Files stream in (written elsewhere, renamed in) while the watcher runs.
         for (index, payload) in payloads.enumerated() {

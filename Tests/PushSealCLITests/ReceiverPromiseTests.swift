@@ -19,7 +19,7 @@ struct ReceiverPromiseTests {
         folder.write("payload.json", eligiblePayload(bytes: 4_000))
         let receiver = try RunningProcess([
             "receive", "--json", "--extension", "sleep 1000", "--budget", "300ms", "--expiry-grace", "200ms",
-            folder.file("payload.json"),
+            folder.file("payload.json")
         ])
         let run = receiver.wait()
         #expect(run.status == 0, "\(run.stderr)")
@@ -35,7 +35,7 @@ struct ReceiverPromiseTests {
         folder.write("payload.json", eligiblePayload(bytes: 1_000))
         let run = try pushseal([
             "receive", "--json", "--extension", "trap '' TERM; sleep 1000", "--budget", "200ms", "--expiry-grace", "200ms",
-            folder.file("payload.json"),
+            folder.file("payload.json")
         ])
         let record = try #require(records(run.stdout).first)
         #expect(record["status"] as? String == "original")
@@ -60,12 +60,14 @@ struct ReceiverPromiseTests {
             try payload.write(toFile: spool + "/" + String(format: "%03d.json", index), atomically: true, encoding: .utf8)
         }
         folder.write("input.jsonl", lines.joined(separator: "\n") + "\n")
-        let inputs = switch input {
-        case "files": #""$S"/*.json"#
-        case "stdin": #"- < "$F""#
-        default: #"--watch "$S" --once"#
-        }
-        let run = try shell("""
+        let inputs =
+            switch input {
+            case "files": #""$S"/*.json"#
+            case "stdin": #"- < "$F""#
+            default: #"--watch "$S" --once"#
+            }
+        let run = try shell(
+            """
             "$PUSHSEAL" receive --json --budget 300ms --expiry-grace 100ms --max-extensions 1024 \\
               --extension "trap '' TERM; sleep 3" \(inputs) | (sleep 4; cat)
             """, environment: ["S": spool, "F": folder.file("input.jsonl")])
@@ -82,7 +84,7 @@ struct ReceiverPromiseTests {
     @Test(arguments: [
         (eligiblePayload(bytes: 300_000), "4096-byte limit"),
         (eligiblePayload(bytes: 4_097), "4096-byte limit"),
-        (#"{"headers":{"apns-push-type":"voip"},"payload":"# + eligiblePayload(bytes: 5_121) + "}", "5120-byte limit for voip"),
+        (#"{"headers":{"apns-push-type":"voip"},"payload":"# + eligiblePayload(bytes: 5_121) + "}", "5120-byte limit for voip")
     ])
     func payloadsOverAPNsLimitAreMalformedAndRunNoExtension(_ payload: String, reason: String) throws {
         let folder = TemporaryFolder()
@@ -117,7 +119,7 @@ struct ReceiverPromiseTests {
     func aSignalStopsInputEndsExtensionsWritesEveryRecordAndSaysSo(_ signal: Int32) throws {
         let marker = "stop-test-\(UUID().uuidString.prefix(8))"
         let receiver = try RunningProcess([
-            "receive", "--json", "--extension", "exec -a \(marker) sleep 50", "--expiry-grace", "300ms", "-",
+            "receive", "--json", "--extension", "exec -a \(marker) sleep 50", "--expiry-grace", "300ms", "-"
         ])
         for index in 0..<3 { receiver.send(eligiblePayload(bytes: 200, title: "n\(index)") + "\n") }
         #expect(eventually { processesRunning(marker) == 3 })
@@ -135,7 +137,7 @@ struct ReceiverPromiseTests {
     @Test func aSecondSignalForcesTheStopAndLeavesNoExtensionBehind() throws {
         let marker = "forced-stop-\(UUID().uuidString.prefix(8))"
         let receiver = try RunningProcess([
-            "receive", "--json", "--extension", "trap '' TERM; exec -a \(marker) sleep 50", "--expiry-grace", "20s", "-",
+            "receive", "--json", "--extension", "trap '' TERM; exec -a \(marker) sleep 50", "--expiry-grace", "20s", "-"
         ])
         receiver.send(eligiblePayload(bytes: 200) + "\n")
         #expect(eventually { processesRunning(marker) == 1 })
@@ -145,10 +147,11 @@ struct ReceiverPromiseTests {
         // So the test signals again every 100 ms until it exits: the ones inside that second
         // are taken as the first, the one after it forces the stop.
         #expect(eventually { !signalIsPending(SIGTERM, for: receiver.process.processIdentifier) })
-        #expect(eventually(within: .seconds(5)) {
-            receiver.signal(SIGTERM)
-            return eventually(within: .milliseconds(100)) { !receiver.process.isRunning }
-        })
+        #expect(
+            eventually(within: .seconds(5)) {
+                receiver.signal(SIGTERM)
+                return eventually(within: .milliseconds(100)) { !receiver.process.isRunning }
+            })
         let run = receiver.wait(atMost: .seconds(5))
         #expect(run.status == 128 + SIGTERM)
         #expect(eventually(within: .seconds(2)) { processesRunning(marker) == 0 })
@@ -159,7 +162,7 @@ struct ReceiverPromiseTests {
     @Test func aReceiverKilledOutrightLeavesNoExtensionBehind() throws {
         let marker = "orphan-\(UUID().uuidString.prefix(8))"
         let receiver = try RunningProcess([
-            "receive", "--json", "--extension", "trap '' TERM; exec -a \(marker) sleep 50", "--budget", "60s", "-",
+            "receive", "--json", "--extension", "trap '' TERM; exec -a \(marker) sleep 50", "--budget", "60s", "-"
         ])
         for index in 0..<3 { receiver.send(eligiblePayload(bytes: 200, title: "n\(index)") + "\n") }
         #expect(eventually { processesRunning(marker) == 3 })
@@ -189,7 +192,8 @@ struct ReceiverPromiseTests {
         let lines = (0..<40).map { eligiblePayload(bytes: 200, title: "n\($0)") }.joined(separator: "\n") + "\n"
         folder.write("input.jsonl", lines)
         let count = folder.file("count")
-        let run = try shell("""
+        let run = try shell(
+            """
             "$PUSHSEAL" receive --json --max-extensions 1 --extension 'echo x >> \(count); sleep 0.05; echo {}' - < \(folder.file("input.jsonl")) | head -1 > /dev/null
             echo "${PIPESTATUS[0]}"
             """)
@@ -214,8 +218,9 @@ struct ReceiverPromiseTests {
         let keyring = try KeyringFixture()
         let spool = TemporaryFolder()
         spool.write("a.json", try keyring.encrypt(["-t", "A"]).stdout)
-        let run = try shell(#""$PUSHSEAL" receive --keys "$K" --watch "$S" --once > /dev/full"#,
-                            environment: ["K": keyring.keys, "S": spool.path])
+        let run = try shell(
+            #""$PUSHSEAL" receive --keys "$K" --watch "$S" --once > /dev/full"#,
+            environment: ["K": keyring.keys, "S": spool.path])
         #expect(run.status == 74)
         #expect(run.stderr.contains("cannot write the record of a.json"))
         #expect(FileManager.default.fileExists(atPath: spool.file("a.json")))
@@ -251,7 +256,8 @@ struct ReceiverPromiseTests {
 
     @Test func aNameThatIsNotUTF8IsDeliveredAndMoved() throws {
         let spool = TemporaryFolder()
-        let run = try shell("""
+        let run = try shell(
+            """
             printf '{"aps":{"alert":"hi"}}' > "$S/$(printf 'bad\\xff').json"
             "$PUSHSEAL" receive --json --watch "$S" --once --extension cat
             ls "$S/processed" | od -An -c | tr -d ' \\n'

@@ -19,7 +19,8 @@ struct RecipientKeyTests {
         /// A second device whose public share goes into the same sender keyring.
         static func other(in pairing: Pairing) -> (kid: String, device: String) {
             let device = pairing.folder.file("Other")
-            let kid = (try? pushseal(["keys", "init", "--recipient", "--keys", device]))?.stdout
+            let kid =
+                (try? pushseal(["keys", "init", "--recipient", "--keys", device]))?.stdout
                 .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
             let share = (try? pushseal(["keys", "export", "--public", "--keys", device]))?.stdout ?? ""
             _ = try? pushseal(["keys", "import", "-", "--keys", pairing.sender], stdin: share)

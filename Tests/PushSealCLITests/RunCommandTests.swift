@@ -39,12 +39,14 @@ struct RunCommandTests {
         // nohup's SIGHUP, and SIGUSR1 for good measure: ignored before pushseal started, so
         // the command must find them ignored too (bit 1 and bit 10 of SigIgn), and nothing else
         // pushseal ignores itself (SIGPIPE, bit 13).
-        let run = try shell("""
+        let run = try shell(
+            """
             trap '' HUP USR1
             exec "$PUSHSEAL" run --print --keys "$KEYS" -- sh -c 'grep SigIgn /proc/self/status >&2'
             """, environment: ["KEYS": keyring.keys])
         #expect(run.status == 0, "\(run.stderr)")
-        let mask = run.stderr.split(separator: "\n").first { $0.hasPrefix("SigIgn:") }
+        let mask =
+            run.stderr.split(separator: "\n").first { $0.hasPrefix("SigIgn:") }
             .flatMap { UInt64($0.split(separator: "\t").last ?? "", radix: 16) } ?? 0
         #expect(mask & (1 << (SIGHUP - 1)) != 0, "SIGHUP stays ignored: \(run.stderr)")
         #expect(mask & (1 << (SIGUSR1 - 1)) != 0, "SIGUSR1 stays ignored: \(run.stderr)")
@@ -74,8 +76,10 @@ struct RunCommandTests {
     @Test func aSignalToPushsealReachesTheCommandWhichDecidesTheOutcome() throws {
         let keyring = try KeyringFixture()
         let folder = TemporaryFolder()
-        let running = try RunningProcess(["run", "--print", "--keys", keyring.keys, "--", "sh", "-c",
-                                          "trap 'echo got TERM; exit 7' TERM; touch \(folder.file("started")); while :; do sleep 0.05; done"])
+        let running = try RunningProcess([
+            "run", "--print", "--keys", keyring.keys, "--", "sh", "-c",
+            "trap 'echo got TERM; exit 7' TERM; touch \(folder.file("started")); while :; do sleep 0.05; done"
+        ])
         #expect(eventually { FileManager.default.fileExists(atPath: folder.file("started")) })
         running.signal(SIGTERM)
         let run = running.wait()
@@ -123,8 +127,10 @@ struct RunCommandTests {
         #expect(noKeys.status == 66, "\(noKeys.stderr)")
         #expect(!FileManager.default.fileExists(atPath: marker))
         let keyring = try KeyringFixture()
-        let noP8 = try pushseal(["run", "--keys", keyring.keys, "--device", deviceToken, "--topic", "t", "--auth-key", folder.file("none.p8"),
-                                 "--key-id", "KEY1234567", "--team-id", "TEAM123456", "--", "touch", marker])
+        let noP8 = try pushseal([
+            "run", "--keys", keyring.keys, "--device", deviceToken, "--topic", "t", "--auth-key", folder.file("none.p8"),
+            "--key-id", "KEY1234567", "--team-id", "TEAM123456", "--", "touch", marker
+        ])
         #expect(noP8.status == 66, "\(noP8.stderr)")
         #expect(!FileManager.default.fileExists(atPath: marker))
         for (arguments, message) in [
@@ -132,7 +138,7 @@ struct RunCommandTests {
             (["run", "--print", "--"], "error: no command after '--'\n"),
             (["run", "--print", "--tail", "99", "--", "true"], "error: --tail is a whole number of lines from 0 to 50\n"),
             (["run", "--", "true"], "error: no devices: give --device TOKEN (repeatable) or --devices FILE, or --print to print the payload\n"),
-            (["run", "--devices", "-", "--", "true"], "error: the command keeps stdin; give the devices with --device TOKEN or --devices FILE\n"),
+            (["run", "--devices", "-", "--", "true"], "error: the command keeps stdin; give the devices with --device TOKEN or --devices FILE\n")
         ] {
             let run = parsed(["run", "--keys", keyring.keys] + arguments.dropFirst())
             #expect(run.status == 64)
@@ -143,9 +149,11 @@ struct RunCommandTests {
     @Test func theOutcomeIsSentAndTheCommandsOutputPassesThrough() throws {
         let sending = try SendTests.Sending()
         let listener = try sending.listener()
-        let run = try pushseal(["run", "--keys", sending.keyring.keys, "--endpoint", listener.url, "--cacert", sending.keyring.keys + "/tls-cert.pem",
-                                "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
-                                "--device", deviceToken, "--", "sh", "-c", "echo built api-7; exit 2"])
+        let run = try pushseal([
+            "run", "--keys", sending.keyring.keys, "--endpoint", listener.url, "--cacert", sending.keyring.keys + "/tls-cert.pem",
+            "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
+            "--device", deviceToken, "--", "sh", "-c", "echo built api-7; exit 2"
+        ])
         #expect(run.status == 2, "\(run.stderr)")
         #expect(run.stdout == "built api-7\n", "the command's stdout, as it came, and nothing else")
         #expect(run.stderr.hasPrefix("ok \(deviceToken) "), "send's result on stderr: \(run.stderr)")
@@ -161,9 +169,11 @@ struct RunCommandTests {
         let sending = try SendTests.Sending()
         let listener = try sending.listener()
         let started = Int(Date().timeIntervalSince1970)
-        let run = try pushseal(["run", "--keys", sending.keyring.keys, "--endpoint", listener.url, "--cacert", sending.keyring.keys + "/tls-cert.pem",
-                                "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
-                                "--device", deviceToken, "--ttl", "1h", "--", "sleep", "2"])
+        let run = try pushseal([
+            "run", "--keys", sending.keyring.keys, "--endpoint", listener.url, "--cacert", sending.keyring.keys + "/tls-cert.pem",
+            "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
+            "--device", deviceToken, "--ttl", "1h", "--", "sleep", "2"
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let record = try #require(listener.finish().stdout.split(separator: "\n").map { jsonObject(String($0)) }.first)
         let expiration = Int(record["apns-expiration"] as? String ?? "") ?? 0

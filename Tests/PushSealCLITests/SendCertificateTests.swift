@@ -35,8 +35,11 @@ struct SendCertificateTests {
 
     /// `send` with a client certificate and no provider token.
     static func send(_ sending: SendTests.Sending, to standIn: APNsStandIn, _ arguments: [String], environment: [String: String] = [:]) throws -> Run {
-        try pushseal(["send", "--keys", sending.keyring.keys, "--endpoint", standIn.url, "--cacert", standIn.certificate,
-                      "--topic", topic, "--device", deviceToken, "-b", "by certificate"] + arguments, environment: environment)
+        try pushseal(
+            [
+                "send", "--keys", sending.keyring.keys, "--endpoint", standIn.url, "--cacert", standIn.certificate,
+                "--topic", topic, "--device", deviceToken, "-b", "by certificate"
+            ] + arguments, environment: environment)
     }
 
     @Test func aClientCertificateAuthenticatesInEveryFormAndNeedsNoToken() throws {
@@ -48,7 +51,7 @@ struct SendCertificateTests {
             (["--cert", certificates.file("client.p12")], ["PUSHSEAL_CERT_PASSPHRASE": "secret"]),
             (["--cert", certificates.file("client.p12"), "--cert-passphrase-file", certificates.file("passphrase.txt")], [:]),
             (["--cert", certificates.file("client-encrypted.pem"), "--cert-passphrase-file", certificates.file("passphrase.txt")], [:]),
-            ([], ["PUSHSEAL_CERT": certificates.file("client.pem")]),
+            ([], ["PUSHSEAL_CERT": certificates.file("client.pem")])
         ]
         for (arguments, environment) in forms {
             let run = try Self.send(sending, to: standIn, arguments, environment: environment)
@@ -57,8 +60,9 @@ struct SendCertificateTests {
             #expect(!run.stderr.contains("secret"))
         }
         let log = standIn.log
-        #expect(log.count == forms.count && log.allSatisfy { $0["authorization"] as? Bool == false && $0["problem"] is NSNull },
-                "no provider token is sent with a certificate: \(log)")
+        #expect(
+            log.count == forms.count && log.allSatisfy { $0["authorization"] as? Bool == false && $0["problem"] is NSNull },
+            "no provider token is sent with a certificate: \(log)")
         #expect(!FileManager.default.fileExists(atPath: sending.tokenFile), "and none is made")
     }
 
@@ -67,14 +71,22 @@ struct SendCertificateTests {
         let certificates = try Certificates()
         let standIn = try APNsStandIn(for: sending, script: #"{"client_ca": "\#(certificates.file("ca.pem"))"}"#)
         let refusals: [([String], [String: String], Int32, String)] = [
-            (["--cert", certificates.file("client.p12"), "--cert-passphrase-file", certificates.file("wrong.txt")], [:], 65,
-             "error: \(certificates.file("client.p12")) cannot be used as a client certificate: the .p12 does not open with the passphrase given\n"),
-            (["--cert", certificates.file("client.p12")], [:], 65,
-             "error: \(certificates.file("client.p12")) cannot be used as a client certificate: the .p12 needs a passphrase and none was given\n"),
-            (["--cert", certificates.file("client-encrypted.pem")], [:], 65,
-             "error: \(certificates.file("client-encrypted.pem")) cannot be used as a client certificate: its private key is encrypted and no passphrase was given\n"),
-            (["--cert", certificates.file("ca.key")], [:], 65,
-             "error: \(certificates.file("ca.key")) cannot be used as a client certificate: no PEM certificate (-----BEGIN CERTIFICATE-----) in it\n"),
+            (
+                ["--cert", certificates.file("client.p12"), "--cert-passphrase-file", certificates.file("wrong.txt")], [:], 65,
+                "error: \(certificates.file("client.p12")) cannot be used as a client certificate: the .p12 does not open with the passphrase given\n"
+            ),
+            (
+                ["--cert", certificates.file("client.p12")], [:], 65,
+                "error: \(certificates.file("client.p12")) cannot be used as a client certificate: the .p12 needs a passphrase and none was given\n"
+            ),
+            (
+                ["--cert", certificates.file("client-encrypted.pem")], [:], 65,
+                "error: \(certificates.file("client-encrypted.pem")) cannot be used as a client certificate: its private key is encrypted and no passphrase was given\n"
+            ),
+            (
+                ["--cert", certificates.file("ca.key")], [:], 65,
+                "error: \(certificates.file("ca.key")) cannot be used as a client certificate: no PEM certificate (-----BEGIN CERTIFICATE-----) in it\n"
+            )
         ]
         for (arguments, environment, status, message) in refusals {
             let run = try Self.send(sending, to: standIn, arguments, environment: environment)

@@ -19,8 +19,9 @@ struct SendEndpointTests {
         let sending = try SendTests.Sending()
         let listener = try sending.listener()
         func send(noProxy: String) throws -> Run {
-            try sending.send(to: listener, ["--device", deviceToken, "--retries", "0", "-b", "x"],
-                             environment: ["HTTPS_PROXY": "http://127.0.0.1:1", "NO_PROXY": noProxy])
+            try sending.send(
+                to: listener, ["--device", deviceToken, "--retries", "0", "-b", "x"],
+                environment: ["HTTPS_PROXY": "http://127.0.0.1:1", "NO_PROXY": noProxy])
         }
         for direct in ["127.0.0.0/8", "127.0.0.1", "localhost, 127.0.0.0/8", "10.0.0.0/8,127.0.0.0/16", "*"] {
             let run = try send(noProxy: direct)
@@ -39,14 +40,16 @@ struct SendEndpointTests {
         let sending = try SendTests.Sending()
         // More than can be in flight at once (two thousand), so some are never tried.
         let devices = (1...5_000).map { String(format: "%064x", $0) }
-        let run = try sending.send(to: "https://127.0.0.1:1", trusting: nil, ["--devices", "-", "--json", "--retries", "0", "-b", "x"],
-                                   stdin: devices.joined(separator: "\n") + "\n")
+        let run = try sending.send(
+            to: "https://127.0.0.1:1", trusting: nil, ["--devices", "-", "--json", "--retries", "0", "-b", "x"],
+            stdin: devices.joined(separator: "\n") + "\n")
         #expect(run.status == 75, "\(run.stderr)")
         #expect(run.stderr.split(separator: "\n").count == 1 && run.stderr.hasPrefix("error: cannot reach https://127.0.0.1:1"))
         let results = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
         #expect(results.map { $0["device"] as? String } == devices, "one line per device, in order")
-        #expect(results.allSatisfy { $0["status"] as? String == "failed" && ($0["reason"] as? String)?.contains("cannot reach https://127.0.0.1:1") == true },
-                "\(run.stdout.prefix(600))")
+        #expect(
+            results.allSatisfy { $0["status"] as? String == "failed" && ($0["reason"] as? String)?.contains("cannot reach https://127.0.0.1:1") == true },
+            "\(run.stdout.prefix(600))")
         #expect(results.contains { ($0["reason"] as? String)?.hasPrefix("not sent: ") == true }, "devices after the failure were not tried")
     }
 
@@ -55,8 +58,9 @@ struct SendEndpointTests {
     @Test func aServerThatNeverAllowsAStreamIsGivenUpOnWithinTheBounds() throws {
         let sending = try SendTests.Sending()
         let standIn = try APNsStandIn(for: sending, script: #"{"max_streams": 0}"#)
-        let run = try sending.send(to: standIn.url, trusting: standIn.certificate,
-                                   ["--device", deviceToken, "--device", String(format: "%064x", 2), "--timeout", "1s", "--retry-for", "2s", "-b", "x"])
+        let run = try sending.send(
+            to: standIn.url, trusting: standIn.certificate,
+            ["--device", deviceToken, "--device", String(format: "%064x", 2), "--timeout", "1s", "--retry-for", "2s", "-b", "x"])
         #expect(run.status == 75, "\(run.stderr)")
         let lines = run.stdout.split(separator: "\n")
         #expect(lines.count == 2 && lines.allSatisfy { $0.hasPrefix("fail ") && $0.contains(" 0 no stream became free within 1 s (after ") }, "\(run.stdout)")
@@ -78,22 +82,26 @@ struct SendEndpointTests {
         let sending = try SendTests.Sending()
         let listener = try sending.listener()
         for behaviour in ["close", "hang"] {
-            let proxy = try RunningProcess(["python3", "-c", """
-                import socket, sys, threading
-                s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(16)
-                print("listening", s.getsockname()[1], flush=True)
-                held = []
-                while True:
-                    c = s.accept()[0]
-                    data = b""
-                    while b"\\r\\n\\r\\n" not in data:
-                        chunk = c.recv(4096)
-                        if not chunk: break
-                        data += chunk
-                    c.sendall(b"HTTP/1.1 200 Connection established\\r\\n\\r\\n")
-                    if sys.argv[1] == "close": c.close()
-                    else: held.append(c)
-                """, behaviour], executable: "/usr/bin/env")
+            let proxy = try RunningProcess(
+                [
+                    "python3", "-c",
+                    """
+                    import socket, sys, threading
+                    s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(16)
+                    print("listening", s.getsockname()[1], flush=True)
+                    held = []
+                    while True:
+                        c = s.accept()[0]
+                        data = b""
+                        while b"\\r\\n\\r\\n" not in data:
+                            chunk = c.recv(4096)
+                            if not chunk: break
+                            data += chunk
+                        c.sendall(b"HTTP/1.1 200 Connection established\\r\\n\\r\\n")
+                        if sys.argv[1] == "close": c.close()
+                        else: held.append(c)
+                    """, behaviour
+                ], executable: "/usr/bin/env")
             defer { proxy.signal(SIGKILL) }
             #expect(eventually { proxy.stdoutSoFar.contains("listening ") })
             let port = proxy.stdoutSoFar.split(separator: " ")[1].trimmingCharacters(in: .whitespacesAndNewlines)
@@ -113,13 +121,17 @@ struct SendEndpointTests {
         let standIn = try APNsStandIn(for: sending, script: #"{"silent_after": 50, "max_streams": 50}"#)
         let devices = (1...400).map { String(format: "%064x", $0) }
         sending.folder.write("devices.txt", devices.joined(separator: "\n"))
-        let run = try sending.send(to: standIn.url, trusting: standIn.certificate,
-                                   ["--devices", sending.folder.file("devices.txt"), "--connections", String(connections),
-                                    "--timeout", "1s", "--json", "-b", "past a silent connection"])
+        let run = try sending.send(
+            to: standIn.url, trusting: standIn.certificate,
+            [
+                "--devices", sending.folder.file("devices.txt"), "--connections", String(connections),
+                "--timeout", "1s", "--json", "-b", "past a silent connection"
+            ])
         #expect(run.status == 0, "\(connections): \(run.stderr)")
         let results = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
-        #expect(results.count == 400 && results.allSatisfy { $0["status"] as? String == "ok" },
-                "\(connections): \(results.filter { $0["status"] as? String != "ok" }.prefix(2))")
+        #expect(
+            results.count == 400 && results.allSatisfy { $0["status"] as? String == "ok" },
+            "\(connections): \(results.filter { $0["status"] as? String != "ok" }.prefix(2))")
         if connections == 1 {
             let served = Set(standIn.log.compactMap { $0["connection"] as? Int })
             #expect(served.count >= 2, "a new connection replaced the silent one: \(served.sorted())")

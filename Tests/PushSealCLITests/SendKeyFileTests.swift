@@ -9,33 +9,39 @@ struct SendKeyFileTests {
     /// Runs `arguments` on a pseudo-terminal that never types anything, for at most 15 s;
     /// what it printed and its exit status, or nil when it was still waiting and was killed.
     static func onATerminal(_ arguments: [String]) throws -> (output: String, status: Int?) {
-        let run = try runProcess("/usr/bin/env", ["python3", "-c", """
-            import json, os, pty, select, signal, sys, time
-            pid, fd = pty.fork()
-            if pid == 0:
-                os.execv(sys.argv[1], sys.argv[1:])
-            output, status, deadline = b"", None, time.time() + 15
-            while status is None and time.time() < deadline:
-                if select.select([fd], [], [], 0.2)[0]:
-                    try:
-                        output += os.read(fd, 4096)
-                    except OSError:
-                        pass
-                done, raw = os.waitpid(pid, os.WNOHANG)
-                if done:
-                    status = os.waitstatus_to_exitcode(raw)
-            if status is None:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            print(json.dumps({"output": output.decode(errors="replace"), "status": status}))
-            """] + arguments)
+        let run = try runProcess(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                """
+                import json, os, pty, select, signal, sys, time
+                pid, fd = pty.fork()
+                if pid == 0:
+                    os.execv(sys.argv[1], sys.argv[1:])
+                output, status, deadline = b"", None, time.time() + 15
+                while status is None and time.time() < deadline:
+                    if select.select([fd], [], [], 0.2)[0]:
+                        try:
+                            output += os.read(fd, 4096)
+                        except OSError:
+                            pass
+                    done, raw = os.waitpid(pid, os.WNOHANG)
+                    if done:
+                        status = os.waitstatus_to_exitcode(raw)
+                if status is None:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                print(json.dumps({"output": output.decode(errors="replace"), "status": status}))
+                """
+            ] + arguments)
         let answer = jsonObject(run.stdout)
         return (answer["output"] as? String ?? "", answer["status"] as? Int)
     }
 
     @Test func aPassphraseProtectedKeyIsRefusedWithOneLineAndNoPrompt() throws {
         let sending = try SendTests.Sending()
-        let pkcs8 = sending.folder.file("protected.p8"), traditional = sending.folder.file("protected-ec.pem")
+        let pkcs8 = sending.folder.file("protected.p8")
+        let traditional = sending.folder.file("protected-ec.pem")
         #expect(try runProcess("/usr/bin/env", ["openssl", "pkcs8", "-topk8", "-in", sending.p8, "-out", pkcs8, "-passout", "pass:secret"]).status == 0)
         #expect(try runProcess("/usr/bin/env", ["openssl", "ec", "-in", sending.p8, "-aes256", "-out", traditional, "-passout", "pass:secret"]).status == 0)
         for key in [pkcs8, traditional] {
@@ -46,7 +52,10 @@ struct SendKeyFileTests {
             #expect(!terminal.output.contains("pass phrase"), "\(terminal.output)")
             let run = try pushseal(Array(arguments.dropFirst()))
             #expect(run.status == 65 && run.stdout.isEmpty)
-            #expect(run.stderr == "error: \(key) is encrypted with a passphrase, which pushseal never asks for; decrypt a copy once (openssl pkey -in \(key) -out AuthKey.p8) or give the .p8 file Apple made\n", "\(run.stderr)")
+            #expect(
+                run.stderr
+                    == "error: \(key) is encrypted with a passphrase, which pushseal never asks for; decrypt a copy once (openssl pkey -in \(key) -out AuthKey.p8) or give the .p8 file Apple made\n",
+                "\(run.stderr)")
         }
         // The key as Apple issues it still signs.
         let plain = try pushseal(["token", "--keys", sending.keyring.keys, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456"])

@@ -10,9 +10,13 @@ struct SendNameTests {
     /// `send` (with `sending`'s key and keyring) run with `file` bind-mounted over `target`.
     static func send(_ sending: SendTests.Sending, over target: String, with file: String, _ arguments: [String]) throws -> Run {
         let script = #"mount --bind "$1" "$2" && shift 2 && exec "$@""#
-        return try runProcess("/usr/bin/unshare", ["-m", "sh", "-c", script, "sh", file, target, pushsealBinary,
-            "send", "--keys", sending.keyring.keys, "--topic", topic, "--auth-key", sending.p8,
-            "--key-id", "KEY1234567", "--team-id", "TEAM123456"] + arguments)
+        return try runProcess(
+            "/usr/bin/unshare",
+            [
+                "-m", "sh", "-c", script, "sh", file, target, pushsealBinary,
+                "send", "--keys", sending.keyring.keys, "--topic", topic, "--auth-key", sending.p8,
+                "--key-id", "KEY1234567", "--team-id", "TEAM123456"
+            ] + arguments)
     }
 
     /// A name with two addresses whose first takes the connection and never answers: the next
@@ -31,15 +35,19 @@ struct SendNameTests {
         var silent: RunningProcess?
         for _ in 0..<5 where silent == nil {
             let candidate = try sending.listener(["--plaintext"], address: "\(second):0")
-            let server = try RunningProcess(["python3", "-c", """
-                import socket, sys
-                s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                s.bind((sys.argv[1], int(sys.argv[2]))); s.listen(16)
-                print("listening", flush=True)
-                held = []
-                while True:
-                    held.append(s.accept()[0])
-                """, first, String(candidate.port)], executable: "/usr/bin/env")
+            let server = try RunningProcess(
+                [
+                    "python3", "-c",
+                    """
+                    import socket, sys
+                    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                    s.bind((sys.argv[1], int(sys.argv[2]))); s.listen(16)
+                    print("listening", flush=True)
+                    held = []
+                    while True:
+                        held.append(s.accept()[0])
+                    """, first, String(candidate.port)
+                ], executable: "/usr/bin/env")
             if eventually({ server.stdoutSoFar.contains("listening") || !server.process.isRunning }), server.stdoutSoFar.contains("listening") {
                 (listener, silent) = (candidate, server)
             } else {
@@ -52,8 +60,9 @@ struct SendNameTests {
             Issue.record("no port was free on both addresses in five tries")
             return
         }
-        let run = try Self.send(sending, over: "/etc/hosts", with: hosts,
-                                ["--endpoint", "http://twoaddrs.test:\(listener.port)", "--allow-cleartext", "--timeout", "1s", "--device", deviceToken, "-b", "the second address"])
+        let run = try Self.send(
+            sending, over: "/etc/hosts", with: hosts,
+            ["--endpoint", "http://twoaddrs.test:\(listener.port)", "--allow-cleartext", "--timeout", "1s", "--device", deviceToken, "-b", "the second address"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(jsonObject(listener.finish().stdout)["body"] as? String == "the second address")
     }
@@ -62,22 +71,28 @@ struct SendNameTests {
     @Test func aLookupThatNeverAnswersIsNamed() throws {
         let sending = try SendTests.Sending()
         // A resolver that reads every question and answers none.
-        let resolver = try RunningProcess(["python3", "-c", """
-            import socket
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            s.bind(("127.0.0.77", 53))
-            print("listening", flush=True)
-            while True:
-                s.recvfrom(4096)
-            """], executable: "/usr/bin/env")
+        let resolver = try RunningProcess(
+            [
+                "python3", "-c",
+                """
+                import socket
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                s.bind(("127.0.0.77", 53))
+                print("listening", flush=True)
+                while True:
+                    s.recvfrom(4096)
+                """
+            ], executable: "/usr/bin/env")
         defer { resolver.signal(SIGKILL) }
         #expect(eventually { resolver.stdoutSoFar.contains("listening") }, "the resolver could not start")
         sending.folder.write("resolv.conf", "nameserver 127.0.0.77\noptions timeout:5 attempts:1\n")
-        let run = try Self.send(sending, over: "/etc/resolv.conf", with: sending.folder.file("resolv.conf"),
-                                ["--endpoint", "https://push.slow-resolver.test", "--timeout", "1s", "--device", deviceToken, "-b", "x"])
+        let run = try Self.send(
+            sending, over: "/etc/resolv.conf", with: sending.folder.file("resolv.conf"),
+            ["--endpoint", "https://push.slow-resolver.test", "--timeout", "1s", "--device", deviceToken, "-b", "x"])
         #expect(run.status == 75, "\(run.stderr)")
-        #expect(run.stderr == "error: cannot reach https://push.slow-resolver.test (no progress looking up push.slow-resolver.test for 1 s, after 4 attempts)\n",
-                "\(run.stderr)")
+        #expect(
+            run.stderr == "error: cannot reach https://push.slow-resolver.test (no progress looking up push.slow-resolver.test for 1 s, after 4 attempts)\n",
+            "\(run.stderr)")
         #expect(run.stdout.hasPrefix("fail \(deviceToken) 0 "), "the device still gets its line: \(run.stdout)")
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
-@testable import PushSealCLI
-import Testing
 import PushSealJSON
+import Testing
+
+@testable import PushSealCLI
 
 /// `send` and `run` as a user meets them: where the provider token is kept, which server a
 /// flag or the environment names, APNs' rules for voip and background pushes, an empty
@@ -15,12 +16,14 @@ struct SendRulesTests {
         let payload = try sending.keyring.encrypt(["-t", "Ready", "-b", "no keyring here"]).stdout
         let work = TemporaryFolder()
         let home = TemporaryFolder()
-        let run = try shell("""
+        let run = try shell(
+            """
             cd "$WORK" && "$PUSHSEAL" send --endpoint "$URL" --cacert "$CERT" --topic "$TOPIC" --auth-key "$P8" \\
               --key-id KEY1234567 --team-id TEAM123456 --device "$DEVICE" -
-            """, stdin: payload, environment: [
+            """, stdin: payload,
+            environment: [
                 "WORK": work.path, "URL": listener.url, "CERT": sending.keyring.keys + "/tls-cert.pem", "TOPIC": topic,
-                "P8": sending.p8, "DEVICE": deviceToken, "HOME": home.path, "XDG_CACHE_HOME": "",
+                "P8": sending.p8, "DEVICE": deviceToken, "HOME": home.path, "XDG_CACHE_HOME": ""
             ])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == [], "no ./Keys")
@@ -31,12 +34,14 @@ struct SendRulesTests {
         #expect(try FileManager.default.attributesOfItem(atPath: token)[.posixPermissions] as? Int == 0o600)
         // XDG_CACHE_HOME, when set, is where it goes.
         let xdg = TemporaryFolder()
-        let again = try shell("""
+        let again = try shell(
+            """
             cd "$WORK" && "$PUSHSEAL" send --endpoint "$URL" --cacert "$CERT" --topic "$TOPIC" --auth-key "$P8" \\
               --key-id KEY1234567 --team-id TEAM123456 --device "$DEVICE" -
-            """, stdin: payload, environment: [
+            """, stdin: payload,
+            environment: [
                 "WORK": work.path, "URL": listener.url, "CERT": sending.keyring.keys + "/tls-cert.pem", "TOPIC": topic,
-                "P8": sending.p8, "DEVICE": deviceToken, "HOME": home.path, "XDG_CACHE_HOME": xdg.path,
+                "P8": sending.p8, "DEVICE": deviceToken, "HOME": home.path, "XDG_CACHE_HOME": xdg.path
             ])
         #expect(again.status == 0, "\(again.stderr)")
         #expect(FileManager.default.fileExists(atPath: xdg.file("pushseal/provider-token.TEAM123456.KEY1234567.json")))
@@ -48,23 +53,32 @@ struct SendRulesTests {
         let sending = try SendTests.Sending()
         let listener = try sending.listener()
         // PUSHSEAL_ENDPOINT names a server nobody listens on; --endpoint wins.
-        let flagWins = try sending.send(to: listener, ["--device", deviceToken, "-b", "by the flag"],
-                                        environment: ["PUSHSEAL_ENDPOINT": "https://127.0.0.1:1"])
+        let flagWins = try sending.send(
+            to: listener, ["--device", deviceToken, "-b", "by the flag"],
+            environment: ["PUSHSEAL_ENDPOINT": "https://127.0.0.1:1"])
         #expect(flagWins.status == 0, "\(flagWins.stderr)")
         #expect(listener.finish().stdout.split(separator: "\n").count == 1)
         // --endpoint with --sandbox names two servers.
-        let both = parsed(["send", "--sandbox", "--endpoint", "https://127.0.0.1:8443", "--device", deviceToken,
-                                 "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x"])
+        let both = parsed([
+            "send", "--sandbox", "--endpoint", "https://127.0.0.1:8443", "--device", deviceToken,
+            "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x"
+        ])
         #expect(both.status == 64)
         #expect(both.stderr.hasPrefix("error: --endpoint and --sandbox name different servers; give one"), "\(both.stderr)")
         // --production beats PUSHSEAL_ENDPOINT: it is not a conflict, and a bad URL there is not read.
-        let production = try pushseal(["send", "--keys", sending.keyring.keys, "--production", "--device", deviceToken, "--topic", topic, "--auth-key", "missing.p8",
-                                       "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x"],
-                                      environment: ["PUSHSEAL_ENDPOINT": "not a url"])
+        let production = try pushseal(
+            [
+                "send", "--keys", sending.keyring.keys, "--production", "--device", deviceToken, "--topic", topic, "--auth-key", "missing.p8",
+                "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x"
+            ],
+            environment: ["PUSHSEAL_ENDPOINT": "not a url"])
         #expect(production.status == 66, "the flag's server is taken; the missing .p8 is what stops it: \(production.stderr)")
-        let badEnvironment = parsed(["send", "--device", deviceToken, "--topic", topic, "--auth-key", "k.p8",
-                                           "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x"],
-                                          environment: ["PUSHSEAL_ENDPOINT": "not a url"])
+        let badEnvironment = parsed(
+            [
+                "send", "--device", deviceToken, "--topic", topic, "--auth-key", "k.p8",
+                "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x"
+            ],
+            environment: ["PUSHSEAL_ENDPOINT": "not a url"])
         #expect(badEnvironment.status == 64)
         #expect(badEnvironment.stderr.hasPrefix("error: PUSHSEAL_ENDPOINT takes a URL"), "\(badEnvironment.stderr)")
     }
@@ -91,22 +105,26 @@ struct SendRulesTests {
 
     @Test func backgroundPushesCarryNoAlertAndGoAtPriority5() throws {
         let sending = try SendTests.Sending()
-        let options = ["--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
-                       "--device", deviceToken, "--push-type", "background"]
+        let options = [
+            "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
+            "--device", deviceToken, "--push-type", "background"
+        ]
         let sealed = try pushseal(["send", "--keys", sending.keyring.keys] + options + ["-t", "Shown?", "-b", "x"])
         #expect(sealed.status == 64)
         #expect(sealed.stderr.hasPrefix("error: --push-type background carries no alert"), "\(sealed.stderr)")
         let urgent = try pushseal(["send"] + options + ["--priority", "10", "-"], stdin: #"{"aps":{"content-available":1}}"#)
         #expect(urgent.status == 64)
         #expect(urgent.stderr.contains("--priority 5"), "\(urgent.stderr)")
-        let withAlert = try pushseal(["send", "--keys", sending.keyring.keys] + options + ["-"],
-                                     stdin: #"{"aps":{"alert":"shown","content-available":1}}"#)
+        let withAlert = try pushseal(
+            ["send", "--keys", sending.keyring.keys] + options + ["-"],
+            stdin: #"{"aps":{"alert":"shown","content-available":1}}"#)
         #expect(withAlert.status == 65)
         #expect(withAlert.stderr.contains("a background push has \"content-available\":1 and no alert"), "\(withAlert.stderr)")
         // A proper one goes out at priority 5 without being asked.
         let listener = try sending.listener()
-        let quiet = try sending.send(to: listener, ["--device", deviceToken, "--push-type", "background", "-"],
-                                     stdin: #"{"aps":{"content-available":1},"job":"sync"}"#)
+        let quiet = try sending.send(
+            to: listener, ["--device", deviceToken, "--push-type", "background", "-"],
+            stdin: #"{"aps":{"content-available":1},"job":"sync"}"#)
         #expect(quiet.status == 0, "\(quiet.stderr)")
         let record = jsonObject(listener.finish().stdout)
         #expect(record["apns-priority"] as? String == "5")
@@ -119,12 +137,15 @@ struct SendRulesTests {
         let options = ["--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456"]
         for (arguments, stdin, message) in [
             (["--devices", "/dev/null", "-b", "x"], nil, "error: no device tokens in /dev/null: nothing was sent\n"),
-            (["--devices", sending.folder.file("none.txt"), "-b", "x"], nil,
-             "error: no device tokens in \(sending.folder.file("none.txt")): nothing was sent\n"),
-            (["--batch"], "\n\n", "error: no --batch lines on stdin: nothing was sent\n"),
+            (
+                ["--devices", sending.folder.file("none.txt"), "-b", "x"], nil,
+                "error: no device tokens in \(sending.folder.file("none.txt")): nothing was sent\n"
+            ),
+            (["--batch"], "\n\n", "error: no --batch lines on stdin: nothing was sent\n")
         ] as [([String], String?, String)] {
-            let run = try pushseal(["send", "--keys", sending.keyring.keys, "--endpoint", "https://127.0.0.1:1"] + options + arguments,
-                                   stdin: stdin)
+            let run = try pushseal(
+                ["send", "--keys", sending.keyring.keys, "--endpoint", "https://127.0.0.1:1"] + options + arguments,
+                stdin: stdin)
             #expect(run.status == 64, "\(arguments): \(run.stderr)")
             #expect(run.stderr == message)
             #expect(run.stdout.isEmpty)
@@ -134,9 +155,11 @@ struct SendRulesTests {
     @Test func runKeepsItsResultsOutOfTheCommandsOutput() throws {
         let sending = try SendTests.Sending()
         let listener = try sending.listener()
-        let base = ["run", "--keys", sending.keyring.keys, "--endpoint", listener.url, "--cacert", sending.keyring.keys + "/tls-cert.pem",
-                    "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
-                    "--device", deviceToken]
+        let base = [
+            "run", "--keys", sending.keyring.keys, "--endpoint", listener.url, "--cacert", sending.keyring.keys + "/tls-cert.pem",
+            "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
+            "--device", deviceToken
+        ]
         let copy = try pushseal(base + ["--", "cat"], stdin: "the command's own bytes\n")
         #expect(copy.status == 0, "\(copy.stderr)")
         #expect(copy.stdout == "the command's own bytes\n", "stdout is the command's alone")
@@ -196,9 +219,10 @@ struct SendRulesTests {
         let run = try sending.send(to: listener, ["--devices", sending.folder.file("devices.txt"), "--json", "-b", "from a spreadsheet"])
         #expect(run.status == 65, "\(run.stderr)")
         let file = sending.folder.file("devices.txt")
-        #expect(run.stderr == "error: \(file) line 2: something follows the device token (one token per line, nothing after it)\n"
-                 + "error: \(file) line 4: something follows the device token (one token per line, nothing after it)\n"
-                 + "error: 2 of 4 lines were not sent\n", "\(run.stderr)")
+        #expect(
+            run.stderr == "error: \(file) line 2: something follows the device token (one token per line, nothing after it)\n"
+                + "error: \(file) line 4: something follows the device token (one token per line, nothing after it)\n"
+                + "error: 2 of 4 lines were not sent\n", "\(run.stderr)")
         let sent = run.stdout.split(separator: "\n").map { jsonObject(String($0))["device"] as? String }
         #expect(sent == [first, third], "the 66-digit '\(second)42' is never sent")
         let records = listener.finish().stdout.split(separator: "\n").map { jsonObject(String($0))["device"] as? String }
@@ -208,9 +232,11 @@ struct SendRulesTests {
     @Test func aGatewaysBadGatewayAndTimeoutAreTriedAgain() throws {
         let sending = try SendTests.Sending()
         let (behind, slow) = (String(format: "%064x", 1), String(format: "%064x", 2))
-        let standIn = try APNsStandIn(for: sending, script: """
-            {"answers": {"\(behind)": [[502, "BadGateway"]], "\(slow)": [[504, "GatewayTimeout"]]}}
-            """)
+        let standIn = try APNsStandIn(
+            for: sending,
+            script: """
+                {"answers": {"\(behind)": [[502, "BadGateway"]], "\(slow)": [[504, "GatewayTimeout"]]}}
+                """)
         let run = try sending.send(to: standIn.url, trusting: standIn.certificate, ["--device", behind, "--device", slow, "--json", "-b", "x"])
         #expect(run.status == 0, "\(run.stderr)")
         let results = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
@@ -225,8 +251,9 @@ struct SendRulesTests {
         let expired = devices.map { #""\#($0)": [\#(answers)]"# }.joined(separator: ", ")
         let standIn = try APNsStandIn(for: sending, script: #"{"answers": {\#(expired)}}"#)
         for _ in 1...3 {
-            let run = try sending.send(to: standIn.url, trusting: standIn.certificate,
-                                       devices.flatMap { ["--device", $0] } + ["-b", "a server whose clock disagrees"])
+            let run = try sending.send(
+                to: standIn.url, trusting: standIn.certificate,
+                devices.flatMap { ["--device", $0] } + ["-b", "a server whose clock disagrees"])
             #expect(run.status == 75, "\(run.stderr)")
             #expect(run.stdout.split(separator: "\n").count == 3 && run.stdout.split(separator: "\n").allSatisfy { $0.contains(" 403 ") && $0.contains("check this machine's clock") }, "\(run.stdout)")
         }
@@ -259,10 +286,14 @@ struct SendRulesTests {
         let devices = (1...3).map { String(format: "%064x", $0) }
         for run in 1...5 {
             let standIn = try APNsStandIn(for: sending, script: #"{"delay": 1.5}"#)
-            let guarded = try runProcess("/usr/bin/env", ["timeout", "--preserve-status", "0.5", pushsealBinary,
-                "send", "--keys", sending.keyring.keys, "--endpoint", standIn.url, "--cacert", standIn.certificate,
-                "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
-                "-b", "under timeout"] + devices.flatMap { ["--device", $0] })
+            let guarded = try runProcess(
+                "/usr/bin/env",
+                [
+                    "timeout", "--preserve-status", "0.5", pushsealBinary,
+                    "send", "--keys", sending.keyring.keys, "--endpoint", standIn.url, "--cacert", standIn.certificate,
+                    "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
+                    "-b", "under timeout"
+                ] + devices.flatMap { ["--device", $0] })
             #expect(guarded.status == 143, "run \(run): \(guarded.stderr)")
             #expect(guarded.stdout.split(separator: "\n").count == 3, "run \(run): every device in flight reported: \(guarded.stdout)")
             #expect(guarded.stderr == "error: stopped by SIGTERM: devices after the last result were not sent\n", "run \(run): \(guarded.stderr)")
@@ -276,13 +307,17 @@ struct SendRulesTests {
         let (quick, busy) = (String(format: "%064x", 1), String(format: "%064x", 2))
         let failing = Array(repeating: #"[503, "ServiceUnavailable"]"#, count: 40).joined(separator: ", ")
         let standIn = try APNsStandIn(for: sending, script: #"{"answers": {"\#(busy)": [\#(failing)]}}"#)
-        let run = try shell("""
+        let run = try shell(
+            """
             set -o pipefail
             timeout 30 "$PUSHSEAL" send --keys "$KEYS" --endpoint "$URL" --cacert "$CA" --topic "$TOPIC" --auth-key "$P8" \\
               --key-id KEY1234567 --team-id TEAM123456 --device "$QUICK" --device "$BUSY" --retries 10 -b "to a reader that leaves" | head -1
             echo "status ${PIPESTATUS[0]}"
-            """, environment: ["KEYS": sending.keyring.keys, "URL": standIn.url, "CA": standIn.certificate, "TOPIC": topic,
-                               "P8": sending.p8, "QUICK": quick, "BUSY": busy])
+            """,
+            environment: [
+                "KEYS": sending.keyring.keys, "URL": standIn.url, "CA": standIn.certificate, "TOPIC": topic,
+                "P8": sending.p8, "QUICK": quick, "BUSY": busy
+            ])
         #expect(run.stdout.hasPrefix("ok \(quick) "), "\(run.stdout)")
         #expect(!run.stdout.contains("status 124"), "it stopped by itself, long before timeout's 30 s: \(run.stdout)")
         let tries = standIn.log.filter { $0["device"] as? String == busy }.count
@@ -297,7 +332,7 @@ struct SendRulesTests {
         let send = try RunningProcess([
             "send", "--keys", sending.keyring.keys, "--endpoint", standIn.url, "--cacert", standIn.certificate,
             "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
-            "--device", deviceToken, "--device", String(format: "%064x", 2), "-b", "never answered",
+            "--device", deviceToken, "--device", String(format: "%064x", 2), "-b", "never answered"
         ])
         // The requests go out, and their answers never come.
         #expect(eventually { !standIn.log.isEmpty })
@@ -305,10 +340,11 @@ struct SendRulesTests {
         // Two signals within a second are one request to stop: the test signals again every
         // 100 ms until it exits, so one comes after that second.
         #expect(eventually { !signalIsPending(SIGTERM, for: send.process.processIdentifier) })
-        #expect(eventually(within: .seconds(10)) {
-            send.signal(SIGTERM)
-            return eventually(within: .milliseconds(100)) { !send.process.isRunning }
-        })
+        #expect(
+            eventually(within: .seconds(10)) {
+                send.signal(SIGTERM)
+                return eventually(within: .milliseconds(100)) { !send.process.isRunning }
+            })
         let run = send.wait(atMost: .seconds(20))
         #expect(run.status == 143)
         #expect(run.stderr == "error: stopped at once by a second SIGTERM: 2 devices sent or queued have no result line\n", "\(run.stderr)")
@@ -321,7 +357,7 @@ struct SendRulesTests {
         let send = try RunningProcess([
             "send", "--keys", sending.keyring.keys, "--endpoint", standIn.url, "--cacert", standIn.certificate,
             "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
-            "--device", deviceToken, "--retries", "10", "-b", "to a failing server",
+            "--device", deviceToken, "--retries", "10", "-b", "to a failing server"
         ])
         #expect(eventually(within: .seconds(20)) { standIn.log.count >= 1 })
         send.signal(SIGINT)
@@ -372,8 +408,9 @@ struct SendRulesTests {
         // A cached token that claims this key but is refused as invalid (written by anything
         // else): one is made from the key and the device is sent again, once.
         let forged = try PythonClients.token(p8: wrongP8, kid: "KEY1234567", team: "TEAM123456", issuedAt: Int(Date().timeIntervalSince1970))
-        sending.keyring.folder.write("Keys/provider-token.TEAM123456.KEY1234567.json",
-                                     #"{"token":"\#(forged)","iat":\#(Int(Date().timeIntervalSince1970)),"key":"\#(try sending.keyFingerprint)"}"#)
+        sending.keyring.folder.write(
+            "Keys/provider-token.TEAM123456.KEY1234567.json",
+            #"{"token":"\#(forged)","iat":\#(Int(Date().timeIntervalSince1970)),"key":"\#(try sending.keyFingerprint)"}"#)
         let remade = try sending.send(to: listener, ["--device", deviceToken, "--json", "-b", "remade"])
         #expect(remade.status == 0, "\(remade.stderr)")
         #expect(jsonObject(remade.stdout)["attempts"] as? Int == 2)
@@ -386,8 +423,12 @@ struct SendRulesTests {
         let listener = try sending.listener()
         let other = String(repeating: "cd", count: 32)
         sending.folder.write("devices.txt", "\(deviceToken)\n\(other)\n# a comment\n\(other.uppercased())\n")
-        let run = try sending.send(to: listener, ["--device", deviceToken, "--device", deviceToken,
-                                                  "--devices", sending.folder.file("devices.txt"), "-b", "once each"])
+        let run = try sending.send(
+            to: listener,
+            [
+                "--device", deviceToken, "--device", deviceToken,
+                "--devices", sending.folder.file("devices.txt"), "-b", "once each"
+            ])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.split(separator: "\n").map { String($0.split(separator: " ")[1]) } == [deviceToken, other])
         #expect(run.stderr == "note: 3 device tokens were given again and sent once (the first: \(deviceToken) at --device)\n", "\(run.stderr)")
@@ -398,11 +439,15 @@ struct SendRulesTests {
         let sending = try SendTests.Sending()
         let listener = try sending.listener()
         func send(limit: Int) throws -> Run {
-            try shell("""
+            try shell(
+                """
                 ulimit -n \(limit) && exec "$PUSHSEAL" send --keys "$KEYS" --endpoint "$URL" --cacert "$CERT" --topic "$TOPIC" \\
                   --auth-key "$P8" --key-id KEY1234567 --team-id TEAM123456 --device "$DEVICE" -b low
-                """, environment: ["KEYS": sending.keyring.keys, "URL": listener.url, "CERT": sending.keyring.keys + "/tls-cert.pem",
-                                   "TOPIC": topic, "P8": sending.p8, "DEVICE": deviceToken])
+                """,
+                environment: [
+                    "KEYS": sending.keyring.keys, "URL": listener.url, "CERT": sending.keyring.keys + "/tls-cert.pem",
+                    "TOPIC": topic, "P8": sending.p8, "DEVICE": deviceToken
+                ])
         }
         // Was SIGILL: libdispatch traps when its timers find no descriptor left.
         let starved = try send(limit: 8)

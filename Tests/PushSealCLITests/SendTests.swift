@@ -20,21 +20,32 @@ struct SendTests {
 
         /// The listener that checks this sender's tokens.
         func listener(_ extra: [String] = [], address: String = "0") throws -> Listener {
-            try Listener(["--json", "--keys", keyring.keys, "--provider-key", "KEY1234567=\(publicKey)",
-                          "--team", "TEAM123456"] + extra, address: address)
+            try Listener(
+                [
+                    "--json", "--keys", keyring.keys, "--provider-key", "KEY1234567=\(publicKey)",
+                    "--team", "TEAM123456"
+                ] + extra, address: address)
         }
 
-        func send(to listener: Listener, _ arguments: [String], stdin: String? = nil, authKey: String? = nil,
-                  environment: [String: String] = [:]) throws -> Run {
-            try send(to: listener.url, trusting: listener.url.hasPrefix("https") ? keyring.keys + "/tls-cert.pem" : nil,
-                     arguments, stdin: stdin, authKey: authKey, environment: environment)
+        func send(
+            to listener: Listener, _ arguments: [String], stdin: String? = nil, authKey: String? = nil,
+            environment: [String: String] = [:]
+        ) throws -> Run {
+            try send(
+                to: listener.url, trusting: listener.url.hasPrefix("https") ? keyring.keys + "/tls-cert.pem" : nil,
+                arguments, stdin: stdin, authKey: authKey, environment: environment)
         }
 
-        func send(to endpoint: String, trusting certificate: String?, _ arguments: [String], stdin: String? = nil,
-                  authKey: String? = nil, environment: [String: String] = [:]) throws -> Run {
-            try pushseal(["send", "--keys", keyring.keys, "--endpoint", endpoint, "--topic", topic,
-                          "--auth-key", authKey ?? p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456"]
-                         + (certificate.map { ["--cacert", $0] } ?? []) + arguments, stdin: stdin, environment: environment)
+        func send(
+            to endpoint: String, trusting certificate: String?, _ arguments: [String], stdin: String? = nil,
+            authKey: String? = nil, environment: [String: String] = [:]
+        ) throws -> Run {
+            try pushseal(
+                [
+                    "send", "--keys", keyring.keys, "--endpoint", endpoint, "--topic", topic,
+                    "--auth-key", authKey ?? p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456"
+                ]
+                    + (certificate.map { ["--cacert", $0] } ?? []) + arguments, stdin: stdin, environment: environment)
         }
 
         var tokenFile: String { keyring.keys + "/provider-token.TEAM123456.KEY1234567.json" }
@@ -43,12 +54,18 @@ struct SendTests {
         /// computes it: what a cached token records of the key that signed it.
         var keyFingerprint: String {
             get throws {
-                try runProcess("/usr/bin/env", ["python3", "-c", """
-                    import hashlib, sys
-                    from cryptography.hazmat.primitives import serialization
-                    key = serialization.load_pem_public_key(open(sys.argv[1], "rb").read())
-                    print(hashlib.sha256(key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)).hexdigest())
-                    """, publicKey]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                try runProcess(
+                    "/usr/bin/env",
+                    [
+                        "python3", "-c",
+                        """
+                        import hashlib, sys
+                        from cryptography.hazmat.primitives import serialization
+                        key = serialization.load_pem_public_key(open(sys.argv[1], "rb").read())
+                        print(hashlib.sha256(key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)).hexdigest())
+                        """, publicKey
+                    ]
+                ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             }
         }
     }
@@ -58,8 +75,12 @@ struct SendTests {
         let gone = String(repeating: "ef", count: 32)
         let unknown = String(repeating: "cd", count: 32)
         let listener = try sending.listener(["--device", deviceToken, "--device", gone, "--unregistered", gone])
-        let run = try sending.send(to: listener, ["--device", deviceToken, "--device", gone, "--device", unknown,
-                                                  "-t", "Deploy finished", "-b", "api-7 is live"])
+        let run = try sending.send(
+            to: listener,
+            [
+                "--device", deviceToken, "--device", gone, "--device", unknown,
+                "-t", "Deploy finished", "-b", "api-7 is live"
+            ])
         #expect(run.status == 69, "some refused for good: \(run.stderr)")
         let lines = run.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 3)
@@ -69,8 +90,9 @@ struct SendTests {
         // The README's sample result lines have the shape of these: full tokens, APNs' ids in capitals.
         let shape = /(ok [0-9a-f]{64} [0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}|fail [0-9a-f]{64} [0-9]{3} [A-Za-z]+( .*)?)/
         #expect(lines.allSatisfy { $0.wholeMatch(of: shape) != nil }, "\(lines)")
-        let readme = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
         let samples = readme.split(separator: "\n").map { $0.hasPrefix("# ok ") ? $0.dropFirst(2) : $0 }
             // `doctor`'s sample lines ("ok       json …") are a column layout, not results.
             .filter { ($0.hasPrefix("ok ") || $0.hasPrefix("fail ")) && !$0.hasPrefix("ok  ") }
@@ -92,8 +114,12 @@ struct SendTests {
         let sending = try Sending()
         let listener = try sending.listener()
         let payload = try sending.keyring.encrypt(["-t", "Ready", "-b", "made by encrypt"]).stdout
-        let run = try sending.send(to: listener, ["--device", deviceToken, "--json", "--priority", "5",
-                                                  "--collapse-id", "builds", "-"], stdin: payload)
+        let run = try sending.send(
+            to: listener,
+            [
+                "--device", deviceToken, "--json", "--priority", "5",
+                "--collapse-id", "builds", "-"
+            ], stdin: payload)
         #expect(run.status == 0, "\(run.stderr)")
         let result = jsonObject(run.stdout)
         #expect(result["device"] as? String == deviceToken)
@@ -134,11 +160,15 @@ struct SendTests {
         let minted = try String(contentsOfFile: sending.tokenFile, encoding: .utf8)
         // 99 more, four at a time, each reading the shared token while the others do. The
         // watchdog is generous: under ThreadSanitizer each process takes a second or two.
-        let loop = try shell("""
+        let loop = try shell(
+            """
             seq 99 | xargs -P 4 -I{} "$PUSHSEAL" send --keys "$KEYS" --endpoint "$URL" --cacert "$KEYS/tls-cert.pem" \\
               --topic "$TOPIC" --auth-key "$P8" --key-id KEY1234567 --team-id TEAM123456 --device "$DEVICE" -b "loop {}" >/dev/null
-            """, environment: ["KEYS": sending.keyring.keys, "URL": listener.url, "TOPIC": topic, "P8": sending.p8,
-                               "DEVICE": deviceToken], watchdog: 600)
+            """,
+            environment: [
+                "KEYS": sending.keyring.keys, "URL": listener.url, "TOPIC": topic, "P8": sending.p8,
+                "DEVICE": deviceToken
+            ], watchdog: 600)
         #expect(loop.status == 0, "\(loop.stderr)")
         #expect(try String(contentsOfFile: sending.tokenFile, encoding: .utf8) == minted, "the token was reused, not minted again")
         let records = listener.finish().stdout.split(separator: "\n").map { jsonObject(String($0)) }
@@ -150,11 +180,13 @@ struct SendTests {
         let sending = try Sending()
         let listener = try sending.listener()
         // A token the cache believes fresh but whose iat is two hours old: APNs says expired.
-        let stale = try PythonClients.token(p8: sending.p8, kid: "KEY1234567", team: "TEAM123456",
-                                            issuedAt: Int(Date().timeIntervalSince1970) - 7_200)
+        let stale = try PythonClients.token(
+            p8: sending.p8, kid: "KEY1234567", team: "TEAM123456",
+            issuedAt: Int(Date().timeIntervalSince1970) - 7_200)
         try FileManager.default.createDirectory(atPath: sending.keyring.keys, withIntermediateDirectories: true)
-        sending.keyring.folder.write("Keys/provider-token.TEAM123456.KEY1234567.json",
-                                     #"{"token":"\#(stale)","iat":\#(Int(Date().timeIntervalSince1970)),"key":"\#(try sending.keyFingerprint)"}"#)
+        sending.keyring.folder.write(
+            "Keys/provider-token.TEAM123456.KEY1234567.json",
+            #"{"token":"\#(stale)","iat":\#(Int(Date().timeIntervalSince1970)),"key":"\#(try sending.keyFingerprint)"}"#)
         let run = try sending.send(to: listener, ["--device", deviceToken, "--json", "-b", "after renewal"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(jsonObject(run.stdout)["attempts"] as? Int == 2)
@@ -183,25 +215,32 @@ struct SendTests {
         #expect(badKey.stderr.contains("is not an APNs signing key"))
         let publicOnly = try sending.send(to: listener, ["--device", deviceToken, "-b", "x"], authKey: sending.publicKey)
         #expect(publicOnly.status == 65)
-        let missingTeam = parsed(["send", "--keys", sending.keyring.keys, "--topic", topic, "--auth-key", sending.p8,
-                                        "--key-id", "KEY1234567", "--device", deviceToken, "-b", "x"])
+        let missingTeam = parsed([
+            "send", "--keys", sending.keyring.keys, "--topic", topic, "--auth-key", sending.p8,
+            "--key-id", "KEY1234567", "--device", deviceToken, "-b", "x"
+        ])
         #expect(missingTeam.status == 64)
         #expect(missingTeam.stderr.contains("--team-id is required"))
         // Nothing listens on port 1; and the listener's certificate without --cacert is not trusted.
-        let unreachable = try pushseal(["send", "--keys", sending.keyring.keys, "--endpoint", "https://127.0.0.1:1",
-                                        "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567",
-                                        "--team-id", "TEAM123456", "--device", deviceToken, "--device", String(repeating: "cd", count: 32),
-                                        "--retries", "1", "-b", "x"])
+        let unreachable = try pushseal([
+            "send", "--keys", sending.keyring.keys, "--endpoint", "https://127.0.0.1:1",
+            "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567",
+            "--team-id", "TEAM123456", "--device", deviceToken, "--device", String(repeating: "cd", count: 32),
+            "--retries", "1", "-b", "x"
+        ])
         #expect(unreachable.status == 75)
         #expect(unreachable.stderr.split(separator: "\n").count == 1, "one line: \(unreachable.stderr)")
         #expect(unreachable.stderr.contains("cannot reach https://127.0.0.1:1"))
         // Every device still gets its line, saying why (the one sent first, and the one never tried).
         let lines = unreachable.stdout.split(separator: "\n")
-        #expect(lines.count == 2 && lines.allSatisfy { $0.hasPrefix("fail ") && $0.contains(" 0 ") && $0.contains("cannot reach https://127.0.0.1:1") },
-                "\(unreachable.stdout)")
-        let untrusted = try pushseal(["send", "--keys", sending.keyring.keys, "--endpoint", listener.url, "--topic", topic,
-                                      "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
-                                      "--device", deviceToken, "-b", "x"])
+        #expect(
+            lines.count == 2 && lines.allSatisfy { $0.hasPrefix("fail ") && $0.contains(" 0 ") && $0.contains("cannot reach https://127.0.0.1:1") },
+            "\(unreachable.stdout)")
+        let untrusted = try pushseal([
+            "send", "--keys", sending.keyring.keys, "--endpoint", listener.url, "--topic", topic,
+            "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
+            "--device", deviceToken, "-b", "x"
+        ])
         #expect(untrusted.status == 78)
         #expect(untrusted.stderr.split(separator: "\n").count == 1, "one line: \(untrusted.stderr)")
         #expect(untrusted.stderr.contains("is not accepted (self-signed certificate)"), "\(untrusted.stderr)")
@@ -213,29 +252,34 @@ struct SendTests {
     @Test func eachCertificateProblemSaysWhichAndABadCacertNamesTheFile() throws {
         let sending = try Sending()
         // An expired certificate for 127.0.0.1, and a current one for another host only.
-        _ = try runProcess("/usr/bin/env", ["python3", "-c", """
-            import datetime, os, sys, ipaddress
-            from cryptography import x509
-            from cryptography.hazmat.primitives import hashes, serialization
-            from cryptography.hazmat.primitives.asymmetric import ec
-            from cryptography.x509.oid import NameOID
-            now = datetime.datetime.now(datetime.timezone.utc)
-            for name, start, end, san in [("expired", now - datetime.timedelta(days=30), now - datetime.timedelta(days=1),
-                                           x509.IPAddress(ipaddress.ip_address("127.0.0.1"))),
-                                          ("elsewhere", now - datetime.timedelta(days=1), now + datetime.timedelta(days=30),
-                                           x509.DNSName("push.example.org"))]:
-                key = ec.generate_private_key(ec.SECP256R1())
-                subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-                cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
-                        .serial_number(x509.random_serial_number()).not_valid_before(start).not_valid_after(end)
-                        .add_extension(x509.SubjectAlternativeName([san]), critical=False)
-                        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-                        .sign(key, hashes.SHA256()))
-                open(os.path.join(sys.argv[1], name + ".pem"), "wb").write(cert.public_bytes(serialization.Encoding.PEM))
-                fd = os.open(os.path.join(sys.argv[1], name + ".key"), os.O_CREAT | os.O_WRONLY, 0o600)
-                os.write(fd, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
-                os.close(fd)
-            """, sending.folder.path])
+        _ = try runProcess(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                """
+                import datetime, os, sys, ipaddress
+                from cryptography import x509
+                from cryptography.hazmat.primitives import hashes, serialization
+                from cryptography.hazmat.primitives.asymmetric import ec
+                from cryptography.x509.oid import NameOID
+                now = datetime.datetime.now(datetime.timezone.utc)
+                for name, start, end, san in [("expired", now - datetime.timedelta(days=30), now - datetime.timedelta(days=1),
+                                               x509.IPAddress(ipaddress.ip_address("127.0.0.1"))),
+                                              ("elsewhere", now - datetime.timedelta(days=1), now + datetime.timedelta(days=30),
+                                               x509.DNSName("push.example.org"))]:
+                    key = ec.generate_private_key(ec.SECP256R1())
+                    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+                    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+                            .serial_number(x509.random_serial_number()).not_valid_before(start).not_valid_after(end)
+                            .add_extension(x509.SubjectAlternativeName([san]), critical=False)
+                            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+                            .sign(key, hashes.SHA256()))
+                    open(os.path.join(sys.argv[1], name + ".pem"), "wb").write(cert.public_bytes(serialization.Encoding.PEM))
+                    fd = os.open(os.path.join(sys.argv[1], name + ".key"), os.O_CREAT | os.O_WRONLY, 0o600)
+                    os.write(fd, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+                    os.close(fd)
+                """, sending.folder.path
+            ])
         for (name, words) in [("expired", "certificate has expired"), ("elsewhere", "IP address mismatch: it is not made out to 127.0.0.1")] {
             let listener = try sending.listener(["--tls-cert", sending.folder.file(name + ".pem"), "--tls-key", sending.folder.file(name + ".key")])
             let run = try sending.send(to: listener.url, trusting: sending.folder.file(name + ".pem"), ["--device", deviceToken, "-b", "x"])
@@ -285,10 +329,11 @@ struct SendTests {
         let results = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
         #expect(results.map { $0["device"] as? String } == [first, second, third])
         #expect(results.allSatisfy { $0["status"] as? String == "ok" })
-        let records = Dictionary(uniqueKeysWithValues: listener.finish().stdout.split(separator: "\n").map {
-            let record = jsonObject(String($0))
-            return (record["device"] as! String, record)
-        })
+        let records = Dictionary(
+            uniqueKeysWithValues: listener.finish().stdout.split(separator: "\n").map {
+                let record = jsonObject(String($0))
+                return (record["device"] as! String, record)
+            })
         #expect(records[first]?["title"] as? String == "Build 41")
         #expect(records[second]?["body"] as? String == "failed")
         #expect(records[third]?["title"] as? String == "Build 43")
@@ -303,7 +348,7 @@ struct SendTests {
         let send = try RunningProcess([
             "send", "--keys", sending.keyring.keys, "--endpoint", listener.url, "--cacert", sending.keyring.keys + "/tls-cert.pem",
             "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
-            "--devices", "-", "-b", "until stopped",
+            "--devices", "-", "-b", "until stopped"
         ])
         send.send((1...5).map { String(format: "%064x\n", $0) }.joined())
         #expect(eventually(within: .seconds(20)) { send.stdoutSoFar.split(separator: "\n").count == 5 })
@@ -318,11 +363,15 @@ struct SendTests {
     @Test func resultsThatCannotBeWrittenAndATokenThatCannotBeKeptAreErrors() throws {
         let sending = try SendTests.Sending()
         let listener = try sending.listener()
-        let full = try shell("""
+        let full = try shell(
+            """
             "$PUSHSEAL" send --keys "$KEYS" --endpoint "$URL" --cacert "$KEYS/tls-cert.pem" --topic "$TOPIC" --auth-key "$P8" \\
               --key-id KEY1234567 --team-id TEAM123456 --device "$DEVICE" -b "to a full disk" > /dev/full
-            """, environment: ["KEYS": sending.keyring.keys, "URL": listener.url, "TOPIC": topic, "P8": sending.p8,
-                               "DEVICE": deviceToken])
+            """,
+            environment: [
+                "KEYS": sending.keyring.keys, "URL": listener.url, "TOPIC": topic, "P8": sending.p8,
+                "DEVICE": deviceToken
+            ])
         #expect(full.status == 74)
         #expect(full.stderr.hasPrefix("error: cannot write to stdout") && full.stderr.split(separator: "\n").count == 1, "\(full.stderr)")
         // Where the token should be kept, a folder stands: nothing can be sent with it.
@@ -340,12 +389,21 @@ struct SendTests {
         (["--device", "xyz", "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x"], "--device takes a device token in hex"),
         (["--device", String(repeating: "ab", count: 32), "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x"], "--topic is required"),
         (["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456"], "nothing to send"),
-        (["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x", "--priority", "7"], "--priority is 10"),
-        (["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-t", "x", "-"], "alert options cannot be combined"),
+        (
+            ["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x", "--priority", "7"],
+            "--priority is 10"
+        ),
+        (
+            ["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-t", "x", "-"],
+            "alert options cannot be combined"
+        ),
         (["--devices", "-", "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-"], "not both"),
         (["--batch", "-t", "x", "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456"], "alert options cannot be combined"),
         (["--batch", "--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456"], "--device and --devices cannot"),
-        (["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "--timeout", "1ms", "-b", "x"], "--timeout must be a duration"),
+        (
+            ["--device", String(repeating: "ab", count: 32), "--topic", topic, "--auth-key", "k.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "--timeout", "1ms", "-b", "x"],
+            "--timeout must be a duration"
+        )
     ])
     func badSendOptionsAreUsageErrors(arguments: [String], message: String) throws {
         let run = parsed(["send"] + arguments)
@@ -366,8 +424,11 @@ final class APNsStandIn {
 
     /// - Parameter script: `{"answers": {device: [[status, reason], ["stall"], …]}, "goaway_after": N}`.
     init(for sending: SendTests.Sending, script: String = "{}") throws {
-        process = try RunningProcess(["python3", Self.script, folder.path, sending.publicKey, "KEY1234567", "TEAM123456",
-                                      topic, script], executable: "/usr/bin/env")
+        process = try RunningProcess(
+            [
+                "python3", Self.script, folder.path, sending.publicKey, "KEY1234567", "TEAM123456",
+                topic, script
+            ], executable: "/usr/bin/env")
         let running = process
         guard eventually(within: .seconds(20), { running.stdoutSoFar.contains("listening ") }) else {
             throw Listener.ListenerDidNotStart(stderr: running.wait(atMost: .seconds(1)).stderr)
@@ -397,14 +458,18 @@ struct SendStandInTests {
     @Test func eachAnswerGetsItsResultAndOnlyTemporaryOnesAreRetried() throws {
         let sending = try SendTests.Sending()
         let (bad, gone, busy, down, fine) = (Self.device(1), Self.device(2), Self.device(3), Self.device(4), Self.device(5))
-        let standIn = try APNsStandIn(for: sending, script: """
-            {"answers": {"\(bad)": [[400, "BadDeviceToken"]], "\(gone)": [[410, "Unregistered"]],
-                         "\(busy)": [[429, "TooManyRequests"]], "\(down)": [[503, "ServiceUnavailable"]]}}
-            """)
-        let run = try sending.send(to: standIn.url, trusting: standIn.certificate, [
-            "--device", bad, "--device", gone, "--device", busy, "--device", down, "--device", fine, "--json",
-            "--priority", "5", "--collapse-id", "deploys", "--ttl", "1h", "-t", "Deploy", "-b", "api-7 is live",
-        ])
+        let standIn = try APNsStandIn(
+            for: sending,
+            script: """
+                {"answers": {"\(bad)": [[400, "BadDeviceToken"]], "\(gone)": [[410, "Unregistered"]],
+                             "\(busy)": [[429, "TooManyRequests"]], "\(down)": [[503, "ServiceUnavailable"]]}}
+                """)
+        let run = try sending.send(
+            to: standIn.url, trusting: standIn.certificate,
+            [
+                "--device", bad, "--device", gone, "--device", busy, "--device", down, "--device", fine, "--json",
+                "--priority", "5", "--collapse-id", "deploys", "--ttl", "1h", "-t", "Deploy", "-b", "api-7 is live"
+            ])
         #expect(run.status == 69, "refused for good: \(run.stderr)")
         let results = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
         #expect(results.map { $0["device"] as? String } == [bad, gone, busy, down, fine], "input order")
@@ -418,8 +483,9 @@ struct SendStandInTests {
         #expect(log.count == 7)
         #expect(log.allSatisfy { $0["problem"] is NSNull }, "every header, the path and the token as APNs wants: \(log)")
         let tries = log.filter { $0["device"] as? String == busy }
-        #expect(tries.count == 2 && tries[0]["apns-id"] as? String == tries[1]["apns-id"] as? String,
-                "a retry is the same notification")
+        #expect(
+            tries.count == 2 && tries[0]["apns-id"] as? String == tries[1]["apns-id"] as? String,
+            "a retry is the same notification")
         #expect(Set(log.compactMap { $0["iat"] as? Int }).count == 1, "one token, not minted again after a 429")
         // The text form of the same answers, and 75 when only temporary failures are left.
         let worn = try APNsStandIn(for: sending, script: #"{"answers": {"\#(busy)": [[503, "ServiceUnavailable"], [503, "ServiceUnavailable"]]}}"#)
@@ -449,16 +515,18 @@ struct SendStandInTests {
         let standIn = try APNsStandIn(for: sending, script: #"{"goaway_after": 150}"#)
         let devices = (1...400).map(Self.device)
         sending.folder.write("devices.txt", devices.joined(separator: "\n"))
-        let run = try sending.send(to: standIn.url, trusting: standIn.certificate,
-                                   ["--devices", sending.folder.file("devices.txt"), "-b", "through a GOAWAY"])
+        let run = try sending.send(
+            to: standIn.url, trusting: standIn.certificate,
+            ["--devices", sending.folder.file("devices.txt"), "-b", "through a GOAWAY"])
         #expect(run.status == 0, "\(run.stderr)")
         let lines = run.stdout.split(separator: "\n")
         #expect(lines.count == 400 && lines.allSatisfy { $0.hasPrefix("ok ") })
         let log = standIn.log
         let processed = log.compactMap { $0["device"] as? String }
         #expect(Set(processed) == Set(devices), "every device processed")
-        #expect(Dictionary(grouping: processed, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted() == [],
-                "none processed twice")
+        #expect(
+            Dictionary(grouping: processed, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted() == [],
+            "none processed twice")
         #expect(Set(log.compactMap { $0["connection"] as? Int }).count >= 2, "a new connection after the GOAWAY")
     }
 
@@ -466,9 +534,12 @@ struct SendStandInTests {
         let sending = try SendTests.Sending()
         let stalled = Self.device(7)
         let standIn = try APNsStandIn(for: sending, script: #"{"answers": {"\#(stalled)": [["stall"]]}}"#)
-        let run = try sending.send(to: standIn.url, trusting: standIn.certificate,
-                                   ["--device", Self.device(6), "--device", stalled, "--device", Self.device(8),
-                                    "--timeout", "1s", "--json", "-b", "x"])
+        let run = try sending.send(
+            to: standIn.url, trusting: standIn.certificate,
+            [
+                "--device", Self.device(6), "--device", stalled, "--device", Self.device(8),
+                "--timeout", "1s", "--json", "-b", "x"
+            ])
         #expect(run.status == 0, "\(run.stderr)")
         let results = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
         #expect(results.map { $0["attempts"] as? Int } == [1, 2, 1])

@@ -20,8 +20,9 @@ struct SendTransportTests {
         for (script, count) in [(#"{"together": 3}"#, 3), (#"{"together": 6, "plain": true}"#, 6)] {
             let standIn = try APNsStandIn(for: sending, script: script)
             let devices = (1...count).flatMap { ["--device", Self.device($0)] }
-            let run = try sending.send(to: standIn.url, trusting: standIn.url.hasPrefix("https") ? standIn.certificate : nil,
-                                       devices + ["-b", "together"])
+            let run = try sending.send(
+                to: standIn.url, trusting: standIn.url.hasPrefix("https") ? standIn.certificate : nil,
+                devices + ["-b", "together"])
             #expect(run.status == 0, "\(script): \(run.stderr)")
             #expect(run.stdout.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count == count, "\(script): \(run.stdout)")
             #expect(Set(standIn.log.compactMap { $0["connection"] as? Int }) == [1], "\(script): one connection, multiplexed")
@@ -33,8 +34,9 @@ struct SendTransportTests {
         let standIn = try APNsStandIn(for: sending, script: #"{"reset_after": 150}"#)
         let devices = (1...400).map(Self.device)
         sending.folder.write("devices.txt", devices.joined(separator: "\n"))
-        let run = try sending.send(to: standIn.url, trusting: standIn.certificate,
-                                   ["--devices", sending.folder.file("devices.txt"), "-b", "through a crash"])
+        let run = try sending.send(
+            to: standIn.url, trusting: standIn.certificate,
+            ["--devices", sending.folder.file("devices.txt"), "-b", "through a crash"])
         #expect(run.status == 0, "\(run.stderr)")
         let lines = run.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 400 && lines.allSatisfy { $0.hasPrefix("ok ") }, "\(lines.filter { !$0.hasPrefix("ok ") }.prefix(3))")
@@ -69,8 +71,9 @@ struct SendTransportTests {
             let standIn = try APNsStandIn(for: sending, script: #"{"alpn": \#(alpn)}"#)
             let run = try sending.send(to: standIn.url, trusting: standIn.certificate, ["--device", deviceToken, "-b", "x"])
             #expect(run.status == 78, "\(alpn): \(run.stderr)")
-            #expect(run.stderr.contains("does not speak HTTP/2, as APNs does") && run.stderr.split(separator: "\n").count == 1,
-                    "\(alpn): \(run.stderr)")
+            #expect(
+                run.stderr.contains("does not speak HTTP/2, as APNs does") && run.stderr.split(separator: "\n").count == 1,
+                "\(alpn): \(run.stderr)")
             #expect(run.stdout.hasPrefix("fail \(deviceToken) 0 ") && run.stdout.contains("does not speak HTTP/2"), "\(run.stdout)")
             #expect(standIn.log.isEmpty, "nothing was sent over HTTP/1.1")
         }
@@ -81,21 +84,31 @@ struct SendTransportTests {
         let devices = (1...200).map(Self.device)
         sending.folder.write("devices.txt", devices.joined(separator: "\n"))
         // Nothing listens on port 1; and a server that accepts and never says a word.
-        let silent = try RunningProcess(["python3", "-c", """
-            import socket, sys
-            s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
-            print("listening", s.getsockname()[1], flush=True)
-            held = []
-            while True:
-                held.append(s.accept()[0])
-            """], executable: "/usr/bin/env")
+        let silent = try RunningProcess(
+            [
+                "python3", "-c",
+                """
+                import socket, sys
+                s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
+                print("listening", s.getsockname()[1], flush=True)
+                held = []
+                while True:
+                    held.append(s.accept()[0])
+                """
+            ], executable: "/usr/bin/env")
         defer { silent.signal(SIGTERM) }
         #expect(eventually { silent.stdoutSoFar.contains("listening ") })
         let port = silent.stdoutSoFar.split(separator: " ")[1].trimmingCharacters(in: .whitespacesAndNewlines)
-        for (endpoint, words) in [("https://127.0.0.1:1", "Connection refused at 127.0.0.1:1"),
-                                  ("https://127.0.0.1:\(port)", "no progress in the TLS handshake for 500 ms")] {
-            let run = try sending.send(to: endpoint, trusting: nil, ["--devices", sending.folder.file("devices.txt"),
-                                                                     "--timeout", "500ms", "-b", "x"])
+        for (endpoint, words) in [
+            ("https://127.0.0.1:1", "Connection refused at 127.0.0.1:1"),
+            ("https://127.0.0.1:\(port)", "no progress in the TLS handshake for 500 ms")
+        ] {
+            let run = try sending.send(
+                to: endpoint, trusting: nil,
+                [
+                    "--devices", sending.folder.file("devices.txt"),
+                    "--timeout", "500ms", "-b", "x"
+                ])
             #expect(run.status == 75, "\(endpoint): \(run.stderr)")
             #expect(run.stderr == "error: cannot reach \(endpoint) (\(words), after 4 attempts)\n", "\(run.stderr)")
             let lines = run.stdout.split(separator: "\n")
@@ -115,8 +128,9 @@ struct SendTransportTests {
         let hosts = try String(contentsOfFile: "/etc/hosts", encoding: .utf8)
         #expect(hosts.split(separator: "\n").contains { $0.hasPrefix("127.0.0.1") && $0.contains("localhost") })
         let v4 = try sending.listener()
-        let byName = try sending.send(to: "https://localhost:\(v4.port)", trusting: sending.keyring.keys + "/tls-cert.pem",
-                                      ["--device", deviceToken, "-b", "by name"])
+        let byName = try sending.send(
+            to: "https://localhost:\(v4.port)", trusting: sending.keyring.keys + "/tls-cert.pem",
+            ["--device", deviceToken, "-b", "by name"])
         #expect(byName.status == 0, "\(byName.stderr)")
         #expect(jsonObject(v4.finish().stdout)["body"] as? String == "by name")
     }
@@ -126,8 +140,9 @@ struct SendTransportTests {
         let standIn = try APNsStandIn(for: sending, script: #"{"goaway_after": 100, "max_streams": 20, "delay": 0.001}"#)
         let devices = (1...600).map(Self.device)
         sending.folder.write("devices.txt", devices.joined(separator: "\n"))
-        let run = try sending.send(to: standIn.url, trusting: standIn.certificate,
-                                   ["--devices", sending.folder.file("devices.txt"), "--connections", "4", "--json", "-b", "spread"])
+        let run = try sending.send(
+            to: standIn.url, trusting: standIn.certificate,
+            ["--devices", sending.folder.file("devices.txt"), "--connections", "4", "--json", "-b", "spread"])
         #expect(run.status == 0, "\(run.stderr)")
         let results = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
         #expect(results.count == 600 && results.allSatisfy { $0["status"] as? String == "ok" })
@@ -165,7 +180,7 @@ extension SendTransportTests {
         let send = try RunningProcess([
             "send", "--keys", sending.keyring.keys, "--endpoint", standIn.url, "--cacert", standIn.certificate,
             "--topic", topic, "--auth-key", sending.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456",
-            "--device", silent, "--device", failing, "--retries", "10", "-b", "until stopped",
+            "--device", silent, "--device", failing, "--retries", "10", "-b", "until stopped"
         ])
         #expect(eventually(within: .seconds(20)) { standIn.log.count >= 3 }, "the silent one, and the failing one retried")
         send.signal(SIGINT)
@@ -185,33 +200,38 @@ extension SendTransportTests {
         let sending = try SendTests.Sending()
         // A root of the test's own and a leaf it signed for 127.0.0.1; the root in a hashed
         // directory (as /etc/ssl/certs is) and in a file of its own.
-        _ = try runProcess("/usr/bin/env", ["python3", "-c", """
-            import datetime, ipaddress, os, sys
-            from cryptography import x509
-            from cryptography.hazmat.primitives import hashes, serialization
-            from cryptography.hazmat.primitives.asymmetric import ec
-            from cryptography.x509.oid import NameOID
-            folder = sys.argv[1]
-            now = datetime.datetime.now(datetime.timezone.utc)
-            root_key = ec.generate_private_key(ec.SECP256R1())
-            root_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "pushseal test root")])
-            root = (x509.CertificateBuilder().subject_name(root_name).issuer_name(root_name).public_key(root_key.public_key())
-                    .serial_number(1).not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=30))
-                    .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True).sign(root_key, hashes.SHA256()))
-            key = ec.generate_private_key(ec.SECP256R1())
-            leaf = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "listener")]))
-                    .issuer_name(root_name).public_key(key.public_key()).serial_number(2)
-                    .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=30))
-                    .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-                    .sign(root_key, hashes.SHA256()))
-            os.makedirs(folder + "/certs")
-            open(folder + "/root.pem", "wb").write(root.public_bytes(serialization.Encoding.PEM))
-            open(folder + "/certs/root.pem", "wb").write(root.public_bytes(serialization.Encoding.PEM))
-            open(folder + "/leaf.pem", "wb").write(leaf.public_bytes(serialization.Encoding.PEM))
-            fd = os.open(folder + "/leaf.key", os.O_CREAT | os.O_WRONLY, 0o600)
-            os.write(fd, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
-            os.close(fd)
-            """, sending.folder.path])
+        _ = try runProcess(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                """
+                import datetime, ipaddress, os, sys
+                from cryptography import x509
+                from cryptography.hazmat.primitives import hashes, serialization
+                from cryptography.hazmat.primitives.asymmetric import ec
+                from cryptography.x509.oid import NameOID
+                folder = sys.argv[1]
+                now = datetime.datetime.now(datetime.timezone.utc)
+                root_key = ec.generate_private_key(ec.SECP256R1())
+                root_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "pushseal test root")])
+                root = (x509.CertificateBuilder().subject_name(root_name).issuer_name(root_name).public_key(root_key.public_key())
+                        .serial_number(1).not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=30))
+                        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True).sign(root_key, hashes.SHA256()))
+                key = ec.generate_private_key(ec.SECP256R1())
+                leaf = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "listener")]))
+                        .issuer_name(root_name).public_key(key.public_key()).serial_number(2)
+                        .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=30))
+                        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+                        .sign(root_key, hashes.SHA256()))
+                os.makedirs(folder + "/certs")
+                open(folder + "/root.pem", "wb").write(root.public_bytes(serialization.Encoding.PEM))
+                open(folder + "/certs/root.pem", "wb").write(root.public_bytes(serialization.Encoding.PEM))
+                open(folder + "/leaf.pem", "wb").write(leaf.public_bytes(serialization.Encoding.PEM))
+                fd = os.open(folder + "/leaf.key", os.O_CREAT | os.O_WRONLY, 0o600)
+                os.write(fd, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+                os.close(fd)
+                """, sending.folder.path
+            ])
         let hash = try runProcess("/usr/bin/openssl", ["x509", "-hash", "-noout", "-in", sending.folder.file("root.pem")])
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(symlink("root.pem", sending.folder.file("certs/\(hash).0")) == 0)
@@ -239,8 +259,10 @@ final class TinyProxy {
     init(user: String? = nil, onlyPort443: Bool = false) throws {
         // tinyproxy takes no port 0: the kernel picks a free one, which is handed over.
         port = try Self.freePort()
-        var config = ["Port \(port)", "Listen 127.0.0.1", "Timeout 30", "MaxClients 50", "Allow 127.0.0.1",
-                      "LogLevel Connect", "LogFile \"\(folder.file("proxy.log"))\"", "DisableViaHeader Yes"]
+        var config = [
+            "Port \(port)", "Listen 127.0.0.1", "Timeout 30", "MaxClients 50", "Allow 127.0.0.1",
+            "LogLevel Connect", "LogFile \"\(folder.file("proxy.log"))\"", "DisableViaHeader Yes"
+        ]
         if let user { config.append("BasicAuth \(user) s3cret") }
         if onlyPort443 { config.append("ConnectPort 443") }
         folder.write("proxy.conf", config.joined(separator: "\n") + "\n")
@@ -277,17 +299,20 @@ struct SendProxyTests {
         let byFlag = try sending.send(to: listener, ["--device", deviceToken, "--proxy", "http://ci:s3cret@127.0.0.1:\(proxy.port)", "-b", "by flag"])
         #expect(byFlag.status == 0, "\(byFlag.stderr)")
         // HTTPS_PROXY as apns2, node-apn and curl users set it; the password is percent-escaped.
-        let byEnvironment = try sending.send(to: listener, ["--device", deviceToken, "-b", "by environment"],
-                                             environment: ["HTTPS_PROXY": "http://ci:s3%63ret@127.0.0.1:\(proxy.port)"])
+        let byEnvironment = try sending.send(
+            to: listener, ["--device", deviceToken, "-b", "by environment"],
+            environment: ["HTTPS_PROXY": "http://ci:s3%63ret@127.0.0.1:\(proxy.port)"])
         #expect(byEnvironment.status == 0, "\(byEnvironment.stderr)")
         #expect(proxy.log.components(separatedBy: "CONNECT").count - 1 >= 2, "both went through the proxy: \(proxy.log)")
         // NO_PROXY names the host: direct, although the proxy named does not exist.
-        let direct = try sending.send(to: listener, ["--device", deviceToken, "-b", "direct"],
-                                      environment: ["https_proxy": "http://127.0.0.1:1", "NO_PROXY": "example.org, 127.0.0.1"])
+        let direct = try sending.send(
+            to: listener, ["--device", deviceToken, "-b", "direct"],
+            environment: ["https_proxy": "http://127.0.0.1:1", "NO_PROXY": "example.org, 127.0.0.1"])
         #expect(direct.status == 0, "\(direct.stderr)")
         // The flag beats the environment: --proxy '' is no proxy at all.
-        let none = try sending.send(to: listener, ["--device", deviceToken, "--proxy", "", "-b", "none"],
-                                    environment: ["HTTPS_PROXY": "http://127.0.0.1:1"])
+        let none = try sending.send(
+            to: listener, ["--device", deviceToken, "--proxy", "", "-b", "none"],
+            environment: ["HTTPS_PROXY": "http://127.0.0.1:1"])
         #expect(none.status == 0, "\(none.stderr)")
         let bodies = listener.finish().stdout.split(separator: "\n").map { jsonObject(String($0))["body"] as? String }
         #expect(bodies == ["by flag", "by environment", "direct", "none"])
@@ -297,18 +322,26 @@ struct SendProxyTests {
         let sending = try SendTests.Sending()
         let listener = try sending.listener()
         let guarded = try TinyProxy(user: "ci")
-        let noPassword = try sending.send(to: listener, ["--device", deviceToken, "--device", SendTransportTests.device(2),
-                                                         "--proxy", "127.0.0.1:\(guarded.port)", "-b", "x"])
+        let noPassword = try sending.send(
+            to: listener,
+            [
+                "--device", deviceToken, "--device", SendTransportTests.device(2),
+                "--proxy", "127.0.0.1:\(guarded.port)", "-b", "x"
+            ])
         #expect(noPassword.status == 78, "\(noPassword.stderr)")
-        #expect(noPassword.stderr.hasPrefix("error: the proxy http://127.0.0.1:\(guarded.port) refused to tunnel to 127.0.0.1:\(listener.port): HTTP/1.0 407 Proxy Authentication Required; give the user and password"),
-                "\(noPassword.stderr)")
+        #expect(
+            noPassword.stderr.hasPrefix(
+                "error: the proxy http://127.0.0.1:\(guarded.port) refused to tunnel to 127.0.0.1:\(listener.port): HTTP/1.0 407 Proxy Authentication Required; give the user and password"),
+            "\(noPassword.stderr)")
         #expect(noPassword.stderr.split(separator: "\n").count == 1)
-        #expect(noPassword.stdout.split(separator: "\n").count == 2 && noPassword.stdout.split(separator: "\n").allSatisfy { $0.contains("refused to tunnel") },
-                "each device says the proxy refused: \(noPassword.stdout)")
+        #expect(
+            noPassword.stdout.split(separator: "\n").count == 2 && noPassword.stdout.split(separator: "\n").allSatisfy { $0.contains("refused to tunnel") },
+            "each device says the proxy refused: \(noPassword.stdout)")
         let wrongPassword = try sending.send(to: listener, ["--device", deviceToken, "--proxy", "http://ci:wrong@127.0.0.1:\(guarded.port)", "-b", "x"])
         #expect(wrongPassword.status == 78)
-        #expect(wrongPassword.stderr.contains("the proxy http://(user)@127.0.0.1:\(guarded.port) refused") && !wrongPassword.stderr.contains("wrong"),
-                "the password is never shown: \(wrongPassword.stderr)")
+        #expect(
+            wrongPassword.stderr.contains("the proxy http://(user)@127.0.0.1:\(guarded.port) refused") && !wrongPassword.stderr.contains("wrong"),
+            "the password is never shown: \(wrongPassword.stderr)")
         let only443 = try TinyProxy(onlyPort443: true)
         let forbidden = try sending.send(to: listener, ["--device", deviceToken, "--proxy", "http://127.0.0.1:\(only443.port)", "-b", "x"])
         #expect(forbidden.status == 78)

@@ -1,7 +1,7 @@
 import Foundation
 import PushSeal
-import Testing
 import PushSealJSON
+import Testing
 
 /// The peers in Reference/hostile_peers.py: each plays one hostile or careless client and
 /// prints what it saw as one JSON line.
@@ -16,8 +16,10 @@ enum HostilePeers {
 
     /// A request the listeners in these tests accept, as the script takes it.
     static func request(payload: String, scheme: String = "http", token: String = shapedToken()) -> String {
-        let headers = [[":method", "POST"], [":scheme", scheme], [":path", "/3/device/" + deviceToken],
-                       [":authority", "localhost"], ["apns-topic", topic], ["authorization", "bearer \(token)"]]
+        let headers = [
+            [":method", "POST"], [":scheme", scheme], [":path", "/3/device/" + deviceToken],
+            [":authority", "localhost"], ["apns-topic", topic], ["authorization", "bearer \(token)"]
+        ]
         let data = try! JSONSerialization.data(withJSONObject: ["headers": headers, "body": payload])
         return String(decoding: data, as: UTF8.self)
     }
@@ -77,19 +79,24 @@ struct ServiceLimitsTests {
         let good = try PythonClients.token(p8: key.p8, kid: "KEY1234567", team: "TEAM123456")
         let bad = try PythonClients.token(p8: otherKey.p8, kid: "KEY1234567", team: "TEAM123456")
         // The long-lived connections first: the bad tokens come once the first good one is recorded.
-        let longLived = try RunningProcess([
-            "-n", "100", "-c", "2", "-m", "1", "--rps", "10", "-H", "apns-topic: \(topic)", "-H", "authorization: bearer \(good)",
-            "-d", folder.file("payload.json"), "https://127.0.0.1:\(listener.port)/3/device/\(deviceToken)",
-        ], executable: "/usr/bin/h2load")
+        let longLived = try RunningProcess(
+            [
+                "-n", "100", "-c", "2", "-m", "1", "--rps", "10", "-H", "apns-topic: \(topic)", "-H", "authorization: bearer \(good)",
+                "-d", folder.file("payload.json"), "https://127.0.0.1:\(listener.port)/3/device/\(deviceToken)"
+            ], executable: "/usr/bin/h2load")
         #expect(eventually { listener.process.stdoutSoFar.contains("decrypted") })
-        _ = try shell("""
+        _ = try shell(
+            """
             for _ in $(seq 20); do
               curl -s -o /dev/null --max-time 10 --http2 --cacert "$CERT" -H "apns-topic: $TOPIC" -H "authorization: bearer $BAD" \
                 --data-binary @"$DIR/payload.json" "https://localhost:$PORT/3/device/$DEVICE" &
             done
             wait
-            """, environment: ["DIR": folder.path, "PORT": String(listener.port), "TOPIC": topic, "BAD": bad,
-                               "DEVICE": deviceToken, "CERT": keyring.keys + "/tls-cert.pem"])
+            """,
+            environment: [
+                "DIR": folder.path, "PORT": String(listener.port), "TOPIC": topic, "BAD": bad,
+                "DEVICE": deviceToken, "CERT": keyring.keys + "/tls-cert.pem"
+            ])
         let run = longLived.wait(atMost: .seconds(60))
         #expect(run.stdout.contains("100 succeeded, 0 failed"), "\(run.stdout)")
         let finished = listener.finish()
@@ -102,8 +109,9 @@ struct ServiceLimitsTests {
     @Test func tls12OffersOnlyAEADSuites() throws {
         let served = try Served([])
         func handshake(_ cipher: String) throws -> Run {
-            try shell("openssl s_client -connect 127.0.0.1:$PORT -tls1_2 -cipher \(cipher) -alpn h2 < /dev/null",
-                      environment: ["PORT": String(served.listener.port)])
+            try shell(
+                "openssl s_client -connect 127.0.0.1:$PORT -tls1_2 -cipher \(cipher) -alpn h2 < /dev/null",
+                environment: ["PORT": String(served.listener.port)])
         }
         #expect(try handshake("ECDHE-ECDSA-AES128-GCM-SHA256").status == 0)
         for weak in ["ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA384", "ECDHE-ECDSA-AES128-SHA256"] {
@@ -114,7 +122,8 @@ struct ServiceLimitsTests {
 
     @Test func tlsIdentityProblemsSayWhatIsWrongAndNeverPrompt() throws {
         let folder = TemporaryFolder()
-        let made = try shell("""
+        let made = try shell(
+            """
             cd "$DIR"
             openssl ecparam -name prime256v1 -genkey -noout -out key.pem
             openssl req -new -x509 -key key.pem -out cert.pem -days 1 -subj /CN=localhost
@@ -125,8 +134,10 @@ struct ServiceLimitsTests {
         #expect(made.status == 0, "\(made.stderr)")
         let keyring = try KeyringFixture()
         func listen(key: String) throws -> Run {
-            try pushseal(["receive", "--listen", "0", "--keys", keyring.keys,
-                          "--tls-cert", folder.file("cert.pem"), "--tls-key", folder.file(key)])
+            try pushseal([
+                "receive", "--listen", "0", "--keys", keyring.keys,
+                "--tls-cert", folder.file("cert.pem"), "--tls-key", folder.file(key)
+            ])
         }
         let mismatched = try listen(key: "other.pem")
         #expect(mismatched.status == 66)
@@ -151,7 +162,8 @@ struct ServiceLimitsTests {
         #expect(sealed.status == 0, "\(sealed.stderr)")
         folder.write("payload.json", sealed.stdout)
         // stdout is a FIFO that this shell holds open and never reads.
-        let run = try shell("""
+        let run = try shell(
+            """
             mkfifo "$DIR/stdout"; exec 3<>"$DIR/stdout"
             "$PUSHSEAL" receive --listen 0 --plaintext --json --keys "$KEYS" > "$DIR/stdout" 2> "$DIR/err" &
             pid=$!
@@ -171,12 +183,16 @@ struct ServiceLimitsTests {
             wait "$pid"
             echo "status: $?"
             cat "$DIR/err" >&2
-            """, environment: ["KEYS": keyring.keys, "DIR": folder.path, "TOPIC": acceptable[0], "AUTH": acceptable[1],
-                               "DEVICE": deviceToken])
+            """,
+            environment: [
+                "KEYS": keyring.keys, "DIR": folder.path, "TOPIC": acceptable[0], "AUTH": acceptable[1],
+                "DEVICE": deviceToken
+            ])
         let codes = run.stdout.split(separator: "\n").first { $0.hasPrefix("status codes:") }.map(String.init) ?? ""
         let counts = codes.split(separator: ",").compactMap { Int($0.split(separator: " ").first { Int($0) != nil } ?? "") }
-        #expect(counts.count == 4 && counts[0] + counts[3] == 6_000,
-                "every request was answered, 200 or (once the records backed up) 503: \(run.stdout)")
+        #expect(
+            counts.count == 4 && counts[0] + counts[3] == 6_000,
+            "every request was answered, 200 or (once the records backed up) 503: \(run.stdout)")
         #expect(run.stdout.contains("fresh: 503"), "a notification while records are backed up is refused, not waited on: \(run.stdout)")
         #expect(run.stdout.contains("status: 74"), "\(run.stdout) \(run.stderr)")
         #expect(run.stderr.contains("record(s) could not be written: stdout did not take them in time"), "\(run.stderr)")
@@ -187,7 +203,8 @@ struct ServiceLimitsTests {
         let folder = TemporaryFolder()
         folder.write("extension.sh", "#!/bin/sh\nexec sleep 60\n")
         chmod(folder.file("extension.sh"), 0o755)
-        let run = try shell("""
+        let run = try shell(
+            """
             mkfifo "$DIR/stdout"; exec 3<>"$DIR/stdout"
             "$PUSHSEAL" receive --listen 0 --plaintext --json --extension "$DIR/extension.sh" --budget 60s > "$DIR/stdout" 2> "$DIR/err" &
             pid=$!
@@ -210,8 +227,9 @@ struct ServiceLimitsTests {
         for name in ["content-length", "nul-in-path", "empty-bearer"] {
             #expect((broken[name] as? [String: Any])?["reset"] as? Int == 1, "\(name): \(broken)")
         }
-        let big = try curl(served.listener.url + "/3/device/" + deviceToken,
-                           headers: acceptable + ["x-padding: " + String(repeating: "p", count: 9_000)], body: served.payload)
+        let big = try curl(
+            served.listener.url + "/3/device/" + deviceToken,
+            headers: acceptable + ["x-padding: " + String(repeating: "p", count: 9_000)], body: served.payload)
         #expect(big.status == 431)
         let notPayload = try curl(served.listener.url + "/3/device/" + deviceToken, headers: acceptable, body: "not json")
         #expect(notPayload.status == 200)
@@ -280,8 +298,10 @@ struct ServiceLimitsTests {
         #expect(listener.process.stderrSoFar.contains("at most 96 connections at once: the descriptor limit is 128"), "\(listener.process.stderrSoFar)")
         let pid = listener.process.process.processIdentifier
         let before = cpuTicks(pid)
-        let seen = try HostilePeers.run(["idle-crowd", "127.0.0.1", String(listener.port), "300", "4",
-                                         HostilePeers.request(payload: payload)])
+        let seen = try HostilePeers.run([
+            "idle-crowd", "127.0.0.1", String(listener.port), "300", "4",
+            HostilePeers.request(payload: payload)
+        ])
         let used = cpuTicks(pid) - before
         #expect(seen["status"] as? Int == 200, "\(seen)")
         #expect(used < 200, "about 4 s with 300 connections held open must not be spent spinning: \(used) ticks")
@@ -400,8 +420,9 @@ struct ServiceLimitsTests {
     @Test func aFloodingConnectionDoesNotStarvePoliteOnes() throws {
         // Over TLS, where decrypted input can wait inside OpenSSL with the socket drained.
         let served = try Served([])
-        let seen = try HostilePeers.run(["flood-and-polite"] + served.peer
-                                        + [served.keyring.keys + "/tls-cert.pem", HostilePeers.request(payload: served.payload, scheme: "https"), "8"])
+        let seen = try HostilePeers.run(
+            ["flood-and-polite"] + served.peer
+                + [served.keyring.keys + "/tls-cert.pem", HostilePeers.request(payload: served.payload, scheme: "https"), "8"])
         #expect(seen["polite-answered-during-flood"] as? Int == 50, "\(seen)")
         #expect(served.listener.finish().status == 0)
     }
@@ -424,7 +445,9 @@ struct ServiceLimitsTests {
     @Test func aConnectionMayChangeItsProviderTokenOnlyEvery20Minutes() throws {
         let served = try Served()
         let now = Int(Date().timeIntervalSince1970)
-        let first = shapedToken(issuedAt: now - 10), second = shapedToken(issuedAt: now - 5), third = shapedToken(issuedAt: now)
+        let first = shapedToken(issuedAt: now - 10)
+        let second = shapedToken(issuedAt: now - 5)
+        let third = shapedToken(issuedAt: now)
         let seen = try HostilePeers.run(["token-updates"] + served.peer + [served.request, first, first, second, first, third])
         let answers = (seen["answers"] as? [[String: Any]] ?? []).map { $0["status"] as? Int ?? 0 }
         // The first token, again, one change (too soon), back to the first, another change.

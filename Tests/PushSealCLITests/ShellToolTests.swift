@@ -8,7 +8,7 @@ struct ShellToolTests {
     /// Every command path and the long options its --help lists: what the parser accepts.
     static let commands: [[String]] = [
         ["keys", "init"], ["keys", "rotate"], ["keys", "export"], ["keys", "import"], ["encrypt"], ["decrypt"],
-        ["receive"], ["send"], ["run"], ["token"],
+        ["receive"], ["send"], ["run"], ["token"]
     ]
 
     static func helpOptions(_ command: [String]) throws -> Set<String> {
@@ -35,12 +35,17 @@ struct ShellToolTests {
 
     static func bash(_ script: String, _ words: [String]) throws -> [String] {
         let quoted = words.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        let run = try runProcess("/bin/bash", ["--norc", "-c", """
-            source "$1"
-            COMP_WORDS=(\(quoted)); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=()
-            _pushseal
-            printf '%s\\n' "${COMPREPLY[@]}"
-            """, "bash", script])
+        let run = try runProcess(
+            "/bin/bash",
+            [
+                "--norc", "-c",
+                """
+                source "$1"
+                COMP_WORDS=(\(quoted)); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=()
+                _pushseal
+                printf '%s\\n' "${COMPREPLY[@]}"
+                """, "bash", script
+            ])
         #expect(run.stderr.isEmpty, "\(run.stderr)")
         return run.stdout.split(separator: "\n").map(String.init)
     }
@@ -68,7 +73,9 @@ struct ShellToolTests {
     func everyShellOffersExactlyTheOptionsTheParserTakes(_ command: [String]) throws {
         let expected = try Self.helpOptions(command)
         #expect(expected.contains("--help") && expected.count > 1)
-        let bash = try Self.script("bash"), zsh = try Self.script("zsh"), fish = try Self.script("fish")
+        let bash = try Self.script("bash")
+        let zsh = try Self.script("zsh")
+        let fish = try Self.script("fish")
         defer { [bash, zsh, fish].forEach { try? FileManager.default.removeItem(atPath: $0) } }
         let fromBash = try Self.bash(bash, ["pushseal"] + command + ["--"]).filter { $0.hasPrefix("--") }
         #expect(Set(fromBash) == expected, "bash")
@@ -87,28 +94,41 @@ struct ShellToolTests {
         let ids = try keyring.keysCommand(["list"]).stdout.split(separator: "\n").dropFirst().map { String($0.split(separator: " ")[0]) }.sorted()
         #expect(ids.count == 2 && ids.contains(rotated))
         let path = URL(fileURLWithPath: pushsealBinary).deletingLastPathComponent().path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
-        let bash = try Self.script("bash"), zsh = try Self.script("zsh"), fish = try Self.script("fish")
+        let bash = try Self.script("bash")
+        let zsh = try Self.script("zsh")
+        let fish = try Self.script("fish")
         defer { for script in [bash, zsh, fish] { try? FileManager.default.removeItem(atPath: script) } }
         func lines(_ run: Run) -> [String] {
             #expect(run.stderr.isEmpty, "\(run.stderr)")
             return run.stdout.split(separator: "\n").map(String.init).sorted()
         }
-        let fromBash = try runProcess("/bin/bash", ["--norc", "-c", """
-            source "$1"
-            COMP_WORDS=(pushseal keys promote --keys "$2" ""); COMP_CWORD=5; _pushseal; printf '%s\\n' "${COMPREPLY[@]}"
-            COMP_WORDS=(pushseal encrypt --to ""); COMP_CWORD=3; PUSHSEAL_KEYS="$2" _pushseal; printf '%s\\n' "${COMPREPLY[@]}"
-            """, "bash", bash, keyring.keys], environment: ["PATH": path])
+        let fromBash = try runProcess(
+            "/bin/bash",
+            [
+                "--norc", "-c",
+                """
+                source "$1"
+                COMP_WORDS=(pushseal keys promote --keys "$2" ""); COMP_CWORD=5; _pushseal; printf '%s\\n' "${COMPREPLY[@]}"
+                COMP_WORDS=(pushseal encrypt --to ""); COMP_CWORD=3; PUSHSEAL_KEYS="$2" _pushseal; printf '%s\\n' "${COMPREPLY[@]}"
+                """, "bash", bash, keyring.keys
+            ], environment: ["PATH": path])
         #expect(lines(fromBash) == (ids + ids).sorted())
-        let fromZsh = try runProcess("/usr/bin/zsh", ["-f", "-c", """
-            compadd() { [[ $1 == -a ]] && print -l -- ${(P)2} }
-            compdef() { : }
-            _describe() { : }
-            source "$1"
-            words=(pushseal keys destroy --keys "$2" ""); CURRENT=${#words}; _pushseal
-            """, "zsh", zsh, keyring.keys], environment: ["PATH": path])
+        let fromZsh = try runProcess(
+            "/usr/bin/zsh",
+            [
+                "-f", "-c",
+                """
+                compadd() { [[ $1 == -a ]] && print -l -- ${(P)2} }
+                compdef() { : }
+                _describe() { : }
+                source "$1"
+                words=(pushseal keys destroy --keys "$2" ""); CURRENT=${#words}; _pushseal
+                """, "zsh", zsh, keyring.keys
+            ], environment: ["PATH": path])
         #expect(lines(fromZsh) == ids)
-        let fromFish = try runProcess("/usr/bin/fish", ["--no-config", "-c", "source $argv[1]; complete -C \"pushseal keys export --keys=$argv[2] \"", fish, keyring.keys],
-                                      environment: ["PATH": path])
+        let fromFish = try runProcess(
+            "/usr/bin/fish", ["--no-config", "-c", "source $argv[1]; complete -C \"pushseal keys export --keys=$argv[2] \"", fish, keyring.keys],
+            environment: ["PATH": path])
         #expect(lines(fromFish) == ids)
     }
 
@@ -118,17 +138,22 @@ struct ShellToolTests {
     /// would draw a menu (_describe, compadd, _files) print what they were given instead.
     static func zsh(_ script: String, _ words: [String]) throws -> [String] {
         let quoted = words.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        let run = try runProcess("/usr/bin/zsh", ["-f", "-c", """
-            _describe() { print -l -- ${(P)2} }
-            compadd() { [[ $1 == -a ]] && print -l -- ${(P)2} }
-            _files() { print -- "<files $*>" }
-            _message() { print -- "<message $*>" }
-            _command_names() { print -- "<commands>" }
-            compdef() { print -- "<compdef $*>" }
-            source "$1"
-            words=(\(quoted)); CURRENT=${#words}
-            _pushseal
-            """, "zsh", script])
+        let run = try runProcess(
+            "/usr/bin/zsh",
+            [
+                "-f", "-c",
+                """
+                _describe() { print -l -- ${(P)2} }
+                compadd() { [[ $1 == -a ]] && print -l -- ${(P)2} }
+                _files() { print -- "<files $*>" }
+                _message() { print -- "<message $*>" }
+                _command_names() { print -- "<commands>" }
+                compdef() { print -- "<compdef $*>" }
+                source "$1"
+                words=(\(quoted)); CURRENT=${#words}
+                _pushseal
+                """, "zsh", script
+            ])
         #expect(run.stderr.isEmpty, "\(run.stderr)")
         return run.stdout.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("<compdef") }
     }
@@ -155,7 +180,9 @@ struct ShellToolTests {
     @Test func zshsCompletionSystemCompletesOnTab() throws {
         let folder = TemporaryFolder()
         folder.write("_pushseal", try pushseal(["completions", "zsh"]).stdout)
-        folder.write("drive.zsh", #"""
+        folder.write(
+            "drive.zsh",
+            #"""
             zmodload zsh/zpty
             zpty -b z zsh -f -i
             zpty -w z "PS1='%% '; fpath=($1 \$fpath); autoload -Uz compinit; compinit -u -D; zstyle ':completion:*' menu no; LISTMAX=1000; pushseal() { :; }"
@@ -197,7 +224,8 @@ struct ShellToolTests {
         let top = try Self.fish(script, "pushseal ")
         #expect(top.contains("keys\tManage the keyring.") && top.contains("send\tSeal an alert and deliver it to APNs over HTTP/2, one result line per device."))
         #expect(try Self.fish(script, "pushseal keys ro") == ["rotate\tMake a new primary of its kind; the old one decrypts for --grace."])
-        #expect(try Self.fish(script, "pushseal encrypt --level ").map { String($0.split(separator: "\t")[0]) }.sorted()
+        #expect(
+            try Self.fish(script, "pushseal encrypt --level ").map { String($0.split(separator: "\t")[0]) }.sorted()
                 == ["active", "critical", "passive", "time-sensitive"])
         #expect(try Self.fish(script, "pushseal completions ") == ["bash", "fish", "zsh"])
         #expect(try Self.fish(script, "pushseal encrypt --title ").isEmpty, "a free-text value offers nothing")
@@ -314,16 +342,20 @@ struct QRCodeTests {
         #expect(both.stderr.hasPrefix("error: give --qr (the terminal) or --qr-png FILE (an image), not both\n"))
         let unwritable = try keyring.keysCommand(["export", "--qr-png", "/nonexistent/x.png"])
         #expect(unwritable.status != 0 && unwritable.stderr.hasPrefix("error: cannot write /nonexistent/x.png"), "\(unwritable.stderr)")
-        let missing = try pushseal(["keys", "export", "--qr-png", keyring.folder.file("y.png"), "--keys", keyring.keys],
-                                   environment: ["PUSHSEAL_QR": "/nonexistent/pushseal-qr"])
+        let missing = try pushseal(
+            ["keys", "export", "--qr-png", keyring.folder.file("y.png"), "--keys", keyring.keys],
+            environment: ["PUSHSEAL_QR": "/nonexistent/pushseal-qr"])
         #expect(missing.status == 69)
-        #expect(missing.stderr == "error: pushseal-qr is not at /nonexistent/pushseal-qr, where PUSHSEAL_QR points; set PUSHSEAL_QR to the program's path, or unset it to use the one beside pushseal\n")
+        #expect(
+            missing.stderr == "error: pushseal-qr is not at /nonexistent/pushseal-qr, where PUSHSEAL_QR points; set PUSHSEAL_QR to the program's path, or unset it to use the one beside pushseal\n")
         // Copied alone, without its companion: where it looked, and the variable that points elsewhere.
         let alone = keyring.folder.file("pushseal")
         try FileManager.default.copyItem(atPath: pushsealBinary, toPath: alone)
         let lonely = try runProcess(alone, ["keys", "export", "--qr-png", keyring.folder.file("z.png"), "--keys", keyring.keys])
         #expect(lonely.status == 69)
-        #expect(lonely.stderr == "error: pushseal-qr is not beside pushseal (looked for \(keyring.folder.file("pushseal-qr"))); install it there (Scripts/install.sh does), or set PUSHSEAL_QR to its path\n")
+        #expect(
+            lonely.stderr
+                == "error: pushseal-qr is not beside pushseal (looked for \(keyring.folder.file("pushseal-qr"))); install it there (Scripts/install.sh does), or set PUSHSEAL_QR to its path\n")
         #expect(!FileManager.default.fileExists(atPath: keyring.folder.file("y.png")))
     }
 }
@@ -339,7 +371,9 @@ struct DesktopNotificationTests {
     /// service and dbus-monitor on it; the run, the calls the service got, and what the monitor saw.
     static func onPrivateBus(_ keyring: KeyringFixture, _ arguments: String, expecting calls: Int) throws -> (run: Run, calls: [[String: Any]], monitor: String) {
         let folder = keyring.folder
-        folder.write("session.sh", #"""
+        folder.write(
+            "session.sh",
+            #"""
             cd "$F"
             /usr/bin/python3 "$SERVICE" service.jsonl & service=$!
             for _ in $(seq 200); do
@@ -358,9 +392,12 @@ struct DesktopNotificationTests {
             """#)
         // The test runner's threads block signals, and children inherit that: the bus, the
         // service and the monitor would then outlive their SIGTERMs. Python clears the mask first.
-        let run = try shell(#"/usr/bin/python3 -c "$UNBLOCK" dbus-run-session -- bash "$F/session.sh""#,
-                            environment: ["F": folder.path, "K": keyring.keys, "SERVICE": service, "ARGUMENTS": arguments, "CALLS": String(calls),
-                                          "UNBLOCK": "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execvp(sys.argv[1], sys.argv[1:])"])
+        let run = try shell(
+            #"/usr/bin/python3 -c "$UNBLOCK" dbus-run-session -- bash "$F/session.sh""#,
+            environment: [
+                "F": folder.path, "K": keyring.keys, "SERVICE": service, "ARGUMENTS": arguments, "CALLS": String(calls),
+                "UNBLOCK": "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execvp(sys.argv[1], sys.argv[1:])"
+            ])
         let calls = folder.read("service.jsonl").split(separator: "\n").map { jsonObject(String($0)) }
         return (Run(status: run.status, stdout: folder.read("records.txt"), stderr: run.stderr), calls, folder.read("monitor.txt"))
     }
@@ -396,8 +433,9 @@ struct DesktopNotificationTests {
         let keyring = try KeyringFixture()
         keyring.folder.write("a.json", try keyring.encrypt(["-t", "A"]).stdout)
         keyring.folder.write("b.json", try keyring.encrypt(["-t", "B"]).stdout)
-        let run = try shell(#"cd "$F" && "$PUSHSEAL" receive --notify --json --keys "$K" a.json b.json"#,
-                            environment: ["F": keyring.folder.path, "K": keyring.keys, "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus"])
+        let run = try shell(
+            #"cd "$F" && "$PUSHSEAL" receive --notify --json --keys "$K" a.json b.json"#,
+            environment: ["F": keyring.folder.path, "K": keyring.keys, "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus"])
         #expect(run.status == 0)
         #expect(run.stdout.split(separator: "\n").count == 2)
         let warnings = run.stderr.split(separator: "\n")
@@ -419,8 +457,9 @@ struct InstallTests {
 
     static func install(_ arguments: [String]) throws -> Run {
         // The binaries this test run built: install.sh would otherwise build the release ones.
-        try runProcess("/bin/bash", [repository + "/Scripts/install.sh"] + arguments,
-                       environment: ["PUSHSEAL_BIN_DIR": URL(fileURLWithPath: pushsealBinary).deletingLastPathComponent().path])
+        try runProcess(
+            "/bin/bash", [repository + "/Scripts/install.sh"] + arguments,
+            environment: ["PUSHSEAL_BIN_DIR": URL(fileURLWithPath: pushsealBinary).deletingLastPathComponent().path])
     }
 
     @Test func installsTheBinaryManualCompletionsAndUnitsIntoAPrefix() throws {
@@ -428,18 +467,24 @@ struct InstallTests {
         let prefix = folder.file("prefix")
         let run = try Self.install([prefix])
         #expect(run.status == 0, "\(run.stderr)")
-        for (file, mode) in [("bin/pushseal", 0o755), ("bin/pushseal-qr", 0o755),
-                             ("share/man/man1/pushseal.1", 0o644), ("share/bash-completion/completions/pushseal", 0o644),
-                             ("share/zsh/site-functions/_pushseal", 0o644), ("share/fish/vendor_completions.d/pushseal.fish", 0o644),
-                             ("lib/systemd/system/pushseal-watch.service", 0o644), ("lib/systemd/system/pushseal-listen.service", 0o644)] {
+        for (file, mode) in [
+            ("bin/pushseal", 0o755), ("bin/pushseal-qr", 0o755),
+            ("share/man/man1/pushseal.1", 0o644), ("share/bash-completion/completions/pushseal", 0o644),
+            ("share/zsh/site-functions/_pushseal", 0o644), ("share/fish/vendor_completions.d/pushseal.fish", 0o644),
+            ("lib/systemd/system/pushseal-watch.service", 0o644), ("lib/systemd/system/pushseal-listen.service", 0o644)
+        ] {
             let attributes = try? FileManager.default.attributesOfItem(atPath: prefix + "/" + file)
             #expect(attributes?[.posixPermissions] as? Int == mode, "\(file)")
         }
         #expect(try runProcess(prefix + "/bin/pushseal", ["--version"]).stdout.hasPrefix("pushseal "))
         // What was installed is what the installed binary writes.
         #expect(try String(contentsOfFile: prefix + "/share/man/man1/pushseal.1", encoding: .utf8) == (try pushseal(["manual"]).stdout))
-        let bash = try runProcess("/bin/bash", ["--norc", "-c", "source \"$1\" && complete -p pushseal", "bash",
-                                                prefix + "/share/bash-completion/completions/pushseal"])
+        let bash = try runProcess(
+            "/bin/bash",
+            [
+                "--norc", "-c", "source \"$1\" && complete -p pushseal", "bash",
+                prefix + "/share/bash-completion/completions/pushseal"
+            ])
         #expect(bash.stdout.contains("-F _pushseal pushseal"))
         let man = try runProcess("/usr/bin/man", ["--warnings", "pushseal"], environment: ["MANPATH": prefix + "/share/man", "MANPAGER": "cat", "MANWIDTH": "80"])
         #expect(man.status == 0 && man.stderr.isEmpty && man.stdout.contains("pushseal run"), "man pushseal finds the page: \(man.stderr)")

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import PushSealCLI
 
 /// What one run of the built `pushseal` binary did.
@@ -73,8 +74,10 @@ func parsed(_ arguments: [String], environment: [String: String] = [:]) -> Run {
 /// the machine's proxy variables (a CI machine may route its package downloads through
 /// one) or its OpenSSL trust settings, so only what a test gives reaches the binary.
 func childEnvironment(_ extra: [String: String]) -> [String: String] {
-    let proxies: Set<String> = ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY",
-                                "SSL_CERT_FILE", "SSL_CERT_DIR"]
+    let proxies: Set<String> = [
+        "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY",
+        "SSL_CERT_FILE", "SSL_CERT_DIR"
+    ]
     var inherited = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHSEAL_") && !proxies.contains($0.key) }
     inherited.merge(extra) { _, new in new }
     inherited[suiteOwnerVariable] = suiteOwner
@@ -87,8 +90,10 @@ func childEnvironment(_ extra: [String: String]) -> [String: String] {
 let suiteOwnerVariable = "SUITE_OWNER"
 let suiteOwner = String(getpid())
 
-func runProcess(_ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
-                watchdog limit: Int = 120) throws -> Run {
+func runProcess(
+    _ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+    watchdog limit: Int = 120
+) throws -> Run {
     let scratch = TemporaryFolder()
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
@@ -234,7 +239,8 @@ func childCommands(of pid: Int32) -> [String] {
 func signalIsPending(_ signal: Int32, for pid: Int32) -> Bool {
     let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
     guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("ShdPnd:") }),
-          let mask = UInt64(line.dropFirst("ShdPnd:".count).trimmingCharacters(in: .whitespaces), radix: 16) else { return false }
+        let mask = UInt64(line.dropFirst("ShdPnd:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+    else { return false }
     return mask & (1 << UInt64(signal - 1)) != 0
 }
 
@@ -250,11 +256,11 @@ func ownProcesses(commandLineStartingWith prefix: String) -> [Int32] {
     return entries.compactMap(Int32.init).filter { pid in
         // Arguments joined by spaces, as `ps` shows them.
         guard let commandLine = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline")?.map({ $0 == 0 ? UInt8(ascii: " ") : $0 }),
-              commandLine.starts(with: Array(prefix.utf8)),
-              let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ"),
-              environment.split(separator: 0).contains(where: { $0.elementsEqual(owner) }),
-              let status = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let state = status.split(separator: ")").last?.split(separator: " ").first, state != "Z"
+            commandLine.starts(with: Array(prefix.utf8)),
+            let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ"),
+            environment.split(separator: 0).contains(where: { $0.elementsEqual(owner) }),
+            let status = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let state = status.split(separator: ")").last?.split(separator: " ").first, state != "Z"
         else { return false }
         return true
     }
@@ -264,4 +270,3 @@ func ownProcesses(commandLineStartingWith prefix: String) -> [Int32] {
 func signalOwnProcesses(commandLineStartingWith prefix: String, _ signal: Int32 = SIGKILL) {
     for pid in ownProcesses(commandLineStartingWith: prefix) { kill(pid, signal) }
 }
-

@@ -52,8 +52,10 @@ struct VectorTests {
             var entries: [KeyEntry] = []
             for (kid, key) in vectors.keys.sorted(by: { $0.key < $1.key }) {
                 let privateKey = try P256PrivateKey(scalar: try bytes(base64url: key["private"]!))
-                entries.append(KeyEntry(id: kid, kind: .private, privateKey: privateKey, publicKey: privateKey.publicKey,
-                                        state: entries.isEmpty ? .primary : .enabled, created: 1_765_000_000))
+                entries.append(
+                    KeyEntry(
+                        id: kid, kind: .private, privateKey: privateKey, publicKey: privateKey.publicKey,
+                        state: entries.isEmpty ? .primary : .enabled, created: 1_765_000_000))
             }
             try KeyringStore(folder: folder).create(Keyring(keys: entries))
         }
@@ -79,8 +81,11 @@ struct VectorTests {
             let keyring: Keyring
             var fixed = PayloadSealer.FixedRandomness()
             if version == "ps1" {
-                keyring = Keyring(keys: [KeyEntry(id: kid, secret: try SymmetricKey(bytes: try Self.bytes(base64url: key["secret"]!)),
-                                                  state: .primary, created: 0)])
+                keyring = Keyring(keys: [
+                    KeyEntry(
+                        id: kid, secret: try SymmetricKey(bytes: try Self.bytes(base64url: key["secret"]!)),
+                        state: .primary, created: 0)
+                ])
                 fixed.nonce = Self.bytes(hex: entry["nonce"] as! String)
             } else {
                 let point = try P256PublicKey(x963Representation: try Self.bytes(base64url: key["public"]!))
@@ -88,14 +93,19 @@ struct VectorTests {
                 fixed.ephemeral = try P256PrivateKey(scalar: try Self.bytes(base64url: entry["ephemeral_private"] as! String))
             }
             let fallbackMembers = entry["fallback"] as! [String: String]
-            let sealer = try PayloadSealer(keyring: keyring, to: version == "ps2" ? kid : nil, field: entry["field"] as! String,
-                                           pad: entry["pad"] as! Int,
-                                           fallback: FallbackAlert(title: fallbackMembers["title"]!, body: fallbackMembers["body"]!), now: 0)
+            let sealer = try PayloadSealer(
+                keyring: keyring, to: version == "ps2" ? kid : nil, field: entry["field"] as! String,
+                pad: entry["pad"] as! Int,
+                fallback: FallbackAlert(title: fallbackMembers["title"]!, body: fallbackMembers["body"]!), now: 0)
             // The alert as the file lists it, read with pushseal's own parser (members in order).
             guard case .object(let document) = try JSONParser.parse(Array(vectors.text.utf8)),
-                  case .array(let listed)? = document["positive"],
-                  case .object(let listedCase)? = listed.first(where: { $0.objectValue?["name"] == .string(name) }),
-                  case .object(let members)? = listedCase["alert"] else { Issue.record("\(name): no alert"); continue }
+                case .array(let listed)? = document["positive"],
+                case .object(let listedCase)? = listed.first(where: { $0.objectValue?["name"] == .string(name) }),
+                case .object(let members)? = listedCase["alert"]
+            else {
+                Issue.record("\(name): no alert")
+                continue
+            }
             let alert = try SealedAlert(json: members)
             // Member order is the sender's choice, and the file's plaintext fixes it.
             #expect(String(decoding: alert.plaintext(paddedTo: entry["pad"] as! Int), as: UTF8.self) == entry["plaintext"] as? String, "\(name)")

@@ -58,8 +58,9 @@ struct VisibleFallbackTests {
         // extension did not run, and shows what stayed visible.
         let other = try KeyringFixture()
         let listener = try Listener(["--json", "--keys", other.keys, "--provider-key", "KEY1234567=\(sending.publicKey)", "--team", "TEAM123456"], address: "0")
-        let run = try sending.send(to: listener.url, trusting: other.keys + "/tls-cert.pem",
-                                   ["--device", deviceToken, "-t", "Page", "-b", "db-3 down", "--visible-sound", "siren.caf", "--visible-level", "critical"])
+        let run = try sending.send(
+            to: listener.url, trusting: other.keys + "/tls-cert.pem",
+            ["--device", deviceToken, "-t", "Page", "-b", "db-3 down", "--visible-sound", "siren.caf", "--visible-level", "critical"])
         #expect(run.status == 0, "\(run.stderr)")
         let lines = """
             {"device": "\(String(format: "%064x", 7))", "title": "Build", "visible-sound": "chime.caf"}
@@ -83,7 +84,7 @@ struct VisibleFallbackTests {
             run.stdout.trimmingCharacters(in: .newlines),
             // Another sender's payload with the title as a key too.
             run.stdout.trimmingCharacters(in: .newlines).replacingOccurrences(of: #""title":"New notification","loc-key""#, with: #""title-loc-key":"T","loc-key""#),
-            #"{"aps":{"alert":{"loc-key":"K"}},"enc":"x"}"#,
+            #"{"aps":{"alert":{"loc-key":"K"}},"enc":"x"}"#
         ]
         let received = try pushseal(["receive", "--json", "--keys", keyring.keys, "-"], stdin: payloads.joined(separator: "\n") + "\n")
         let statuses = records(received.stdout).map { $0["status"] as? String }
@@ -99,7 +100,9 @@ struct VisibleFallbackTests {
         let receiver = Process()
         receiver.executableURL = URL(fileURLWithPath: pushsealBinary)
         receiver.arguments = ["receive", "--json", "--keys", keyring.keys, "-"]
-        let input = Pipe(), output = Pipe(), errors = Pipe()
+        let input = Pipe()
+        let output = Pipe()
+        let errors = Pipe()
         receiver.standardInput = input
         receiver.standardOutput = output
         receiver.standardError = errors
@@ -129,7 +132,7 @@ struct VisibleFallbackTests {
             ("emptied", { try Data().write(to: URL(fileURLWithPath: file)) }, "locked"),
             ("restored", { try good.write(to: URL(fileURLWithPath: file)) }, "decrypted"),
             ("made readable by others", { chmod(file, 0o644) }, "locked"),
-            ("made private again", { chmod(file, 0o600) }, "decrypted"),
+            ("made private again", { chmod(file, 0o600) }, "decrypted")
         ]
         for (step, change, status) in steps {
             let record = try after(change, status)

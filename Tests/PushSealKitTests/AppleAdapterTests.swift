@@ -48,8 +48,10 @@ struct AppleAdapterTests {
     static var fallback: [String: Any] { ["title": "New notification", "body": "Open the app to read it"] }
 
     /// A request as iOS builds it from a payload: the alert's text in the content, the whole payload in userInfo.
-    static func request(_ id: String, sealed alert: [String: Any]?, kid: String = "k1", key: SymmetricKey,
-                        aps: [String: Any] = ["alert": fallback, "mutable-content": 1]) throws -> UNNotificationRequest {
+    static func request(
+        _ id: String, sealed alert: [String: Any]?, kid: String = "k1", key: SymmetricKey,
+        aps: [String: Any] = ["alert": fallback, "mutable-content": 1]
+    ) throws -> UNNotificationRequest {
         let content = UNMutableNotificationContent()
         if let alert = aps["alert"] as? [String: Any] {
             content.title = alert["title"] as? String ?? alert["title-loc-key"] as? String ?? ""
@@ -99,7 +101,8 @@ struct AppleAdapterTests {
 
     @Test func theKeychainStoreListsRemovesAndReplacesAKeyInOneStep() throws {
         let keychain = KeychainKeyStore(accessGroup: nil)
-        let first = SymmetricKey(size: .bits256), second = SymmetricKey(size: .bits256)
+        let first = SymmetricKey(size: .bits256)
+        let second = SymmetricKey(size: .bits256)
         try keychain.store(.secret(first), id: "k1")
         try keychain.store(.recipient(P256.KeyAgreement.PrivateKey()), id: "r1")
         #expect(try keychain.ids() == ["k1", "r1"])
@@ -108,14 +111,23 @@ struct AppleAdapterTests {
         let before = KeychainSimulation.shared.callLog.count
         #expect(throws: KeyStoreError(.failed, status: errSecNotAvailable, "")) { try keychain.store(.secret(second), id: "k1") }
         #expect(Array(KeychainSimulation.shared.callLog[before...]) == ["SecItemAdd", "SecItemUpdate"], "no delete before the failed update")
-        guard case .found(.secret(let held)) = keychain.lookUp(id: "k1") else { Issue.record("the old key is kept"); return }
+        guard case .found(.secret(let held)) = keychain.lookUp(id: "k1") else {
+            Issue.record("the old key is kept")
+            return
+        }
         #expect(held == first)
         try keychain.store(.secret(second), id: "k1")
-        guard case .found(.secret(let replaced)) = keychain.lookUp(id: "k1") else { Issue.record("the new key is kept"); return }
+        guard case .found(.secret(let replaced)) = keychain.lookUp(id: "k1") else {
+            Issue.record("the new key is kept")
+            return
+        }
         #expect(replaced == second)
         #expect(try keychain.remove(id: "r1") == true)
         #expect(try keychain.remove(id: "r1") == false)
-        guard case .missing = keychain.lookUp(id: "r1") else { Issue.record("a removed key is missing"); return }
+        guard case .missing = keychain.lookUp(id: "r1") else {
+            Issue.record("a removed key is missing")
+            return
+        }
         #expect(try keychain.ids() == ["k1"])
         // A locked phone cannot take a key either, and says why.
         KeychainSimulation.shared.setLocked(true)
@@ -131,8 +143,10 @@ struct AppleAdapterTests {
         var holding: [ContentDelivery] { lock.withLock { held } }
         var timeUps: [String] { lock.withLock { late } }
 
-        override func didOpen(_ opened: OpenedNotification, content: UNMutableNotificationContent, request: UNNotificationRequest,
-                              delivery: ContentDelivery) {
+        override func didOpen(
+            _ opened: OpenedNotification, content: UNMutableNotificationContent, request: UNNotificationRequest,
+            delivery: ContentDelivery
+        ) {
             if opened.data["hold"] != nil {
                 lock.withLock { held.append(delivery) }
                 return
@@ -141,8 +155,10 @@ struct AppleAdapterTests {
             delivery.finish(with: content)
         }
 
-        override func willDeliverAtTimeUp(_ content: UNMutableNotificationContent, opened: OpenedNotification?,
-                                          request: UNNotificationRequest) -> UNNotificationContent {
+        override func willDeliverAtTimeUp(
+            _ content: UNMutableNotificationContent, opened: OpenedNotification?,
+            request: UNNotificationRequest
+        ) -> UNNotificationContent {
             lock.withLock { late.append("\(request.identifier) \(opened?.status.rawValue ?? "not opened")") }
             content.subtitle = "(time-up)"
             return content
@@ -216,7 +232,7 @@ struct AppleAdapterTests {
             ("siren", ["title": "Page", "interruption-level": "critical", "sound": "siren.caf"], "siren.caf", true),
             ("default critical", ["title": "Page", "interruption-level": "critical", "sound": "default"], nil, true),
             ("chime", ["title": "Note", "interruption-level": "active", "sound": "chime.caf"], "chime.caf", false),
-            ("default", ["title": "Note", "sound": "default"], nil, false),
+            ("default", ["title": "Note", "sound": "default"], nil, false)
         ]
         for (id, alert, name, critical) in cases {
             service.didReceive(try Self.request(id, sealed: alert, key: key), withContentHandler: recorder.handler(for: id))
@@ -230,8 +246,9 @@ struct AppleAdapterTests {
         let key = SymmetricKey(size: .bits256)
         let recorder = ExtensionRecorder()
         let service = RecordingService(store: InMemoryKeyStore(["k1": .secret(key)]), recorder: recorder)
-        service.didReceive(try Self.request("A", sealed: ["title": "T", "body": "B"], key: key, aps: ["alert": ["loc-key": "NEW_MESSAGE"], "mutable-content": 1]),
-                           withContentHandler: recorder.handler(for: "A"))
+        service.didReceive(
+            try Self.request("A", sealed: ["title": "T", "body": "B"], key: key, aps: ["alert": ["loc-key": "NEW_MESSAGE"], "mutable-content": 1]),
+            withContentHandler: recorder.handler(for: "A"))
         #expect(recorder.deliveries("A").first?.title == "T" && recorder.deliveries("A").first?.body == "B")
     }
 
@@ -272,8 +289,10 @@ struct AppleAdapterTests {
         nonisolated(unsafe) var testStore: any KeyStore = InMemoryKeyStore()
         override var keyStore: any KeyStore { testStore }
 
-        override func didOpen(_ opened: OpenedNotification, content: UNMutableNotificationContent, request: UNNotificationRequest,
-                              delivery: ContentDelivery) {
+        override func didOpen(
+            _ opened: OpenedNotification, content: UNMutableNotificationContent, request: UNNotificationRequest,
+            delivery: ContentDelivery
+        ) {
             guard opened.status == .decrypted, let link = opened.data["image"]?.stringValue, let url = URL(string: link) else {
                 delivery.finish(with: content)
                 return
@@ -285,7 +304,8 @@ struct AppleAdapterTests {
                 if let file, (response as? HTTPURLResponse)?.statusCode == 200 {
                     let named = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString + "." + url.pathExtension)
                     if (try? FileManager.default.moveItem(at: file, to: named)) != nil,
-                       let attachment = try? UNNotificationAttachment(identifier: "image", url: named) {
+                        let attachment = try? UNNotificationAttachment(identifier: "image", url: named)
+                    {
                         content.attachments = [attachment]
                     }
                 }

@@ -1,13 +1,15 @@
 import Foundation
-import Testing
+import PushSealJSON
 import TestRandom
+import Testing
+
+@testable import PushSealKit
+
 #if canImport(CryptoKit)
 import CryptoKit
 #else
 import Crypto
 #endif
-@testable import PushSealKit
-import PushSealJSON
 
 /// Alerts sealed by the `pushseal` binary (ps1 with a shared secret, ps2 to a device's key),
 /// opened by the kit and by `pushseal receive --json`: the same title, subtitle and body.
@@ -33,13 +35,18 @@ struct CrossImplementationTests {
             process.arguments = arguments
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             process.currentDirectoryURL = folder
-            let input = Pipe(), output = Pipe(), errors = Pipe()
+            let input = Pipe()
+            let output = Pipe()
+            let errors = Pipe()
             process.standardInput = input
             process.standardOutput = output
             process.standardError = errors
             try process.run()
             // Written from another thread: a large batch would fill the pipe before pushseal reads it all.
-            let writer = Thread { input.fileHandleForWriting.write(Data(stdin.utf8)); try? input.fileHandleForWriting.close() }
+            let writer = Thread {
+                input.fileHandleForWriting.write(Data(stdin.utf8))
+                try? input.fileHandleForWriting.close()
+            }
             writer.start()
             let out = output.fileHandleForReading.readDataToEndOfFile()
             let err = errors.fileHandleForReading.readDataToEndOfFile()
@@ -60,9 +67,11 @@ struct CrossImplementationTests {
     /// escapes and control characters, empty and absent fields, every alert field and level
     /// (and the option-style names), data of every JSON kind, ttl set and not, ids.
     static func alerts(_ count: Int, using random: inout ReplayableRandom) -> [[String: Any]] {
-        let pieces = ["Deploy", "finished", "✅", "Grüße", "日本語", "עברית", "\"quoted\"", "back\\slash", "tab\there", "emoji 🚀🔥",
-                      "line\nbreak", "  spaced  ", "e\u{301}", "ß", "Ω", "𝄞", "<tag>", "&amp;", "100%", "{json}", "👩‍👩‍👧", "\u{2028}",
-                      "\u{7}bell", "/slash/", "\\u0041"]
+        let pieces = [
+            "Deploy", "finished", "✅", "Grüße", "日本語", "עברית", "\"quoted\"", "back\\slash", "tab\there", "emoji 🚀🔥",
+            "line\nbreak", "  spaced  ", "e\u{301}", "ß", "Ω", "𝄞", "<tag>", "&amp;", "100%", "{json}", "👩‍👩‍👧", "\u{2028}",
+            "\u{7}bell", "/slash/", "\\u0041"
+        ]
         func text(_ words: ClosedRange<Int>) -> String {
             (0..<Int.random(in: words, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined(separator: " ")
         }
@@ -88,8 +97,12 @@ struct CrossImplementationTests {
             switch index % 4 {
             case 0: alert["title"] = text(1...6)
             case 1: alert["body"] = text(1...(index % 20 == 1 ? 150 : 20))
-            case 2: alert["title"] = text(1...6); alert[maybe() ? "body" : "message"] = text(0...20)
-            default: alert["title"] = ""; alert["body"] = text(1...20)
+            case 2:
+                alert["title"] = text(1...6)
+                alert[maybe() ? "body" : "message"] = text(0...20)
+            default:
+                alert["title"] = ""
+                alert["body"] = text(1...20)
             }
             if maybe(0.4) { alert["subtitle"] = maybe(0.2) ? "" : text(1...4) }
             if maybe(0.3) { alert["badge"] = Int.random(in: 0...99_999, using: &random) }
@@ -179,8 +192,9 @@ struct CrossImplementationTests {
         /// seconds from now (pushseal's test clock).
         func received(_ payloads: [String], clockOffset: Int = 0) throws -> [JSONObject] {
             let records = try CrossImplementationTests.records(
-                try tool.run(["receive", "--json", "--keys", "Device", "-"], stdin: payloads.joined(separator: "\n") + "\n",
-                             environment: ["PUSHSEAL_TEST_CLOCK_OFFSET": String(clockOffset)]))
+                try tool.run(
+                    ["receive", "--json", "--keys", "Device", "-"], stdin: payloads.joined(separator: "\n") + "\n",
+                    environment: ["PUSHSEAL_TEST_CLOCK_OFFSET": String(clockOffset)]))
             #expect(records.count == payloads.count)
             return records
         }
@@ -195,10 +209,12 @@ struct CrossImplementationTests {
         let publicLine = try pairing.tool.run(["keys", "export", "--public", "--keys", "Device"]).trimmingCharacters(in: .newlines)
         func corruptions(of line: String) -> [String] {
             let last = line.last!
-            return [line, "  \(line)\n", String(line.dropLast()), line + "A", String(line.dropLast()) + (last == "A" ? "B" : "A"),
-                    String(line.dropLast()) + (last == "B" ? "C" : "B"), String(line.dropLast(2)) + "+/", line.replacingOccurrences(of: ".", with: ":"),
-                    String(line.prefix(5)) + "bad kid" + line.dropFirst(13), line.uppercased(), String(line.prefix(20)),
-                    String(line.prefix(14)) + String(repeating: "A", count: line.count - 14)]
+            return [
+                line, "  \(line)\n", String(line.dropLast()), line + "A", String(line.dropLast()) + (last == "A" ? "B" : "A"),
+                String(line.dropLast()) + (last == "B" ? "C" : "B"), String(line.dropLast(2)) + "+/", line.replacingOccurrences(of: ".", with: ":"),
+                String(line.prefix(5)) + "bad kid" + line.dropFirst(13), line.uppercased(), String(line.prefix(20)),
+                String(line.prefix(14)) + String(repeating: "A", count: line.count - 14)
+            ]
         }
         var refused = 0
         let secrets = corruptions(of: secretLine)
@@ -259,8 +275,9 @@ struct CrossImplementationTests {
         let largest = 300 + (4096 - probe) * 3 / 4
         var payloads: [String] = []
         for length in (largest - 8)...largest {
-            payloads.append(try pairing.tool.run(sealing + ["-b", String(repeating: "é", count: length / 2) + String(repeating: "x", count: length % 2)])
-                .trimmingCharacters(in: .newlines))
+            payloads.append(
+                try pairing.tool.run(sealing + ["-b", String(repeating: "é", count: length / 2) + String(repeating: "x", count: length % 2)])
+                    .trimmingCharacters(in: .newlines))
         }
         #expect(payloads.map(\.utf8.count).max()! > 4090)
         #expect(payloads.map(\.utf8.count).max()! <= 4096)
@@ -314,12 +331,17 @@ struct CrossImplementationTests {
             cases.append(("\(format) visible critical, no key", try payload(unknown)))
             cases.append(("\(format) expiring", try seal("Sender", ["--ttl", "1s", "-t", "soon", "-b", "gone"])))
             let foreignTo = format == "ps2" ? ["--to", String(otherRecipient)] : []
-            cases.append(("\(format) foreign key", try tool.run(["encrypt", "--keys", "Other"] + foreignTo + ["-t", "x", "-b", "y"])
-                .trimmingCharacters(in: .newlines)))
+            cases.append(
+                (
+                    "\(format) foreign key",
+                    try tool.run(["encrypt", "--keys", "Other"] + foreignTo + ["-t", "x", "-b", "y"])
+                        .trimmingCharacters(in: .newlines)
+                ))
             var object = try JSONSerialization.jsonObject(with: Data(good.utf8)) as! [String: Any]
             let field = object["enc"] as! String
             let dot = field.lastIndex(of: ".")!
-            let header = String(field[..<dot]), sealed = String(field[field.index(after: dot)...])
+            let header = String(field[..<dot])
+            let sealed = String(field[field.index(after: dot)...])
             func variant(_ name: String, _ value: Any?) throws {
                 var changed = object
                 changed["enc"] = value
@@ -358,11 +380,13 @@ struct CrossImplementationTests {
         // Both sides judge five seconds on, past the one-second ttl.
         let records = try pairing.received(cases.map(\.1), clockOffset: 5)
         let later = Date().addingTimeInterval(5)
-        let expected: [String: String] = ["good": "decrypted", "expiring": "expired", "foreign key": "key-missing", "tag flipped": "auth-failed",
-                                          "first byte flipped": "auth-failed", "absent": "passthrough", "not mutable": "passthrough",
-                                          "no alert text": "passthrough", "a number": "malformed", "unknown kid": "key-missing",
-                                          "later version": "unsupported", "localized fallback": "decrypted", "visible critical": "decrypted",
-                                          "visible critical, no key": "key-missing"]
+        let expected: [String: String] = [
+            "good": "decrypted", "expiring": "expired", "foreign key": "key-missing", "tag flipped": "auth-failed",
+            "first byte flipped": "auth-failed", "absent": "passthrough", "not mutable": "passthrough",
+            "no alert text": "passthrough", "a number": "malformed", "unknown kid": "key-missing",
+            "later version": "unsupported", "localized fallback": "decrypted", "visible critical": "decrypted",
+            "visible critical, no key": "key-missing"
+        ]
         for ((label, payload), record) in zip(cases, records) {
             Self.expectSame(opener.open(json: Data(payload.utf8), now: later), as: record, label)
             if let status = expected[String(label.dropFirst(4))] { #expect(record["status"]?.stringValue == status, "\(label)") }
@@ -387,7 +411,8 @@ struct CrossImplementationTests {
         receiver.executableURL = URL(fileURLWithPath: tool.binary)
         receiver.arguments = ["receive", "--json", "--keys", "Device", "-"]
         receiver.currentDirectoryURL = tool.folder
-        let input = Pipe(), output = Pipe()
+        let input = Pipe()
+        let output = Pipe()
         receiver.standardInput = input
         receiver.standardOutput = output
         receiver.standardError = FileHandle.nullDevice
@@ -440,15 +465,18 @@ struct CrossImplementationTests {
             #"{"title":"t","exp":"soon"}"#, #"{"title":"t","exp":1.5}"#, #"{"title":"t","exp":null}"#, #"{"title":"t","exp":4102444800}"#,
             #"{"title":"t","exp":1000}"#, #"{"title":"t","sent":"x"}"#, #"{"title":"t","sent":-5}"#, #"{"title":"t","unknown":{"x":1}}"#,
             #"{"title":"t"}      "#, "{\"title\":\"t\"}\n\t \r", #"{"title":"t"} x"#, #"{"title":"t"}{}"#, "", "null", "[1]", #""text""#,
-            "\u{FEFF}{\"title\":\"t\"}", #"{"title":"\ud800"}"#, #"{"title":"\u00e9\n"}"#, "{\"title\":\"t\",\"data\":"
-                + String(repeating: "[", count: 70) + String(repeating: "]", count: 70) + "}", "{}", #"{"body":""}"#,
+            "\u{FEFF}{\"title\":\"t\"}", #"{"title":"\ud800"}"#, #"{"title":"\u00e9\n"}"#,
+            "{\"title\":\"t\",\"data\":"
+                + String(repeating: "[", count: 70) + String(repeating: "]", count: 70) + "}", "{}", #"{"body":""}"#
         ]
         var payloads: [String] = []
         for plaintext in plaintexts {
             let header = "ps1.\(pairing.secretKid)"
             let box = try AES.GCM.seal(Data(plaintext.utf8), using: pairing.secret, authenticating: Data(header.utf8))
-            let object: [String: Any] = ["aps": ["alert": ["title": "New notification", "body": "Open the app to read it"], "mutable-content": 1],
-                                         "enc": header + "." + Base64URL.encode(box.combined!)]
+            let object: [String: Any] = [
+                "aps": ["alert": ["title": "New notification", "body": "Open the app to read it"], "mutable-content": 1],
+                "enc": header + "." + Base64URL.encode(box.combined!)
+            ]
             payloads.append(String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self))
         }
         // Non-UTF-8 bytes sealed as the alert.
@@ -462,7 +490,8 @@ struct CrossImplementationTests {
             statuses[record["status"]?.stringValue ?? "", default: 0] += 1
         }
         // Both outcomes occur, so the comparison means something.
-        #expect(statuses["decrypted", default: 0] >= 10 && statuses["malformed", default: 0] >= 10 && statuses["expired"] == 1
+        #expect(
+            statuses["decrypted", default: 0] >= 10 && statuses["malformed", default: 0] >= 10 && statuses["expired"] == 1
                 && statuses["original"] == 2)
     }
 }

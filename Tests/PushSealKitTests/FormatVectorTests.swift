@@ -1,11 +1,13 @@
 import Foundation
 import Testing
+
+@testable import PushSealKit
+
 #if canImport(CryptoKit)
 import CryptoKit
 #else
 import Crypto
 #endif
-@testable import PushSealKit
 
 /// The published vectors (docs/vectors/ps1.json, ps2.json) through the kit on CryptoKit's
 /// API: every positive case opens to its alert (and ps1's envelopes are made again byte for
@@ -29,7 +31,8 @@ struct FormatVectorTests {
     static func keyStore(_ version: String, _ document: [String: Any]) throws -> InMemoryKeyStore {
         var keys: [String: OpeningKey] = [:]
         for (kid, material) in document["keys"] as! [String: [String: String]] {
-            keys[kid] = version == "ps1"
+            keys[kid] =
+                version == "ps1"
                 ? .secret(SymmetricKey(data: bytes(base64url: material["secret"]!)))
                 : .recipient(try P256.KeyAgreement.PrivateKey(rawRepresentation: bytes(base64url: material["private"]!)))
         }
@@ -56,15 +59,18 @@ struct FormatVectorTests {
             if version == "ps1" {
                 let key = SymmetricKey(data: Self.bytes(base64url: (document["keys"] as! [String: [String: String]])[entry["kid"] as! String]!["secret"]!))
                 let nonceText = entry["nonce"] as! String
-                let nonce = try AES.GCM.Nonce(data: Data(stride(from: 0, to: nonceText.count, by: 2).map { offset in
-                    UInt8(nonceText.dropFirst(offset).prefix(2), radix: 16)!
-                }))
+                let nonce = try AES.GCM.Nonce(
+                    data: Data(
+                        stride(from: 0, to: nonceText.count, by: 2).map { offset in
+                            UInt8(nonceText.dropFirst(offset).prefix(2), radix: 16)!
+                        }))
                 let box = try AES.GCM.seal(plaintext, using: key, nonce: nonce, authenticating: Data(header.utf8))
                 #expect(box.combined == sealed, "\(name): AES.GCM makes another box")
             } else {
                 let key = try P256.KeyAgreement.PrivateKey(rawRepresentation: Self.bytes(base64url: (document["keys"] as! [String: [String: String]])[entry["kid"] as! String]!["private"]!))
-                var recipient = try HPKE.Recipient(privateKey: key, ciphersuite: .P256_SHA256_AES_GCM_256, info: Data(header.utf8),
-                                                   encapsulatedKey: sealed.prefix(65))
+                var recipient = try HPKE.Recipient(
+                    privateKey: key, ciphersuite: .P256_SHA256_AES_GCM_256, info: Data(header.utf8),
+                    encapsulatedKey: sealed.prefix(65))
                 #expect(try recipient.open(sealed.dropFirst(65)) == plaintext, "\(name)")
                 #expect(sealed.prefix(65) == Self.bytes(base64url: entry["enc"] as! String))
             }

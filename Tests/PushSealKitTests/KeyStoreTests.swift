@@ -1,19 +1,23 @@
 import Foundation
 import Testing
+
+@testable import PushSealKit
+
 #if canImport(CryptoKit)
 import CryptoKit
 #else
 import Crypto
 #endif
-@testable import PushSealKit
 
 /// Key stores answer found, missing or unavailable, and the opener never turns "unavailable"
 /// into "no key": a phone locked since reboot keeps the sender's fallback alert.
 @Suite("PushSealKit: key stores and what an unavailable one shows")
 struct KeyStoreTests {
     static var fallbackAPS: [String: Any] {
-        ["alert": ["title": "New notification", "body": "Open the app to read it"], "mutable-content": 1,
-         "sound": ["critical": 1, "name": "siren.caf", "volume": 1.0], "interruption-level": "critical"]
+        [
+            "alert": ["title": "New notification", "body": "Open the app to read it"], "mutable-content": 1,
+            "sound": ["critical": 1, "name": "siren.caf", "volume": 1.0], "interruption-level": "critical"
+        ]
     }
 
     static func payload(kid: String, key: SymmetricKey, aps: [String: Any] = fallbackAPS) throws -> [AnyHashable: Any] {
@@ -96,26 +100,42 @@ struct KeyStoreTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = AppGroupKeyStore(folder: folder)
         #expect(try store.ids() == [])
-        guard case .missing = store.lookUp(id: "k1") else { Issue.record("an empty folder holds no key"); return }
-        let first = SymmetricKey(size: .bits256), second = SymmetricKey(size: .bits256)
+        guard case .missing = store.lookUp(id: "k1") else {
+            Issue.record("an empty folder holds no key")
+            return
+        }
+        let first = SymmetricKey(size: .bits256)
+        let second = SymmetricKey(size: .bits256)
         try store.store(.secret(first), id: "k1")
         try store.store(.recipient(P256.KeyAgreement.PrivateKey()), id: "r1")
         #expect(try store.ids() == ["k1", "r1"])
         try store.store(.secret(second), id: "k1")
-        guard case .found(.secret(let held)) = store.lookUp(id: "k1") else { Issue.record("k1 is kept"); return }
+        guard case .found(.secret(let held)) = store.lookUp(id: "k1") else {
+            Issue.record("k1 is kept")
+            return
+        }
         #expect(held == second)
         let attributes = try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent("psk1.k1").path)
         #expect((attributes[.posixPermissions] as? Int).map { $0 & 0o077 } == 0, "readable by the app alone")
         // One id, one key: a recipient key stored under k1 replaces the secret.
         try store.store(.recipient(P256.KeyAgreement.PrivateKey()), id: "k1")
-        guard case .found(.recipient) = store.lookUp(id: "k1") else { Issue.record("k1 is now a recipient key"); return }
+        guard case .found(.recipient) = store.lookUp(id: "k1") else {
+            Issue.record("k1 is now a recipient key")
+            return
+        }
         #expect(try store.remove(id: "k1") == true)
         #expect(try store.remove(id: "k1") == false)
-        guard case .missing = store.lookUp(id: "k1") else { Issue.record("a removed key is missing"); return }
+        guard case .missing = store.lookUp(id: "k1") else {
+            Issue.record("a removed key is missing")
+            return
+        }
         #expect(try store.ids() == ["r1"])
         // A damaged file is a failure of the store, not a missing key.
         try Data([1, 2, 3]).write(to: folder.appendingPathComponent("psk1.bad"))
-        guard case .unavailable(let error) = store.lookUp(id: "bad") else { Issue.record("a damaged key file is not missing"); return }
+        guard case .unavailable(let error) = store.lookUp(id: "bad") else {
+            Issue.record("a damaged key file is not missing")
+            return
+        }
         #expect(error.kind == .failed)
     }
 
@@ -123,13 +143,19 @@ struct KeyStoreTests {
         let folder = URL(fileURLWithPath: "/nonexistent-group")
         for (code, kind) in [(POSIXErrorCode.EPERM, KeyStoreError.Kind.locked), (.EACCES, .locked), (.EIO, .failed)] {
             let store = AppGroupKeyStore(folder: .success(folder), read: { _ in .failure(POSIXError(code)) })
-            guard case .unavailable(let error) = store.lookUp(id: "k1") else { Issue.record("\(code) is not missing"); continue }
+            guard case .unavailable(let error) = store.lookUp(id: "k1") else {
+                Issue.record("\(code) is not missing")
+                continue
+            }
             #expect(error.kind == kind && error.status == code.rawValue)
             let key = SymmetricKey(size: .bits256)
             #expect(NotificationOpener(keys: store).open(userInfo: try Self.payload(kid: "k1", key: key)).status == .locked)
         }
         let outside = AppGroupKeyStore(folder: .failure(KeyStoreError(.misconfigured, "not in the group")), read: AppGroupKeyStore.readFile)
-        guard case .unavailable(let error) = outside.lookUp(id: "k1") else { Issue.record("no folder is not missing"); return }
+        guard case .unavailable(let error) = outside.lookUp(id: "k1") else {
+            Issue.record("no folder is not missing")
+            return
+        }
         #expect(error.kind == .misconfigured)
     }
 }

@@ -68,24 +68,29 @@ struct NewUserPackageTests {
 
         _ = try tool.run(["keys", "init", "--keys", "K"])
         let share = try tool.run(["keys", "export", "--keys", "K"]).trimmingCharacters(in: .whitespacesAndNewlines)
-        let payloads = try tool.run(["encrypt", "--batch", "--keys", "K"], stdin: """
-            {"title": "Deploy", "body": "api-7 is live"}
-            {"title": "Disk", "body": "91% on /var"}
+        let payloads = try tool.run(
+            ["encrypt", "--batch", "--keys", "K"],
+            stdin: """
+                {"title": "Deploy", "body": "api-7 is live"}
+                {"title": "Disk", "body": "91% on /var"}
 
-            """)
+                """)
         let tampered = payloads.split(separator: "\n")[1].replacingOccurrences(of: "\"}", with: "A\"}")
-        let opened = try Self.run(work.appendingPathComponent("scratch/debug/Consumer").path, [share],
-                                  stdin: payloads.split(separator: "\n")[0] + "\n" + tampered + "\n")
-        #expect(opened == "decrypted|Deploy|api-7 is live\nmalformed|Encrypted notification|This message could not be decrypted on this device.\n"
-                 || opened == "decrypted|Deploy|api-7 is live\nauth-failed|Encrypted notification|This message could not be decrypted on this device.\n",
-                 "\(opened)")
+        let opened = try Self.run(
+            work.appendingPathComponent("scratch/debug/Consumer").path, [share],
+            stdin: payloads.split(separator: "\n")[0] + "\n" + tampered + "\n")
+        #expect(
+            opened == "decrypted|Deploy|api-7 is live\nmalformed|Encrypted notification|This message could not be decrypted on this device.\n"
+                || opened == "decrypted|Deploy|api-7 is live\nauth-failed|Encrypted notification|This message could not be decrypted on this device.\n",
+            "\(opened)")
     }
 
     static func run(_ executable: String, _ arguments: [String], stdin: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        let input = Pipe(), output = Pipe()
+        let input = Pipe()
+        let output = Pipe()
         process.standardInput = input
         process.standardOutput = output
         try process.run()

@@ -1,12 +1,14 @@
 import Foundation
+import PushSealJSON
 import Testing
+
+@testable import PushSealKit
+
 #if canImport(CryptoKit)
 import CryptoKit
 #else
 import Crypto
 #endif
-@testable import PushSealKit
-import PushSealJSON
 
 /// The opener's rules on payloads made here with the library itself.
 @Suite("PushSealKit: the opener's rules")
@@ -33,10 +35,15 @@ struct NotificationOpenerTests {
 
     @Test func everyAlertFieldTheSealedAlertSetsReplacesTheDeliveredOneAndNoOther() throws {
         let key = SymmetricKey(size: .bits256)
-        let enc = try Self.sealed(["title": "T", "badge": 4, "sound": "chime", "thread-id": "ops", "interruption-level": "timeSensitive",
-                                   "relevance-score": 0.25, "target-content-id": "w1"], kid: "k1", key: key)
-        let aps: [String: Any] = ["alert": ["title": "fallback", "subtitle": "fallback", "body": "fallback"], "mutable-content": 1,
-                                  "badge": 1, "category": "ACTIONS", "sound": ["critical": 1, "name": "siren", "volume": 1.0]]
+        let enc = try Self.sealed(
+            [
+                "title": "T", "badge": 4, "sound": "chime", "thread-id": "ops", "interruption-level": "timeSensitive",
+                "relevance-score": 0.25, "target-content-id": "w1"
+            ], kid: "k1", key: key)
+        let aps: [String: Any] = [
+            "alert": ["title": "fallback", "subtitle": "fallback", "body": "fallback"], "mutable-content": 1,
+            "badge": 1, "category": "ACTIONS", "sound": ["critical": 1, "name": "siren", "volume": 1.0]
+        ]
         let opened = NotificationOpener(keys: InMemoryKeyStore(["k1": .secret(key)])).open(userInfo: ["aps": aps, "enc": enc])
         var changes = AlertContent(title: "T", subtitle: "", body: "")
         changes.badge = 4
@@ -58,10 +65,12 @@ struct NotificationOpenerTests {
     @Test func aFieldOfTheWrongKindOrOutOfRangeIsMalformedAsTheSenderWouldRefuseIt() throws {
         let key = SymmetricKey(size: .bits256)
         let opener = NotificationOpener(keys: InMemoryKeyStore(["k1": .secret(key)]))
-        let bad: [[String: Any]] = [["title": 1], ["title": "t", "badge": -1], ["title": "t", "badge": true], ["title": "t", "badge": 1.5],
-                                    ["title": "t", "relevance-score": 2], ["title": "t", "interruption-level": "loud"],
-                                    ["title": "t", "data": [1]], ["title": "t", "exp": "soon"], ["title": "t", "sent": 1.5],
-                                    ["title": "t", "sound": ["name": "x"]]]
+        let bad: [[String: Any]] = [
+            ["title": 1], ["title": "t", "badge": -1], ["title": "t", "badge": true], ["title": "t", "badge": 1.5],
+            ["title": "t", "relevance-score": 2], ["title": "t", "interruption-level": "loud"],
+            ["title": "t", "data": [1]], ["title": "t", "exp": "soon"], ["title": "t", "sent": 1.5],
+            ["title": "t", "sound": ["name": "x"]]
+        ]
         for alert in bad {
             let enc = try Self.sealed(alert, kid: "k1", key: key)
             let opened = opener.open(userInfo: ["aps": ["alert": "fallback", "mutable-content": 1], "enc": enc])
@@ -107,9 +116,12 @@ struct NotificationOpenerTests {
         // A boolean is not the number 1: mutable-content true does not make a notification eligible.
         let boolean = try JSONSerialization.jsonObject(with: Data((#"{"aps":{"alert":"f","mutable-content":true},"enc":""# + enc + #""}"#).utf8))
         #expect(opener.open(userInfo: boolean as! [AnyHashable: Any]).status == .passthrough)
-        #expect(UserInfo.json(["b": true, "one": 1, "onePointZero": 1.0, "half": 0.5, "s": "x", "n": NSNull()])
-                == JSONObject([("b", .bool(true)), ("half", .number("0.5")), ("n", .null), ("one", .integer(1)),
-                               ("onePointZero", .integer(1)), ("s", .string("x"))]))
+        #expect(
+            UserInfo.json(["b": true, "one": 1, "onePointZero": 1.0, "half": 0.5, "s": "x", "n": NSNull()])
+                == JSONObject([
+                    ("b", .bool(true)), ("half", .number("0.5")), ("n", .null), ("one", .integer(1)),
+                    ("onePointZero", .integer(1)), ("s", .string("x"))
+                ]))
     }
 
     @Test func eachReasonHasItsOwnPlaceholderBody() throws {

@@ -1,11 +1,13 @@
 import Foundation
 import Testing
+
+@testable import PushSealKit
+
 #if canImport(CryptoKit)
 import CryptoKit
 #else
 import Crypto
 #endif
-@testable import PushSealKit
 
 /// The kit against published vectors (so its crypto is wired as the tests think) and against
 /// payloads the `pushseal` binary sealed (PUSHSEAL_BIN, set by Scripts/device-test.sh).
@@ -35,8 +37,9 @@ struct OpeningTests {
         for vector in try Self.vectors("nist-aes256-gcm.json") where (vector["iv"] as! String).count == 24 {
             let key = SymmetricKey(data: Self.hex(vector["key"] as! String))
             let combined = Self.hex(vector["iv"] as! String) + Self.hex(vector["ct"] as! String) + Self.hex(vector["tag"] as! String)
-            let opened = try? AES.GCM.open(try AES.GCM.SealedBox(combined: combined), using: key,
-                                           authenticating: Self.hex(vector["aad"] as! String))
+            let opened = try? AES.GCM.open(
+                try AES.GCM.SealedBox(combined: combined), using: key,
+                authenticating: Self.hex(vector["aad"] as! String))
             if vector["result"] as? String == "valid" {
                 #expect(opened == Self.hex(vector["pt"] as! String))
             } else {
@@ -51,8 +54,9 @@ struct OpeningTests {
         var checked = 0
         for vector in try Self.vectors("hpke-p256-sha256-aes256gcm.json") where vector["mode"] as? Int == 0 {
             let key = try P256.KeyAgreement.PrivateKey(rawRepresentation: Self.hex(vector["skRm"] as! String))
-            var recipient = try HPKE.Recipient(privateKey: key, ciphersuite: .P256_SHA256_AES_GCM_256,
-                                               info: Self.hex(vector["info"] as! String), encapsulatedKey: Self.hex(vector["enc"] as! String))
+            var recipient = try HPKE.Recipient(
+                privateKey: key, ciphersuite: .P256_SHA256_AES_GCM_256,
+                info: Self.hex(vector["info"] as! String), encapsulatedKey: Self.hex(vector["enc"] as! String))
             // The messages of one context, in order: each nonce is the sequence's.
             for encryption in vector["encryptions"] as! [[String: String]] {
                 let opened = try recipient.open(Self.hex(encryption["ct"]!), authenticating: Self.hex(encryption["aad"]!))
@@ -65,8 +69,10 @@ struct OpeningTests {
 
     @Test func envelopesThatAreNotOnesAreMalformed() {
         // Shorter than a nonce and a tag (ps1: 28 bytes) or a key and a tag (ps2: 81) is malformed, as the receiver says.
-        for text in ["", "ps1", "ps3.abc.AAAA", "ps1.bad kid.AAAA", "ps1.abc.A", "ps1.abc.AA==", "ps1.abc.!!!!", "ps1.a.b.c", "ps1.abc.AAAA",
-                     "ps1.abc." + Base64URL.encode(Data(count: 27)), "ps2.abc." + Base64URL.encode(Data(count: 80))] {
+        for text in [
+            "", "ps1", "ps3.abc.AAAA", "ps1.bad kid.AAAA", "ps1.abc.A", "ps1.abc.AA==", "ps1.abc.!!!!", "ps1.a.b.c", "ps1.abc.AAAA",
+            "ps1.abc." + Base64URL.encode(Data(count: 27)), "ps2.abc." + Base64URL.encode(Data(count: 80))
+        ] {
             #expect(throws: OpeningError.self) { try SealedEnvelope(parsing: text) }
         }
         #expect((try? SealedEnvelope(parsing: "ps1.3f9a0c1e." + Base64URL.encode(Data(count: 28))))?.header == "ps1.3f9a0c1e")

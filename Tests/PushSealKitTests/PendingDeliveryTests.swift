@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import PushSealKit
 
 /// The deadline rule of the extension, in the core: delivered once, by the opened content or

@@ -1,7 +1,8 @@
-@testable import PushSeal
-import SealCrypto
 import Locking
+import SealCrypto
 import Testing
+
+@testable import PushSeal
 
 @Suite("APNs rules: the listener's checks and their order")
 struct APNsRulesTests {
@@ -49,7 +50,8 @@ struct APNsRulesTests {
     @Test func rememberedTokensStillExpire() {
         let now = Locked<Int64>(1_800_000_000)
         let tokens = ProviderTokens(keys: [:], team: nil, clock: { now.withLock { $0 } })
-        let first = token(issuedAt: 1_799_999_000), second = token(issuedAt: 1_800_000_000)
+        let first = token(issuedAt: 1_799_999_000)
+        let second = token(issuedAt: 1_800_000_000)
         let shouted = "BEARER" + first.dropFirst("bearer".count)
         #expect(tokens.check(authorization: first) == nil)
         #expect(tokens.check(authorization: second) == nil)
@@ -67,11 +69,12 @@ struct APNsRulesTests {
     }
 
     /// The token is what lies between `/3/device/` and a query; other paths have none.
-    @Test(arguments: [
-        ("/3/device", ""), ("/3/device?x=1", ""), ("/3/device/abc", "abc"), ("/3/device/abc?q=1", "abc"),
-        ("/3/device/", ""), ("/3/device/é", "é"), ("/3/devices/abc", nil), ("/3/device/a/b", nil),
-        ("/2/device/abc", nil), ("/3/dev", nil), ("", nil),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            ("/3/device", ""), ("/3/device?x=1", ""), ("/3/device/abc", "abc"), ("/3/device/abc?q=1", "abc"),
+            ("/3/device/", ""), ("/3/device/é", "é"), ("/3/devices/abc", nil), ("/3/device/a/b", nil),
+            ("/2/device/abc", nil), ("/3/dev", nil), ("", nil)
+        ] as [(String, String?)])
     func theDeviceTokenIsReadFromThePath(path: String, token: String?) {
         #expect(APNsRules.deviceToken(in: path) == token)
     }
@@ -107,14 +110,18 @@ struct APNsRulesTests {
     @Test func theOneModelHasApplesReasonsStatusesAndLimits() {
         // Apple's table in "Handling notification responses from APNs", by status.
         let documented: [Int: Set<String>] = [
-            400: ["BadCollapseId", "BadDeviceToken", "BadExpirationDate", "BadMessageId", "BadPriority", "BadTopic",
-                  "DeviceTokenNotForTopic", "DuplicateHeaders", "IdleTimeout", "InvalidPushType", "MissingDeviceToken",
-                  "MissingTopic", "PayloadEmpty", "TopicDisallowed"],
-            403: ["BadCertificate", "BadCertificateEnvironment", "ExpiredProviderToken", "Forbidden", "InvalidProviderToken",
-                  "MissingProviderToken", "UnrelatedKeyIdInToken", "BadEnvironmentKeyInToken"],
+            400: [
+                "BadCollapseId", "BadDeviceToken", "BadExpirationDate", "BadMessageId", "BadPriority", "BadTopic",
+                "DeviceTokenNotForTopic", "DuplicateHeaders", "IdleTimeout", "InvalidPushType", "MissingDeviceToken",
+                "MissingTopic", "PayloadEmpty", "TopicDisallowed"
+            ],
+            403: [
+                "BadCertificate", "BadCertificateEnvironment", "ExpiredProviderToken", "Forbidden", "InvalidProviderToken",
+                "MissingProviderToken", "UnrelatedKeyIdInToken", "BadEnvironmentKeyInToken"
+            ],
             404: ["BadPath"], 405: ["MethodNotAllowed"], 410: ["ExpiredToken", "Unregistered"], 413: ["PayloadTooLarge"],
             429: ["TooManyProviderTokenUpdates", "TooManyRequests"], 500: ["InternalServerError"],
-            503: ["ServiceUnavailable", "Shutdown"],
+            503: ["ServiceUnavailable", "Shutdown"]
         ]
         let apple = APNs.Reason.allCases.filter { $0 != .headerListTooLarge }
         #expect(Dictionary(grouping: apple, by: \.status).mapValues { Set($0.map(\.rawValue)) } == documented)

@@ -1,6 +1,7 @@
 import Foundation
-@testable import PushSeal
 import Testing
+
+@testable import PushSeal
 
 /// The memory limit is read the way the kernel applies it: v1 or v2, the smallest along
 /// the path, "max" and v1's huge number meaning none.
@@ -19,7 +20,7 @@ struct CgroupMemoryLimitTests {
     @Test func version2TakesTheSmallestLimitAlongThePath() throws {
         let root = try tree([
             "memory.max": "max\n", "system.slice/memory.max": "268435456\n",
-            "system.slice/pushseal-listen.service/memory.max": "max\n",
+            "system.slice/pushseal-listen.service/memory.max": "max\n"
         ])
         #expect(CgroupMemoryLimit.limit(membership: "0::/system.slice/pushseal-listen.service\n", root: root) == 268_435_456)
         #expect(CgroupMemoryLimit.limit(membership: "0::/\n", root: root) == nil)
@@ -28,7 +29,7 @@ struct CgroupMemoryLimitTests {
     @Test func version1ReadsTheMemoryHierarchyAndIgnoresItsNoLimitValue() throws {
         let root = try tree([
             "memory/memory.limit_in_bytes": "9223372036854771712\n",
-            "memory/docker/abc/memory.limit_in_bytes": "67108864\n",
+            "memory/docker/abc/memory.limit_in_bytes": "67108864\n"
         ])
         let membership = "9:pids:/docker/abc\n4:memory:/docker/abc\n1:name=systemd:/docker/abc\n0::/\n"
         #expect(CgroupMemoryLimit.limit(membership: membership, root: root) == 67_108_864)

@@ -1,6 +1,7 @@
 import Foundation
-@testable import PushSeal
 import Testing
+
+@testable import PushSeal
 
 /// Pipes this process holds open now, from /proc/self/fd.
 private func openPipes() -> Int {
@@ -11,7 +12,8 @@ private func openPipes() -> Int {
 /// The process state letter of `pid` (R, S, Z, ...), or nil once it is gone.
 private func processState(_ pid: pid_t) -> Character? {
     guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-          let close = stat.lastIndex(of: ")") else { return nil }
+        let close = stat.lastIndex(of: ")")
+    else { return nil }
     return stat[stat.index(close, offsetBy: 2)]
 }
 

@@ -9,15 +9,16 @@ import Testing
 /// and a delivery reads every time it keeps from its runner's clock.
 @Suite("time: one clock, one conversion")
 struct ClockTests {
-    @Test(arguments: [
-        (Duration.seconds(Int64.max), Int64.max, Int64.max),
-        (Duration.seconds(Int64.min), Int64.min, Int64.min),
-        (Duration.seconds(Int64.max / 1_000 + 1), Int64.max, Int64.max),
-        (Duration.seconds(9_223_372_037), Int64.max, Int64(9_223_372_037_000)),
-        (Duration.milliseconds(1_500), Int64(1_500_000_000), Int64(1_500)),
-        (Duration.nanoseconds(-1), Int64(-1), Int64(0)),
-        (Duration.zero, Int64(0), Int64(0)),
-    ] as [(Duration, Int64, Int64)])
+    @Test(
+        arguments: [
+            (Duration.seconds(Int64.max), Int64.max, Int64.max),
+            (Duration.seconds(Int64.min), Int64.min, Int64.min),
+            (Duration.seconds(Int64.max / 1_000 + 1), Int64.max, Int64.max),
+            (Duration.seconds(9_223_372_037), Int64.max, Int64(9_223_372_037_000)),
+            (Duration.milliseconds(1_500), Int64(1_500_000_000), Int64(1_500)),
+            (Duration.nanoseconds(-1), Int64(-1), Int64(0)),
+            (Duration.zero, Int64(0), Int64(0))
+        ] as [(Duration, Int64, Int64)])
     func durationsBecomeIntegersHeldAtTheirBounds(_ duration: Duration, nanoseconds: Int64, milliseconds: Int64) {
         #expect(duration.saturatingNanoseconds == nanoseconds)
         #expect(duration.saturatingMilliseconds == milliseconds)

@@ -1,7 +1,7 @@
 import PushSeal
+import PushSealJSON
 import SealCrypto
 import Testing
-import PushSealJSON
 
 @Suite("ps1 envelope")
 struct EnvelopeTests {
@@ -33,7 +33,7 @@ struct EnvelopeTests {
         ("ps1.kid.AAAA", .malformed),
         ("ps1.kid.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", .malformed),
         ("ps1.\(String(repeating: "k", count: 65)).AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", .malformed),
-        ("", .malformed),
+        ("", .malformed)
     ])
     func malformedEnvelopesAreRefused(text: String, code: EnvelopeError.Code) {
         #expect(throws: EnvelopeError(code, "")) { try SealedEnvelope(parsing: text) }
@@ -53,14 +53,19 @@ struct EnvelopeTests {
         var data = JSONObject()
         data["url"] = .string("https://example.com/a")
         var fields = AlertFields()
-        for (field, value) in [(AlertField.title, "T"), (.subtitle, "S"), (.body, "B"), (.badge, "3"), (.sound, "default"),
-                               (.threadID, "g"), (.category, "c"), (.targetContentID, "t"),
-                               (.interruptionLevel, "timeSensitive"), (.relevanceScore, "0.5")] {
+        for (field, value) in [
+            (AlertField.title, "T"), (.subtitle, "S"), (.body, "B"), (.badge, "3"), (.sound, "default"),
+            (.threadID, "g"), (.category, "c"), (.targetContentID, "t"),
+            (.interruptionLevel, "timeSensitive"), (.relevanceScore, "0.5")
+        ] {
             try fields.set(field, text: value)
         }
         let alert = SealedAlert(fields: fields, data: data, id: "abc", sent: 10, expires: 20)
         let text = JSONWriter.string(.object(alert.json))
-        #expect(text == #"{"title":"T","subtitle":"S","body":"B","badge":3,"sound":"default","thread-id":"g","category":"c","target-content-id":"t","interruption-level":"time-sensitive","relevance-score":0.5,"data":{"url":"https://example.com/a"},"id":"abc","sent":10,"exp":20}"#)
+        #expect(
+            text
+                == #"{"title":"T","subtitle":"S","body":"B","badge":3,"sound":"default","thread-id":"g","category":"c","target-content-id":"t","interruption-level":"time-sensitive","relevance-score":0.5,"data":{"url":"https://example.com/a"},"id":"abc","sent":10,"exp":20}"#
+        )
         #expect(try SealedAlert(json: alert.json) == alert)
     }
 }

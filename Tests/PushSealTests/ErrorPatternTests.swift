@@ -45,8 +45,11 @@ struct ErrorPatternTests {
     @Test func reasonsCarryNoCommandLineWords() throws {
         var keyring = try Keyring.generate(now: 0)
         let secretKid = try #require(keyring.primary?.id)
-        var devicesKey = Keyring(keys: [KeyEntry(id: "abcd1234", kind: .public, privateKey: nil,
-                                                 publicKey: try P256PrivateKey.generate().publicKey, state: .primary, created: 0)])
+        var devicesKey = Keyring(keys: [
+            KeyEntry(
+                id: "abcd1234", kind: .public, privateKey: nil,
+                publicKey: try P256PrivateKey.generate().publicKey, state: .primary, created: 0)
+        ])
         var reasons: [String: String] = [:]
         do { _ = try keyring.sealingKey(to: secretKid, now: 0) } catch let error as KeyringError { reasons["\(error.code)"] = error.reason }
         do { try keyring.destroy(secretKid) } catch let error as KeyringError { reasons["\(error.code)"] = error.reason }

@@ -1,16 +1,21 @@
 import Dispatch
 import Foundation
+import NotificationText
 import PushSeal
+import PushSealJSON
 import SealCrypto
 import Synchronization
-import Testing
 import TestRandom
-import PushSealJSON
-import NotificationText
+import Testing
 
 /// An extension whose behaviour each test scripts.
 final class ScriptedExtension: NotificationServiceExtension {
-    enum Answer: Sendable { case now(NotificationContent), twice(NotificationContent), after(Duration, NotificationContent), never }
+    enum Answer: Sendable {
+        case now(NotificationContent)
+        case twice(NotificationContent)
+        case after(Duration, NotificationContent)
+        case never
+    }
     let answer: Answer
     let answersAtExpiry: NotificationContent?
     let expiryThread = Mutex<String?>(nil)
@@ -27,7 +32,9 @@ final class ScriptedExtension: NotificationServiceExtension {
         handler.withLock { $0 = contentHandler }
         switch answer {
         case .now(let content): contentHandler(content)
-        case .twice(let content): contentHandler(content); contentHandler(content)
+        case .twice(let content):
+            contentHandler(content)
+            contentHandler(content)
         case .after(let delay, let content):
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delay.milliseconds))) { contentHandler(content) }
         case .never: break
@@ -58,11 +65,14 @@ struct ExtensionRunnerTests {
         #"{"aps":{"alert":{"title":"T"},"mutable-content":0}}"#,
         #"{"aps":{"mutable-content":1,"badge":3}}"#,
         #"{"aps":{"alert":{},"mutable-content":1}}"#,
-        #"{"aps":{"content-available":1}}"#,
+        #"{"aps":{"content-available":1}}"#
     ])
     func ineligibleNotificationsPassThroughWithoutTheExtension(_ payload: String) async {
         let created = Atomic<Int>(0)
-        let runner = ExtensionRunner { created.add(1, ordering: .relaxed); return ScriptedExtension(answer: .now(shown)) }
+        let runner = ExtensionRunner {
+            created.add(1, ordering: .relaxed)
+            return ScriptedExtension(answer: .now(shown))
+        }
         let delivery = await runner.deliver(payloadRequest(payload))
         #expect(delivery.status == .passthrough)
         #expect(delivery.content == payloadRequest(payload).content)
@@ -71,7 +81,7 @@ struct ExtensionRunnerTests {
 
     @Test(arguments: [
         #"{"aps":{"alert":"just a string","mutable-content":1}}"#,
-        #"{"aps":{"alert":{"subtitle":"only a subtitle"},"mutable-content":1}}"#,
+        #"{"aps":{"alert":{"subtitle":"only a subtitle"},"mutable-content":1}}"#
     ])
     func stringAndDictionaryAlertsAreEligible(_ payload: String) async {
         let runner = ExtensionRunner { ScriptedExtension(answer: .now(shown)) }
@@ -298,8 +308,14 @@ struct DecryptingExtensionTests {
 
     @Test func opensTheAlertAndMergesData() async throws {
         let payload = try seal {
-            $0.subtitle = "sub"; $0.badge = 7; $0.sound = "chime"; $0.threadID = "ops"; $0.category = "ALERT"
-            $0.interruptionLevel = .critical; $0.data["ticket"] = .integer(42); $0.url = "https://example.com/t/42"
+            $0.subtitle = "sub"
+            $0.badge = 7
+            $0.sound = "chime"
+            $0.threadID = "ops"
+            $0.category = "ALERT"
+            $0.interruptionLevel = .critical
+            $0.data["ticket"] = .integer(42)
+            $0.url = "https://example.com/t/42"
         }
         let delivery = await deliver(payload, keys: FixedKeySource(keyring))
         #expect(delivery.status == .decrypted)
@@ -323,7 +339,8 @@ struct DecryptingExtensionTests {
         request.badge = 0
         let (kid, key) = try keyring.encryptionKey()
         let envelope = try SealedEnvelope.seal(try request.alert(now: now).plaintext(paddedTo: 1), kid: kid, key: key)
-        let payload = #"{"aps":{"alert":{"title":"fb","subtitle":"fb sub","body":"fb body"},"badge":2,"sound":"ping","thread-id":"payload","category":"CAT","mutable-content":1},"enc":""#
+        let payload =
+            #"{"aps":{"alert":{"title":"fb","subtitle":"fb sub","body":"fb body"},"badge":2,"sound":"ping","thread-id":"payload","category":"CAT","mutable-content":1},"enc":""#
             + envelope.text + #""}"#
         let delivery = await deliver(payload, keys: FixedKeySource(keyring))
         #expect(delivery.status == .decrypted)
@@ -373,7 +390,7 @@ struct DecryptingExtensionTests {
             (tampered, FixedKeySource(keyring), now, .authenticationFailed),
             (payload.replacingOccurrences(of: "\"ps1.", with: "\"ps9."), FixedKeySource(keyring), now, .unsupported),
             (#"{"aps":{"alert":{"title":"F"},"mutable-content":1},"enc":17}"#, FixedKeySource(keyring), now, .malformed),
-            (expiring, FixedKeySource(keyring), now + 61, .expired),
+            (expiring, FixedKeySource(keyring), now + 61, .expired)
         ]
         for (input, keys, time, status) in cases {
             let delivery = await deliver(input, keys: keys, at: time)

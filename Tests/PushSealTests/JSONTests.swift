@@ -1,6 +1,6 @@
 import PushSeal
-import Testing
 import PushSealJSON
+import Testing
 
 @Suite("JSON reader and writer")
 struct JSONTests {
@@ -24,7 +24,7 @@ struct JSONTests {
         ("", "unexpected end"),
         ("\"a\u{1}\"", "control character"),
         ("nul", "invalid literal"),
-        ("1.", "invalid number"),
+        ("1.", "invalid number")
     ])
     func malformedInputIsRefused(text: String, reason: String) {
         #expect {
@@ -48,7 +48,10 @@ struct JSONTests {
                 try JSONParser.forEachMember(in: bytes) { seen.append(($0, $1)) }
             }
             #expect(wasObject)
-            guard case .object(let object) = try JSONParser.parse(text) else { Issue.record("not an object"); return }
+            guard case .object(let object) = try JSONParser.parse(text) else {
+                Issue.record("not an object")
+                return
+            }
             #expect(JSONObject(seen) == object && seen.map(\.0) == object.keys)
         }
         for text in [#"{"a":1,"b":2,"a":3}"#, String(many.dropLast()) + #","k39":0}"#, #"{"a":1} x"#, #"{"a":}"#] {
@@ -78,8 +81,10 @@ struct JSONTests {
         }
         #expect(matched == [true, false, false])
         let padding = (0..<20).map { "\"k\($0)\":0," }.joined()
-        for text in [#"{"a":1,"\u0061":2}"#, #"{"\u0061":1,"a":2}"#, #"{"é":1,"\u00e9":2}"#,
-                     "{" + padding + #""a":1,"\u0061":2}"#, #"{"a":1,"# + padding + #""\u0061":2}"#] {
+        for text in [
+            #"{"a":1,"\u0061":2}"#, #"{"\u0061":1,"a":2}"#, #"{"é":1,"\u00e9":2}"#,
+            "{" + padding + #""a":1,"\u0061":2}"#, #"{"a":1,"# + padding + #""\u0061":2}"#
+        ] {
             #expect(throws: JSONParseError.self, "\(text)") { try names(text) }
             #expect(throws: JSONParseError.self, "\(text)") { try JSONParser.parse(text) }
         }
@@ -135,7 +140,7 @@ struct TerminalTextTests {
         ("del\u{7F}", #"del\x7f"#),
         ("c1\u{85}", #"c1\u{85}"#),
         ("\u{202E}evil", #"\u{202E}evil"#),
-        ("\u{2066}iso\u{2069}", #"\u{2066}iso\u{2069}"#),
+        ("\u{2066}iso\u{2069}", #"\u{2066}iso\u{2069}"#)
     ])
     func controlAndBidiCharactersAreEscaped(_ text: String, shown: String) {
         #expect(TerminalText.escaping(text) == shown)

@@ -164,7 +164,7 @@ struct KeyringStoreTests {
         #"{"format":"pushseal-keyring/1","keys":[{"id":"a","secret":"AAAA","state":"primary","created":"2026-01-01T00:00:00Z"}]}"#,
         #"{"format":"pushseal-keyring/1","keys":[{"id":"a","secret":null,"state":"enabled","created":"2026-01-01T00:00:00Z"}]}"#,
         #"{"format":"pushseal-keyring/1","keys":[{"id":"a","secret":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=","state":"weird","created":"2026-01-01T00:00:00Z"}]}"#,
-        "[]", "{", "",
+        "[]", "{", ""
     ])
     func damagedKeyringIsRefused(_ text: String) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

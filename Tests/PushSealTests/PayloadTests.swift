@@ -1,8 +1,9 @@
-@testable import PushSeal
 import Foundation
-import Testing
-import TestRandom
 import PushSealJSON
+import TestRandom
+import Testing
+
+@testable import PushSeal
 
 @Suite("APNs payloads")
 struct PayloadTests {
@@ -10,7 +11,12 @@ struct PayloadTests {
 
     @Test func payloadHasFallbackAlertMutableContentAndEnvelope() throws {
         let sealer = try PayloadSealer(keyring: keyring)
-        let alert = try { var request = AlertRequest(); request.title = "Secret title"; request.body = "Secret body"; return try request.alert(now: 1_000) }()
+        let alert = try {
+            var request = AlertRequest()
+            request.title = "Secret title"
+            request.body = "Secret body"
+            return try request.alert(now: 1_000)
+        }()
         let bytes = try sealer.payload(for: alert)
         let text = String(decoding: bytes, as: UTF8.self)
         #expect(text.hasPrefix(#"{"aps":{"alert":{"title":"New notification","body":"Open the app to read it"},"mutable-content":1},"enc":"ps1."#))
@@ -38,7 +44,7 @@ struct PayloadTests {
         let alerts = [
             SealedAlert(fields: fields, data: data, id: "id\"1", sent: -5, expires: Int64.max),
             SealedAlert(title: "t", id: "a", sent: 0),
-            SealedAlert(body: "only a body", id: "b", sent: 1_700_000_000),
+            SealedAlert(body: "only a body", id: "b", sent: 1_700_000_000)
         ]
         for alert in alerts {
             for pad in [1, 32, 100] {
@@ -92,7 +98,8 @@ struct PayloadTests {
             let uuid = try #require(UUID(uuidString: identifier), "\(identifier)")
             #expect(uuid.uuidString == identifier, "uppercase, as APNs writes them")
             #expect(identifier.split(separator: "-").map(\.count) == [8, 4, 4, 4, 12])
-            let version = uuid.uuid.6 >> 4, variant = uuid.uuid.8 >> 6
+            let version = uuid.uuid.6 >> 4
+            let variant = uuid.uuid.8 >> 6
             #expect(version == 4 && variant == 0b10)
         }
     }
@@ -136,7 +143,10 @@ struct PayloadTests {
 
     @Test func aFieldAndItsAliasTogetherAreRefusedInEitherOrder() throws {
         for line in [#"{"body":"a","message":"b"}"#, #"{"message":"a","body":"b"}"#, #"{"level":"active","interruption-level":"passive"}"#] {
-            guard case .object(let object) = try JSONParser.parse(line) else { Issue.record("not an object"); continue }
+            guard case .object(let object) = try JSONParser.parse(line) else {
+                Issue.record("not an object")
+                continue
+            }
             #expect(throws: PayloadError.self) { try AlertRequest(json: object) }
             #expect(throws: PayloadError.self) { try Array(line.utf8).withUnsafeBytes { try AlertRequest(line: $0) } }
         }
@@ -145,8 +155,12 @@ struct PayloadTests {
     /// A batch line read as it is parsed is the request its parsed object makes.
     @Test func aLineReadMemberByMemberIsTheSameRequest() throws {
         let line = #"{"title":"Deploy","message":"done","badge":3,"data":{"n":1},"url":"https://x.test","ttl":"2h","id":"a1","to":"dev1"}"#
-        guard case .object(let object) = try JSONParser.parse(line) else { Issue.record("not an object"); return }
-        let parsed = try AlertRequest(json: object), read = try Array(line.utf8).withUnsafeBytes { try AlertRequest(line: $0) }
+        guard case .object(let object) = try JSONParser.parse(line) else {
+            Issue.record("not an object")
+            return
+        }
+        let parsed = try AlertRequest(json: object)
+        let read = try Array(line.utf8).withUnsafeBytes { try AlertRequest(line: $0) }
         #expect(read.fields == parsed.fields && read.data == parsed.data && read.url == parsed.url)
         #expect(read.timeToLive == parsed.timeToLive && read.id == parsed.id && read.recipient == parsed.recipient)
         #expect(throws: PayloadError.self) { try Array("[1]".utf8).withUnsafeBytes { try AlertRequest(line: $0) } }
@@ -170,7 +184,8 @@ struct PayloadTests {
         let sealer = try PayloadSealer(keyring: keyring, pad: 1)
         var request = AlertRequest()
         request.id = "x"
-        var low = 0, high = 4_096
+        var low = 0
+        var high = 4_096
         while low < high {
             let middle = (low + high + 1) / 2
             request.body = String(repeating: "y", count: middle)
@@ -213,7 +228,7 @@ struct RecordNumberTests {
         (Duration.zero, "0.000"), (.microseconds(1_500), "1.500"), (.nanoseconds(12_345_600), "12.346"),
         (.microseconds(7), "0.007"), (.seconds(30), "30000.000"), (.microseconds(90_050), "90.050"),
         (.nanoseconds(500), "0.001"), (.nanoseconds(499), "0.000"), (.nanoseconds(2_000_999_500), "2001.000"),
-        (.microseconds(-1_500), "-1.500"), (.nanoseconds(-400_600), "-0.401"), (.nanoseconds(-2_500_000_700), "-2500.001"),
+        (.microseconds(-1_500), "-1.500"), (.nanoseconds(-400_600), "-0.401"), (.nanoseconds(-2_500_000_700), "-2500.001")
     ])
     func elapsedMillisecondsHaveThreeDecimals(duration: Duration, text: String) {
         #expect(DeliveryRecord.milliseconds(duration) == text)

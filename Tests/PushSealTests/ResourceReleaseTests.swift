@@ -1,8 +1,9 @@
 import Foundation
 import HTTP2
-@testable import PushSeal
 import Synchronization
 import Testing
+
+@testable import PushSeal
 
 /// What a failure leaves behind: a replaced file keeps its errno and closes its descriptor
 /// exactly once; a server that cannot start closes every descriptor it opened.

@@ -2,8 +2,8 @@ import Dispatch
 import HTTP2
 import Locking
 import PushSeal
-import Testing
 import TestRandom
+import Testing
 
 /// An in-process APNs: answers each request from a script, on threads of its own and in an
 /// order of its choosing, as a server with many streams does. Records what it was sent.
@@ -103,18 +103,23 @@ struct SenderEngineTests {
     static func device(_ index: Int) -> String { String(format: "%064x", index) }
 
     /// Sends `count` devices through a Sender over a fake with `answers`; its results in order.
-    static func send(_ count: Int, answers: [String: [FakeAPNs.Answer]], tokens: (any ProviderTokenSource)? = CountingTokens(),
-                     retries: Int? = 3, stopFirst: Bool = false)
-        throws -> (results: [Sender.Result], fake: FakeAPNs) {
+    static func send(
+        _ count: Int, answers: [String: [FakeAPNs.Answer]], tokens: (any ProviderTokenSource)? = CountingTokens(),
+        retries: Int? = 3, stopFirst: Bool = false
+    )
+        throws -> (results: [Sender.Result], fake: FakeAPNs)
+    {
         let results = Locked<[Sender.Result]>([])
         let fake = Locked<FakeAPNs?>(nil)
         let settings = Sender.Settings(topic: "com.example.app", retries: retries, retryFor: .seconds(30))
-        let sender = try Sender(settings: settings, tokens: tokens, provider: APNsProvider(settings: settings), endpoint: "fake",
-                                window: 64, backoff: { _ in .milliseconds(1) }, emit: { result in results.withLock { $0.append(result) } }) { deliver in
-            let made = FakeAPNs(answers, deliver: deliver)
-            fake.withLock { $0 = made }
-            return made
-        }
+        let sender = try Sender(
+            settings: settings, tokens: tokens, provider: APNsProvider(settings: settings), endpoint: "fake",
+            window: 64, backoff: { _ in .milliseconds(1) }, emit: { result in results.withLock { $0.append(result) } },
+            transport: { deliver in
+                let made = FakeAPNs(answers, deliver: deliver)
+                fake.withLock { $0 = made }
+                return made
+            })
         if stopFirst { sender.stopRetrying() }
         for index in 0..<count { try sender.add(device: device(index), payload: Array("{}".utf8)) }
         sender.finish()
@@ -159,9 +164,14 @@ struct SenderEngineTests {
     }
 
     @Test func anAnswerThatNeverCameIsSentAgainOnceAndSaysSo() throws {
-        let once = Self.device(0), twice = Self.device(1)
-        let (results, _) = try Self.send(2, answers: [once: [.failure(.unknownOutcome)],
-                                                      twice: [.failure(.unknownOutcome), .failure(.unknownOutcome)]])
+        let once = Self.device(0)
+        let twice = Self.device(1)
+        let (results, _) = try Self.send(
+            2,
+            answers: [
+                once: [.failure(.unknownOutcome)],
+                twice: [.failure(.unknownOutcome), .failure(.unknownOutcome)]
+            ])
         #expect(results[0].outcome == .ok && results[0].retriedAfterUnknownOutcome && results[0].attempts == 2)
         #expect(results[1].outcome == .failed && results[1].attempts == 2, "never a third time: it may have been delivered")
     }

@@ -58,8 +58,9 @@ struct AESGCMTests {
         }
         #expect(throws: SealCryptoError(.invalidSealedBox, "")) {
             try [UInt8](repeating: 0, count: 27).withUnsafeBytes { combined in
-                try AESGCM.open(combined: combined, using: key, authenticating: UnsafeRawBufferPointer(start: nil, count: 0),
-                                into: UnsafeMutableRawBufferPointer(start: nil, count: 0))
+                try AESGCM.open(
+                    combined: combined, using: key, authenticating: UnsafeRawBufferPointer(start: nil, count: 0),
+                    into: UnsafeMutableRawBufferPointer(start: nil, count: 0))
             }
         }
     }
@@ -129,7 +130,7 @@ struct Base64Tests {
     // RFC 4648 §10 test vectors.
     @Test(arguments: [
         ("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="),
-        ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy"),
+        ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")
     ])
     func rfc4648Vectors(plain: String, encoded: String) throws {
         #expect(Base64.encode(Array(plain.utf8), alphabet: .standard) == encoded)

@@ -21,7 +21,8 @@ struct ES256Tests {
 
     @Test func verifiesWhatPythonSigns() throws {
         let pair = try keyPair()
-        let signature = try python("""
+        let signature = try python(
+            """
             import sys
             from cryptography.hazmat.primitives import hashes, serialization
             from cryptography.hazmat.primitives.asymmetric import ec
@@ -29,7 +30,8 @@ struct ES256Tests {
             key = serialization.load_pem_private_key(sys.argv[1].encode(), password=None)
             r, s = decode_dss_signature(key.sign(b"header.claims", ec.ECDSA(hashes.SHA256())))
             print((r.to_bytes(32, "big") + s.to_bytes(32, "big")).hex())
-            """, [pair.p8]).trimmingCharacters(in: .whitespacesAndNewlines)
+            """, [pair.p8]
+        ).trimmingCharacters(in: .whitespacesAndNewlines)
         let raw = stride(from: 0, to: signature.count, by: 2).map { offset -> UInt8 in
             let start = signature.index(signature.startIndex, offsetBy: offset)
             return UInt8(signature[start..<signature.index(start, offsetBy: 2)], radix: 16)!
@@ -53,7 +55,8 @@ struct ES256Tests {
         #expect(key.canSign)
         let signature = try Array("header.claims".utf8).withUnsafeBytes { try key.signature(for: $0) }
         #expect(signature.count == 64)
-        let verdict = try python("""
+        let verdict = try python(
+            """
             import sys
             from cryptography.hazmat.primitives import hashes, serialization
             from cryptography.hazmat.primitives.asymmetric import ec
@@ -74,7 +77,8 @@ struct ES256Tests {
         for text in ["", "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n", "not pem at all"] {
             #expect(throws: SealCryptoError.self) { try ES256Key(pem: Array(text.utf8)) }
         }
-        let p384 = try python("""
+        let p384 = try python(
+            """
             from cryptography.hazmat.primitives import serialization
             from cryptography.hazmat.primitives.asymmetric import ec
             print(ec.generate_private_key(ec.SECP384R1()).public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode())

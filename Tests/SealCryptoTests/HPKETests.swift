@@ -13,8 +13,12 @@ private struct HPKEVector: Decodable {
     }
 
     let mode: Int
+    // The names RFC 9180's test vectors use.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     let kem_id: Int
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     let kdf_id: Int
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     let aead_id: Int
     let info: String
     let skRm: String
@@ -67,7 +71,8 @@ struct HPKETests {
         let sealed = try HPKE.seal(plaintext, to: recipient.publicKey, info: info)
         #expect(sealed.count == 65 + plaintext.count + 16)
         let scalar = try recipient.withScalar { $0.withUnsafeBytes { hex(Array($0)) } }
-        let opened = try python("""
+        let opened = try python(
+            """
             import sys
             from cryptography.hazmat.primitives import hpke
             from cryptography.hazmat.primitives.asymmetric import ec
@@ -76,7 +81,8 @@ struct HPKETests {
             print(suite.decrypt(bytes.fromhex(sys.argv[2]), key, info=sys.argv[3].encode()).decode())
             """, [scalar, hex(sealed), "ps2.3f9a0c1e"])
         #expect(opened == String(decoding: plaintext, as: UTF8.self))
-        let fromPython = try python("""
+        let fromPython = try python(
+            """
             import sys
             from cryptography.hazmat.primitives import hpke
             from cryptography.hazmat.primitives.asymmetric import ec

@@ -48,8 +48,9 @@ struct NISTVectorTests {
     @Test(arguments: nistVectors.filter { $0.result == "valid" })
     func validVectorSealsAndOpens(_ vector: GCMVector) throws {
         let key = try SymmetricKey(bytes: hexBytes(vector.key))
-        let box = try AESGCM.seal(hexBytes(vector.pt), using: key, nonce: hexBytes(vector.iv),
-                                  authenticating: hexBytes(vector.aad))
+        let box = try AESGCM.seal(
+            hexBytes(vector.pt), using: key, nonce: hexBytes(vector.iv),
+            authenticating: hexBytes(vector.aad))
         #expect(Array(box.ciphertext) == hexBytes(vector.ct))
         #expect(Array(box.tag) == hexBytes(vector.tag))
         let opened = try AESGCM.open(box, using: key, authenticating: hexBytes(vector.aad))

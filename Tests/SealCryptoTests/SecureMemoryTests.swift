@@ -1,5 +1,6 @@
-@testable import SealCrypto
 import Testing
+
+@testable import SealCrypto
 
 /// Secret text is searched as bytes, so no unwiped `String` copy of a key is made.
 @Suite("secure memory: searching key text in place")

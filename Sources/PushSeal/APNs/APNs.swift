@@ -78,11 +78,11 @@ public enum APNs {
         public var status: Int {
             switch self {
             case .badCollapseId, .badDeviceToken, .badExpirationDate, .badMessageId, .badPriority, .badTopic,
-                 .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType, .missingDeviceToken,
-                 .missingTopic, .payloadEmpty, .topicDisallowed:
+                .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType, .missingDeviceToken,
+                .missingTopic, .payloadEmpty, .topicDisallowed:
                 400
             case .badCertificate, .badCertificateEnvironment, .expiredProviderToken, .forbidden, .invalidProviderToken,
-                 .missingProviderToken, .unrelatedKeyIdInToken, .badEnvironmentKeyInToken:
+                .missingProviderToken, .unrelatedKeyIdInToken, .badEnvironmentKeyInToken:
                 403
             case .badPath: 404
             case .methodNotAllowed: 405
@@ -114,7 +114,7 @@ extension APNs.Reason {
         .duplicateHeaders, .badMessageId, .methodNotAllowed, .missingTopic, .topicDisallowed, .badCollapseId,
         .badPriority, .invalidPushType, .badPath, .missingDeviceToken, .badDeviceToken, .unregistered,
         .missingProviderToken, .invalidProviderToken, .expiredProviderToken, .payloadEmpty, .payloadTooLarge,
-        .badExpirationDate, .tooManyProviderTokenUpdates,
+        .badExpirationDate, .tooManyProviderTokenUpdates
     ]
 
     /// Answers that do not come from judging the request itself: its headers' size, and

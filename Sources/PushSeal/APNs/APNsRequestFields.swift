@@ -2,12 +2,30 @@
 /// request headers, as its record shows them: as they came, before `APNsRules` judges them
 /// against `APNs`' types, so that a record shows even a push type APNs does not know.
 public struct APNsRequestFields: Sendable, Equatable {
-    public var device: String? { get { storage.device } set { unique().device = newValue } }
-    public var topic: String? { get { storage.topic } set { unique().topic = newValue } }
-    public var pushType: String? { get { storage.pushType } set { unique().pushType = newValue } }
-    public var priority: String? { get { storage.priority } set { unique().priority = newValue } }
-    public var expiration: String? { get { storage.expiration } set { unique().expiration = newValue } }
-    public var collapseID: String? { get { storage.collapseID } set { unique().collapseID = newValue } }
+    public var device: String? {
+        get { storage.device }
+        set { unique().device = newValue }
+    }
+    public var topic: String? {
+        get { storage.topic }
+        set { unique().topic = newValue }
+    }
+    public var pushType: String? {
+        get { storage.pushType }
+        set { unique().pushType = newValue }
+    }
+    public var priority: String? {
+        get { storage.priority }
+        set { unique().priority = newValue }
+    }
+    public var expiration: String? {
+        get { storage.expiration }
+        set { unique().expiration = newValue }
+    }
+    public var collapseID: String? {
+        get { storage.collapseID }
+        set { unique().collapseID = newValue }
+    }
 
     /// The fields sit in one box, shared by copies until one is changed: the listener
     /// copies a request's fields into its request, its record and the hand-over between
@@ -28,16 +46,20 @@ public struct APNsRequestFields: Sendable, Equatable {
 
     private var storage: Storage
 
-    public init(device: String? = nil, topic: String? = nil, pushType: String? = nil,
-                priority: String? = nil, expiration: String? = nil, collapseID: String? = nil) {
-        storage = Storage(device: device, topic: topic, pushType: pushType, priority: priority,
-                          expiration: expiration, collapseID: collapseID)
+    public init(
+        device: String? = nil, topic: String? = nil, pushType: String? = nil,
+        priority: String? = nil, expiration: String? = nil, collapseID: String? = nil
+    ) {
+        storage = Storage(
+            device: device, topic: topic, pushType: pushType, priority: priority,
+            expiration: expiration, collapseID: collapseID)
     }
 
     private mutating func unique() -> Storage {
         if !isKnownUniquelyReferenced(&storage) {
-            storage = Storage(device: device, topic: topic, pushType: pushType, priority: priority,
-                              expiration: expiration, collapseID: collapseID)
+            storage = Storage(
+                device: device, topic: topic, pushType: pushType, priority: priority,
+                expiration: expiration, collapseID: collapseID)
         }
         return storage
     }

@@ -1,4 +1,5 @@
 import PushSealJSON
+
 /// What the listener accepts, and the checks APNs makes of a request, in the order Pushy's
 /// MockApnsServer makes them (the first failing check is the answer).
 public struct APNsRules: Sendable {
@@ -12,8 +13,10 @@ public struct APNsRules: Sendable {
     /// The 410 answer's `timestamp`: when the tokens stopped being valid (ms since 1970).
     public var unregisteredSince: Int64
 
-    public init(devices: Set<String> = [], unregistered: Set<String> = [], topics: Set<String> = [],
-                tokens: ProviderTokens, unregisteredSince: Int64) {
+    public init(
+        devices: Set<String> = [], unregistered: Set<String> = [], topics: Set<String> = [],
+        tokens: ProviderTokens, unregisteredSince: Int64
+    ) {
         self.devices = Set(devices.map { $0.lowercased() })
         self.unregistered = Set(unregistered.map { $0.lowercased() })
         self.topics = topics

@@ -1,9 +1,10 @@
+import Locking
+import PushSealJSON
+import SealCrypto
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import SealCrypto
-import Locking
-import PushSealJSON
 
 /// Checks APNs provider tokens (`authorization: bearer <JWT>`): ES256, a `kid` header,
 /// `iss` and `iat` claims, issued no more than an hour ago.
@@ -59,21 +60,24 @@ public final class ProviderTokens: Sendable {
         let bytes = authorization.utf8
         let scheme = "bearer ".utf8
         guard bytes.count > scheme.count,
-              zip(bytes, scheme).allSatisfy({ $0 | ($1 == 0x20 ? 0 : 0x20) == $1 }) else {
+            zip(bytes, scheme).allSatisfy({ $0 | ($1 == 0x20 ? 0 : 0x20) == $1 })
+        else {
             return .invalidProviderToken
         }
         let token = String(Substring(bytes.dropFirst(scheme.count).drop { $0 == 0x20 }))
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty }),
-              let header = Self.object(parts[0]), let claims = Self.object(parts[1]),
-              header["alg"]?.stringValue == "ES256",
-              let kid = header["kid"]?.stringValue, !kid.isEmpty,
-              let issuer = claims["iss"]?.stringValue, !issuer.isEmpty,
-              let issued = claims["iat"]?.integerValue else { return .invalidProviderToken }
+            let header = Self.object(parts[0]), let claims = Self.object(parts[1]),
+            header["alg"]?.stringValue == "ES256",
+            let kid = header["kid"]?.stringValue, !kid.isEmpty,
+            let issuer = claims["iss"]?.stringValue, !issuer.isEmpty,
+            let issued = claims["iat"]?.integerValue
+        else { return .invalidProviderToken }
         if let team, issuer != team { return .invalidProviderToken }
         if !keys.isEmpty {
             guard let key = keys[kid],
-                  let signature = try? Base64.decode(String(parts[2])) else { return .invalidProviderToken }
+                let signature = try? Base64.decode(String(parts[2]))
+            else { return .invalidProviderToken }
             let signed = Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
             guard signed.withUnsafeBytes({ key.isValidSignature(signature, for: $0) }) else { return .invalidProviderToken }
         }

@@ -1,5 +1,5 @@
-import SealCrypto
 import PushSealJSON
+import SealCrypto
 
 /// How insistently iOS presents a notification (`interruption-level`). An enum of constant
 /// names, so alert fields holding one copy no reference.
@@ -52,8 +52,10 @@ public struct SealedAlert: Sendable, Equatable {
     }
 
     /// An alert with the common fields set, for tests and examples.
-    public init(title: String? = nil, subtitle: String? = nil, body: String? = nil, badge: Int? = nil, sound: String? = nil,
-                id: String, sent: Int64) {
+    public init(
+        title: String? = nil, subtitle: String? = nil, body: String? = nil, badge: Int? = nil, sound: String? = nil,
+        id: String, sent: Int64
+    ) {
         var fields = AlertFields()
         fields.title = title
         fields.subtitle = subtitle

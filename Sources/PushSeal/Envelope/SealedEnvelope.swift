@@ -1,6 +1,6 @@
-import SealCrypto
-import PushSealJSON
 import EnvelopeFormat
+import PushSealJSON
+import SealCrypto
 
 /// The sealed alert as it travels: `<version>.<kid>.<base64url(sealed bytes)>`.
 ///
@@ -66,8 +66,9 @@ public struct SealedEnvelope: Sendable, Equatable {
         } catch .notAnEnvelope {
             throw EnvelopeError(.malformed, "not an envelope: expected ps1.<kid>.<sealed box> or ps2.<kid>.<sealed box>")
         } catch .unsupportedVersion(let name) {
-            throw EnvelopeError(.unsupportedVersion,
-                                "envelope version \(name.map { "'\($0)'" } ?? "this") is not supported (this build reads \(Version.readable))")
+            throw EnvelopeError(
+                .unsupportedVersion,
+                "envelope version \(name.map { "'\($0)'" } ?? "this") is not supported (this build reads \(Version.readable))")
         } catch .invalidKeyID {
             throw EnvelopeError(.malformed, "malformed envelope: the key id must be 1 to 64 of A-Z a-z 0-9 _ -")
         }
@@ -80,9 +81,11 @@ public struct SealedEnvelope: Sendable, Equatable {
         }
         let minimum = version.minimumSealedByteCount
         guard combined.count >= minimum else {
-            throw EnvelopeError(.malformed, version == .ps1
-                ? "malformed envelope: the sealed box has \(combined.count) bytes, at least \(minimum) expected (12-byte nonce, 16-byte tag)"
-                : "malformed envelope: the sealed bytes are \(combined.count), at least \(minimum) expected (65-byte key, 16-byte tag)")
+            throw EnvelopeError(
+                .malformed,
+                version == .ps1
+                    ? "malformed envelope: the sealed box has \(combined.count) bytes, at least \(minimum) expected (12-byte nonce, 16-byte tag)"
+                    : "malformed envelope: the sealed bytes are \(combined.count), at least \(minimum) expected (65-byte key, 16-byte tag)")
         }
         self.version = version
         self.kid = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[layout.kid]), as: UTF8.self)

@@ -34,26 +34,33 @@ package final class DecryptThenExtension: NotificationServiceExtension {
 
     package func didReceive(_ request: NotificationRequest, contentHandler: ContentHandler) {
         handler.withLock { $0 = contentHandler }
-        decrypting.didReceive(request, contentHandler: ContentHandler { [self] content, note in
-            guard let note, note.status == .decrypted else { return deliver(content, note) }
-            let next = ProcessExtension(settings: program)
-            let started = phase.withLock { phase -> Bool in
-                guard case .opening = phase else { return false }
-                phase = .running(next, opened: content, kid: note.kid)
-                return true
-            }
-            guard started else { return }
-            let opened = NotificationRequest(request, showing: content)
-            next.didReceive(opened, contentHandler: ContentHandler { [self] answer, answerNote in
-                if let answerNote, answerNote.status == .original {
-                    // The program gave nothing usable: the opened alert stands.
-                    deliver(content, DeliveryNote(status: .decrypted, kid: note.kid,
-                                                  reason: "the program run after decrypting gave an answer that was not used: \(answerNote.reason ?? "no content")"))
-                } else {
-                    deliver(answer, DeliveryNote(status: answerNote?.status ?? .modified, kid: note.kid, reason: answerNote?.reason))
+        decrypting.didReceive(
+            request,
+            contentHandler: ContentHandler { [self] content, note in
+                guard let note, note.status == .decrypted else { return deliver(content, note) }
+                let next = ProcessExtension(settings: program)
+                let started = phase.withLock { phase -> Bool in
+                    guard case .opening = phase else { return false }
+                    phase = .running(next, opened: content, kid: note.kid)
+                    return true
                 }
+                guard started else { return }
+                let opened = NotificationRequest(request, showing: content)
+                next.didReceive(
+                    opened,
+                    contentHandler: ContentHandler { [self] answer, answerNote in
+                        if let answerNote, answerNote.status == .original {
+                            // The program gave nothing usable: the opened alert stands.
+                            deliver(
+                                content,
+                                DeliveryNote(
+                                    status: .decrypted, kid: note.kid,
+                                    reason: "the program run after decrypting gave an answer that was not used: \(answerNote.reason ?? "no content")"))
+                        } else {
+                            deliver(answer, DeliveryNote(status: answerNote?.status ?? .modified, kid: note.kid, reason: answerNote?.reason))
+                        }
+                    })
             })
-        })
     }
 
     package func serviceExtensionTimeWillExpire() {
@@ -61,8 +68,11 @@ package final class DecryptThenExtension: NotificationServiceExtension {
         case .opening:
             decrypting.serviceExtensionTimeWillExpire()
         case .running(let running, let opened, let kid):
-            deliver(opened, DeliveryNote(status: .deadline, kid: kid,
-                                         reason: "time ran out while the program run after decrypting worked; the opened alert was shown"))
+            deliver(
+                opened,
+                DeliveryNote(
+                    status: .deadline, kid: kid,
+                    reason: "time ran out while the program run after decrypting worked; the opened alert was shown"))
             running.serviceExtensionTimeWillExpire()
         case .delivered:
             break

@@ -1,6 +1,6 @@
-import SealCrypto
-import NotificationText
 import Locking
+import NotificationText
+import SealCrypto
 
 extension Placeholder {
     /// The body for the status a placeholder is shown with.
@@ -25,8 +25,10 @@ public final class DecryptingExtension: NotificationServiceExtension {
         /// Unix seconds, for `exp` and key expiry; a parameter so tests can move time.
         public var now: @Sendable () -> Int64
 
-        public init(field: String = PayloadSealer.defaultField, placeholder: Placeholder = .standard,
-                    now: @escaping @Sendable () -> Int64 = Timestamp.now) {
+        public init(
+            field: String = PayloadSealer.defaultField, placeholder: Placeholder = .standard,
+            now: @escaping @Sendable () -> Int64 = Timestamp.now
+        ) {
             self.field = field
             self.placeholder = placeholder
             self.now = now

@@ -1,10 +1,11 @@
+import CSystem
+import MonotonicTime
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CSystem
-import MonotonicTime
 
 /// Watches the `didReceive` calls in progress, so a deadline passes on time even while an
 /// extension blocks inside one.

@@ -1,10 +1,11 @@
+import Dispatch
+import Locking
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Dispatch
-import Locking
 
 /// The extension programs of one receiver: at most `limit` run at once, and the receiver
 /// can wait until every one of them has been reaped, so none outlives it.

@@ -1,7 +1,7 @@
 import Dispatch
+import Locking
 import MonotonicTime
 import Synchronization
-import Locking
 
 /// Runs a Notification Service Extension the way iOS does.
 ///
@@ -57,8 +57,10 @@ public final class ExtensionRunner: Sendable {
 
     /// - Parameter clock: where deadlines and elapsed times are read; the system's
     ///   monotonic clock but in tests.
-    package init(timing: Timing = .standard, clock: MonotonicClock,
-                 makeExtension: @escaping @Sendable () -> any NotificationServiceExtension) {
+    package init(
+        timing: Timing = .standard, clock: MonotonicClock,
+        makeExtension: @escaping @Sendable () -> any NotificationServiceExtension
+    ) {
         self.timing = timing
         self.clock = clock
         self.makeExtension = makeExtension
@@ -74,10 +76,11 @@ public final class ExtensionRunner: Sendable {
     public func deliver(_ request: NotificationRequest, completion: @escaping @Sendable (Delivery) -> Void) {
         let start = clock.now
         guard request.invokesServiceExtension else {
-            completion(Delivery(
-                request: request, content: request.content,
-                note: DeliveryNote(status: .passthrough, reason: "not eligible for a service extension (needs mutable-content 1 and alert text)"),
-                elapsed: clock.now - start))
+            completion(
+                Delivery(
+                    request: request, content: request.content,
+                    note: DeliveryNote(status: .passthrough, reason: "not eligible for a service extension (needs mutable-content 1 and alert text)"),
+                    elapsed: clock.now - start))
             return
         }
         let serviceExtension = makeExtension()
@@ -92,14 +95,17 @@ public final class ExtensionRunner: Sendable {
         watch.begin(id: slot.id, deadline: deadline) { [self] in
             timerQueue.async { self.expire(slot, graceEnds: graceEnds) }
         }
-        serviceExtension.didReceive(request, contentHandler: ContentHandler { content, note in
-            slot.offer(content, note: note)
-        })
+        serviceExtension.didReceive(
+            request,
+            contentHandler: ContentHandler { content, note in
+                slot.offer(content, note: note)
+            })
         watch.end(id: slot.id)
         guard slot.markWaiting() else { return }
-        slot.armDeadline(makeTimer(at: deadline) { [self] in
-            expire(slot, graceEnds: graceEnds)
-        })
+        slot.armDeadline(
+            makeTimer(at: deadline) { [self] in
+                expire(slot, graceEnds: graceEnds)
+            })
         waiting.withLock { $0[slot.id] = slot }
         // A delivery that finished meanwhile has already looked for itself in `waiting`.
         if slot.isDone { waiting.withLock { _ = $0.removeValue(forKey: slot.id) } }
@@ -187,9 +193,11 @@ private final class DeliverySlot: Sendable {
     private let runner: ExtensionRunner
     private let completion: @Sendable (Delivery) -> Void
 
-    init(id: Int, request: NotificationRequest, start: MonotonicClock.Instant, clock: MonotonicClock,
-         serviceExtension: any NotificationServiceExtension, runner: ExtensionRunner,
-         completion: @escaping @Sendable (Delivery) -> Void) {
+    init(
+        id: Int, request: NotificationRequest, start: MonotonicClock.Instant, clock: MonotonicClock,
+        serviceExtension: any NotificationServiceExtension, runner: ExtensionRunner,
+        completion: @escaping @Sendable (Delivery) -> Void
+    ) {
         self.id = id
         state = Locked(State(serviceExtension: serviceExtension))
         self.request = request
@@ -254,20 +262,22 @@ private final class DeliverySlot: Sendable {
             completion(Delivery(request: request, content: content, note: note, elapsed: elapsed))
         } else {
             // iOS ignores content without alert text and shows what arrived.
-            completion(Delivery(
-                request: request, content: request.content,
-                note: DeliveryNote(status: .original, kid: note?.kid, reason: "the extension's content had no alert text"),
-                elapsed: elapsed))
+            completion(
+                Delivery(
+                    request: request, content: request.content,
+                    note: DeliveryNote(status: .original, kid: note?.kid, reason: "the extension's content had no alert text"),
+                    elapsed: elapsed))
         }
     }
 
     /// Nothing usable came even after `serviceExtensionTimeWillExpire`.
     func fallBackToOriginal() {
         guard claim() != nil else { return }
-        completion(Delivery(
-            request: request, content: request.content,
-            note: DeliveryNote(status: .original, reason: "the extension did not deliver content before the deadline"),
-            elapsed: clock.now - start))
+        completion(
+            Delivery(
+                request: request, content: request.content,
+                note: DeliveryNote(status: .original, reason: "the extension did not deliver content before the deadline"),
+                elapsed: clock.now - start))
     }
 
     /// Takes the delivery; returns whether the deadline had passed, or nil if already taken.

@@ -1,11 +1,12 @@
+import Locking
+import MonotonicTime
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
-import MonotonicTime
-import Locking
 
 /// Where a decrypting extension gets its keys. A source that has them at hand answers
 /// inside the call; a slow one (a network fetch, a locked keychain) answers later from

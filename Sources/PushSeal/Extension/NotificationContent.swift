@@ -28,17 +28,47 @@ public struct NotificationContent: Sendable, Equatable {
     }
 
     // Apple's names; text that UNNotificationContent keeps as "" is nil in the table.
-    public var title: String { get { fields.title ?? "" } set { fields.title = newValue.isEmpty ? nil : newValue } }
-    public var subtitle: String { get { fields.subtitle ?? "" } set { fields.subtitle = newValue.isEmpty ? nil : newValue } }
-    public var body: String { get { fields.body ?? "" } set { fields.body = newValue.isEmpty ? nil : newValue } }
-    public var badge: Int? { get { fields.badge } set { fields.badge = newValue } }
-    public var sound: String? { get { fields.sound } set { fields.sound = newValue } }
-    public var threadIdentifier: String { get { fields.threadID ?? "" } set { fields.threadID = newValue.isEmpty ? nil : newValue } }
-    public var categoryIdentifier: String { get { fields.category ?? "" } set { fields.category = newValue.isEmpty ? nil : newValue } }
-    public var targetContentIdentifier: String? { get { fields.targetContentID } set { fields.targetContentID = newValue } }
-    public var interruptionLevel: InterruptionLevel? { get { fields.interruptionLevel } set { fields.interruptionLevel = newValue } }
+    public var title: String {
+        get { fields.title ?? "" }
+        set { fields.title = newValue.isEmpty ? nil : newValue }
+    }
+    public var subtitle: String {
+        get { fields.subtitle ?? "" }
+        set { fields.subtitle = newValue.isEmpty ? nil : newValue }
+    }
+    public var body: String {
+        get { fields.body ?? "" }
+        set { fields.body = newValue.isEmpty ? nil : newValue }
+    }
+    public var badge: Int? {
+        get { fields.badge }
+        set { fields.badge = newValue }
+    }
+    public var sound: String? {
+        get { fields.sound }
+        set { fields.sound = newValue }
+    }
+    public var threadIdentifier: String {
+        get { fields.threadID ?? "" }
+        set { fields.threadID = newValue.isEmpty ? nil : newValue }
+    }
+    public var categoryIdentifier: String {
+        get { fields.category ?? "" }
+        set { fields.category = newValue.isEmpty ? nil : newValue }
+    }
+    public var targetContentIdentifier: String? {
+        get { fields.targetContentID }
+        set { fields.targetContentID = newValue }
+    }
+    public var interruptionLevel: InterruptionLevel? {
+        get { fields.interruptionLevel }
+        set { fields.interruptionLevel = newValue }
+    }
     /// Kept as JSON number text, like the payload carries it.
-    public var relevanceScore: String? { get { fields.relevanceScore } set { fields.relevanceScore = newValue } }
+    public var relevanceScore: String? {
+        get { fields.relevanceScore }
+        set { fields.relevanceScore = newValue }
+    }
 
     /// iOS shows, and invokes an extension for, only content with a title, subtitle or body.
     public var hasAlertText: Bool {

@@ -1,12 +1,13 @@
+import CSystem
+import Dispatch
+import Locking
+import PushSealJSON
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CSystem
-import Dispatch
-import Locking
-import PushSealJSON
 
 /// Runs a user's own extension program for each notification.
 ///
@@ -34,8 +35,10 @@ package final class ProcessExtension: NotificationServiceExtension {
         package var timing: ExtensionRunner.Timing
         package var processes: ExtensionProcesses
 
-        package init(command: String, memoryLimit: Int = ProcessExtension.defaultMemoryLimit,
-                    timing: ExtensionRunner.Timing = .standard, processes: ExtensionProcesses) {
+        package init(
+            command: String, memoryLimit: Int = ProcessExtension.defaultMemoryLimit,
+            timing: ExtensionRunner.Timing = .standard, processes: ExtensionProcesses
+        ) {
             self.command = command
             self.memoryLimit = memoryLimit
             self.timing = timing
@@ -83,7 +86,11 @@ package final class ProcessExtension: NotificationServiceExtension {
     }
 
     package func serviceExtensionTimeWillExpire() {
-        enum Action { case none, cancel(NotificationContent, ContentHandler), terminate(ChildProcess) }
+        enum Action {
+            case none
+            case cancel(NotificationContent, ContentHandler)
+            case terminate(ChildProcess)
+        }
         let action = state.withLock { state -> Action in
             switch state.phase {
             case .waiting:
@@ -103,9 +110,11 @@ package final class ProcessExtension: NotificationServiceExtension {
         case .none:
             return
         case .cancel(let original, let handler):
-            handler(original, note: DeliveryNote(
-                status: .original,
-                reason: "the deadline passed while \(settings.processes.limit) other extension processes were running"))
+            handler(
+                original,
+                note: DeliveryNote(
+                    status: .original,
+                    reason: "the deadline passed while \(settings.processes.limit) other extension processes were running"))
         case .terminate(let child):
             child.signal(SIGTERM)
             let killer = DispatchSource.makeTimerSource(queue: Self.queue)
@@ -274,8 +283,9 @@ package final class ProcessExtension: NotificationServiceExtension {
         // bash runs a lone command with exec, so the extension itself is the process that
         // gets the signals and whose exit status counts; plain sh may stay in between.
         let shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh"
-        return try ChildProcess(shell, [shell, "-c", command], stdin: .pipe, stdout: .pipe, ownGroup: true,
-                                signals: .extensionContract)
+        return try ChildProcess(
+            shell, [shell, "-c", command], stdin: .pipe, stdout: .pipe, ownGroup: true,
+            signals: .extensionContract)
     }
 }
 

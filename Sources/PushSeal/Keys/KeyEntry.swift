@@ -38,8 +38,10 @@ public struct KeyEntry: Sendable {
 
     /// A recipient key: the pair (`private`), or the point alone (`public`); neither once
     /// destroyed.
-    public init(id: String, kind: KeyKind, privateKey: P256PrivateKey?, publicKey: P256PublicKey?, state: KeyState,
-                created: Int64, expires: Int64? = nil) {
+    public init(
+        id: String, kind: KeyKind, privateKey: P256PrivateKey?, publicKey: P256PublicKey?, state: KeyState,
+        created: Int64, expires: Int64? = nil
+    ) {
         precondition(kind != .secret, "a secret key is made with init(id:secret:…)")
         self.id = id
         self.kind = kind

@@ -1,5 +1,5 @@
-import SealCrypto
 import EnvelopeFormat
+import SealCrypto
 
 /// Key identifiers: 8 lowercase hex characters for keys pushseal generates; imported keys
 /// may use up to 64 of `A–Z a–z 0–9 _ -` (the same alphabet as base64url, so a kid never

@@ -120,8 +120,9 @@ public struct Keyring: Sendable {
     /// The new key is of `kind`, or of the primary's kind (a secret when there is none).
     @discardableResult
     public mutating func add(now: Int64, kind: KeyKind? = nil) throws -> String {
-        let entry = try newKey(state: keys.contains { $0.state == .primary } ? .enabled : .primary, now: now,
-                               kind: kind ?? newKind)
+        let entry = try newKey(
+            state: keys.contains { $0.state == .primary } ? .enabled : .primary, now: now,
+            kind: kind ?? newKind)
         keys.append(entry)
         return entry.id
     }

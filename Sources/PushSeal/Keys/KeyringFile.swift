@@ -1,5 +1,5 @@
-import SealCrypto
 import PushSealJSON
+import SealCrypto
 
 /// The on-disk text of a keyring, `keyring.json`: one key per line so a person can read it,
 /// and strict on reading because a damaged keyring must never be half-used.
@@ -21,13 +21,15 @@ enum KeyringFile {
             object["kind"] = .string(entry.kind.rawValue)
             switch entry.kind {
             case .secret:
-                object["secret"] = entry.secret.map { key in
-                    key.withUnsafeBytes { JSONValue.string(Base64.encode($0, alphabet: .standard)) }
-                } ?? .null
+                object["secret"] =
+                    entry.secret.map { key in
+                        key.withUnsafeBytes { JSONValue.string(Base64.encode($0, alphabet: .standard)) }
+                    } ?? .null
             case .private:
-                object["secret"] = entry.privateKey.flatMap { key in
-                    try? key.withScalar { scalar in scalar.withUnsafeBytes { JSONValue.string(Base64.encode($0, alphabet: .standard)) } }
-                } ?? .null
+                object["secret"] =
+                    entry.privateKey.flatMap { key in
+                        try? key.withScalar { scalar in scalar.withUnsafeBytes { JSONValue.string(Base64.encode($0, alphabet: .standard)) } }
+                    } ?? .null
                 object["public"] = entry.publicKey.map { .string(Base64.encode($0.x963Representation, alphabet: .standard)) } ?? .null
             case .public:
                 object["public"] = entry.publicKey.map { .string(Base64.encode($0.x963Representation, alphabet: .standard)) } ?? .null
@@ -122,8 +124,10 @@ enum KeyringFile {
 
     /// A `private` or `public` key: its point, and for `private` the scalar that must make
     /// that same point.
-    private static func recipientEntry(_ entry: JSONObject, id: String, kind: KeyKind, state: KeyState, created: Int64,
-                                       expires: Int64?, corrupt: (String) -> KeyringError) throws -> KeyEntry {
+    private static func recipientEntry(
+        _ entry: JSONObject, id: String, kind: KeyKind, state: KeyState, created: Int64,
+        expires: Int64?, corrupt: (String) -> KeyringError
+    ) throws -> KeyEntry {
         func bytes(_ name: String) throws -> [UInt8]? {
             switch entry[name] {
             case nil, .null?: return nil

@@ -1,10 +1,11 @@
+import MonotonicTime
+import SealCrypto
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import SealCrypto
-import MonotonicTime
 
 /// A keyring folder on disk: `keyring.json` (0600) in a folder that only its owner may
 /// enter (0700), like ssh keeps `~/.ssh`.
@@ -25,8 +26,10 @@ public struct KeyringStore: Sendable {
 
     public static let defaultLockTimeout: Duration = .seconds(30)
 
-    public init(folder: String, lockTimeout: Duration = KeyringStore.defaultLockTimeout,
-                waitingForLock: (@Sendable () -> Void)? = nil) {
+    public init(
+        folder: String, lockTimeout: Duration = KeyringStore.defaultLockTimeout,
+        waitingForLock: (@Sendable () -> Void)? = nil
+    ) {
         self.folder = folder
         self.lockTimeout = lockTimeout
         self.waitingForLock = waitingForLock
@@ -210,8 +213,9 @@ public struct KeyringStore: Sendable {
         }
         let mode = info.st_mode & 0o777
         guard mode & 0o077 == 0 else {
-            throw KeyringError(.insecurePermissions, "the keyring folder \(folder) is accessible by group or others (mode \(FileIO.modeText(mode)))",
-                               path: folder)
+            throw KeyringError(
+                .insecurePermissions, "the keyring folder \(folder) is accessible by group or others (mode \(FileIO.modeText(mode)))",
+                path: folder)
         }
     }
 

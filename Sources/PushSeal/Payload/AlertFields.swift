@@ -1,4 +1,5 @@
 import PushSealJSON
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -77,7 +78,7 @@ public enum AlertField: String, CaseIterable, Sendable {
         ("badge", .badge, false), ("sound", .sound, false), ("thread-id", .threadID, false),
         ("category", .category, false), ("target-content-id", .targetContentID, false),
         ("interruption-level", .interruptionLevel, false), ("relevance-score", .relevanceScore, false),
-        ("message", .body, true), ("group", .threadID, true), ("level", .interruptionLevel, true),
+        ("message", .body, true), ("group", .threadID, true), ("level", .interruptionLevel, true)
     ]
 
     /// The shorter names a batch line may use instead, spelled like the options.
@@ -97,17 +98,47 @@ public enum AlertField: String, CaseIterable, Sendable {
 /// The visible part of an alert: every field a sender sets and a device shows, each typed
 /// and checked once, when it is set.
 public struct AlertFields: Sendable, Equatable {
-    public var title: String? { get { storage.title } set { unique().title = newValue } }
-    public var subtitle: String? { get { storage.subtitle } set { unique().subtitle = newValue } }
-    public var body: String? { get { storage.body } set { unique().body = newValue } }
-    public var badge: Int? { get { storage.badge } set { unique().badge = newValue } }
-    public var sound: String? { get { storage.sound } set { unique().sound = newValue } }
-    public var threadID: String? { get { storage.threadID } set { unique().threadID = newValue } }
-    public var category: String? { get { storage.category } set { unique().category = newValue } }
-    public var targetContentID: String? { get { storage.targetContentID } set { unique().targetContentID = newValue } }
-    public var interruptionLevel: InterruptionLevel? { get { storage.interruptionLevel } set { unique().interruptionLevel = newValue } }
+    public var title: String? {
+        get { storage.title }
+        set { unique().title = newValue }
+    }
+    public var subtitle: String? {
+        get { storage.subtitle }
+        set { unique().subtitle = newValue }
+    }
+    public var body: String? {
+        get { storage.body }
+        set { unique().body = newValue }
+    }
+    public var badge: Int? {
+        get { storage.badge }
+        set { unique().badge = newValue }
+    }
+    public var sound: String? {
+        get { storage.sound }
+        set { unique().sound = newValue }
+    }
+    public var threadID: String? {
+        get { storage.threadID }
+        set { unique().threadID = newValue }
+    }
+    public var category: String? {
+        get { storage.category }
+        set { unique().category = newValue }
+    }
+    public var targetContentID: String? {
+        get { storage.targetContentID }
+        set { unique().targetContentID = newValue }
+    }
+    public var interruptionLevel: InterruptionLevel? {
+        get { storage.interruptionLevel }
+        set { unique().interruptionLevel = newValue }
+    }
     /// APNs' relevance score, kept as its JSON number text (0 to 1).
-    public var relevanceScore: String? { get { storage.relevanceScore } set { unique().relevanceScore = newValue } }
+    public var relevanceScore: String? {
+        get { storage.relevanceScore }
+        set { unique().relevanceScore = newValue }
+    }
 
     /// The fields sit in one box, shared by copies until one is changed: a notification's
     /// fields are copied into its content, the opened content, the delivery and its record,

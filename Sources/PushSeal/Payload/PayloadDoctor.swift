@@ -1,6 +1,6 @@
-import SealCrypto
-import PushSealJSON
 import EnvelopeFormat
+import PushSealJSON
+import SealCrypto
 
 /// One thing `pushseal doctor` found: what it checked, whether it holds, in plain words, and
 /// what fixes it when it does not.
@@ -52,9 +52,11 @@ public struct PayloadDiagnosis: Sendable {
     /// - Parameters:
     ///   - keyring: the receiver's keys; nil to stop before opening.
     ///   - keysName: how to name the keyring's folder in messages.
-    public static func of(_ bytes: [UInt8], field: String = PayloadSealer.defaultField, pushType: APNs.PushType = .alert,
-                          priority: APNs.Priority = .now, keyring: Keyring? = nil, keysName: String = "the keyring",
-                          now: Int64 = Timestamp.now()) -> PayloadDiagnosis {
+    public static func of(
+        _ bytes: [UInt8], field: String = PayloadSealer.defaultField, pushType: APNs.PushType = .alert,
+        priority: APNs.Priority = .now, keyring: Keyring? = nil, keysName: String = "the keyring",
+        now: Int64 = Timestamp.now()
+    ) -> PayloadDiagnosis {
         var diagnosis = PayloadDiagnosis()
         diagnosis.run(bytes, field: field, pushType: pushType, priority: priority, keyring: keyring, keysName: keysName, now: now)
         // What is sealed is still checked, but an extension that does not run reads none of it.
@@ -65,14 +67,17 @@ public struct PayloadDiagnosis: Sendable {
         return diagnosis
     }
 
-    private mutating func run(_ bytes: [UInt8], field: String, pushType: APNs.PushType, priority: APNs.Priority,
-                              keyring: Keyring?, keysName: String, now: Int64) {
+    private mutating func run(
+        _ bytes: [UInt8], field: String, pushType: APNs.PushType, priority: APNs.Priority,
+        keyring: Keyring?, keysName: String, now: Int64
+    ) {
         // JSON, strictly: a name twice is refused by every pushseal receiver.
         let value: JSONValue
         do {
             value = try JSONParser.parse(bytes)
         } catch {
-            add("json", .problem, "not strict JSON: \(error)",
+            add(
+                "json", .problem, "not strict JSON: \(error)",
                 fix: "send one JSON object (RFC 8259), each member named once; check the quoting in your shell or template")
             status = .malformed
             return
@@ -88,7 +93,8 @@ public struct PayloadDiagnosis: Sendable {
         let limit = pushType.payloadByteLimit
         let article = pushType == .alert ? "an" : "a"
         if bytes.count > limit {
-            add("size", .problem, "\(bytes.count) bytes, \(bytes.count - limit) over the \(limit) bytes APNs takes for \(article) \(pushType.rawValue) push (it answers 413 PayloadTooLarge)",
+            add(
+                "size", .problem, "\(bytes.count) bytes, \(bytes.count - limit) over the \(limit) bytes APNs takes for \(article) \(pushType.rawValue) push (it answers 413 PayloadTooLarge)",
                 fix: "shorten the alert, or seal with 'pushseal encrypt --truncate', which cuts the body to fit")
         } else {
             add("size", .ok, "\(bytes.count) of the \(limit) bytes APNs takes for \(article) \(pushType.rawValue) push")
@@ -100,19 +106,24 @@ public struct PayloadDiagnosis: Sendable {
         let hasText = content.hasAlertText || Self.hasLocalizedText(aps)
         extensionRuns = aps != nil && hasText && aps?["mutable-content"] == .number("1")
         if aps == nil {
-            add("extension", .problem, payload["aps"] == nil ? "no 'aps': iOS has nothing to show and runs no extension" : "'aps' is not an object",
+            add(
+                "extension", .problem, payload["aps"] == nil ? "no 'aps': iOS has nothing to show and runs no extension" : "'aps' is not an object",
                 fix: #"add "aps":{"alert":{"title":"…","body":"…"},"mutable-content":1} (pushseal encrypt writes it)"#)
         } else if !hasText {
             let silent = aps?["content-available"] == .number("1")
-            add("extension", .problem, silent
-                ? "a background push (content-available only): iOS shows nothing and runs no Notification Service Extension"
-                : "no alert text: iOS runs a Notification Service Extension only for a notification it would show",
+            add(
+                "extension", .problem,
+                silent
+                    ? "a background push (content-available only): iOS shows nothing and runs no Notification Service Extension"
+                    : "no alert text: iOS runs a Notification Service Extension only for a notification it would show",
                 fix: "give aps.alert a fallback title or body (never the secret): 'pushseal encrypt' writes \"New notification\"")
         } else if aps?["mutable-content"] == nil {
-            add("extension", .problem, "no mutable-content: iOS shows the fallback as it came and never runs the extension",
+            add(
+                "extension", .problem, "no mutable-content: iOS shows the fallback as it came and never runs the extension",
                 fix: #"add "mutable-content":1 to aps"#)
         } else if aps?["mutable-content"] != .number("1") {
-            add("extension", .problem, "mutable-content is \(JSONWriter.string(aps!["mutable-content"]!)), and only the number 1 makes iOS run the extension",
+            add(
+                "extension", .problem, "mutable-content is \(JSONWriter.string(aps!["mutable-content"]!)), and only the number 1 makes iOS run the extension",
                 fix: #"write "mutable-content":1 (a number, not "1" or true)"#)
         } else {
             add("extension", .ok, "iOS runs the Notification Service Extension (mutable-content 1, an alert to show)")
@@ -120,7 +131,8 @@ public struct PayloadDiagnosis: Sendable {
 
         // The push type and priority the notification goes out with.
         if pushType == .background, hasText {
-            add("push type", .problem, "sent as a background push, an alert is not shown and no extension runs",
+            add(
+                "push type", .problem, "sent as a background push, an alert is not shown and no extension runs",
                 fix: "send it with apns-push-type alert (pushseal send's default)")
         } else if pushType != .alert, pushType != .background {
             add("push type", .note, "a \(pushType.rawValue) push: only alert pushes run a Notification Service Extension")
@@ -133,10 +145,12 @@ public struct PayloadDiagnosis: Sendable {
         // The envelope.
         guard let sealedValue = payload[field] else {
             if let (other, _) = payload.first(where: { $0.key != "aps" && Self.looksSealed($0.value) }) {
-                add("envelope", .problem, "no '\(field)' field, but '\(other)' holds an envelope: the receiver looks in '\(field)' and shows the fallback",
+                add(
+                    "envelope", .problem, "no '\(field)' field, but '\(other)' holds an envelope: the receiver looks in '\(field)' and shows the fallback",
                     fix: "receive with --field \(other) (the kit: NotificationOpener(field: \"\(other)\")), or seal into '\(field)'")
             } else {
-                add("envelope", .problem, "no '\(field)' field: nothing is sealed, the device shows the fallback as it came",
+                add(
+                    "envelope", .problem, "no '\(field)' field: nothing is sealed, the device shows the fallback as it came",
                     fix: "seal the alert with 'pushseal encrypt' (or name the field with --field)")
             }
             status = .passthrough
@@ -160,8 +174,10 @@ public struct PayloadDiagnosis: Sendable {
             status = .malformed
             return
         }
-        add("envelope", .ok, "\(envelope.version.rawValue), key \(envelope.kid), \(envelope.combined.count) sealed bytes"
-            + (envelope.version == .ps1 ? " (AES-256-GCM under a shared key)" : " (HPKE to a device's key)"))
+        add(
+            "envelope", .ok,
+            "\(envelope.version.rawValue), key \(envelope.kid), \(envelope.combined.count) sealed bytes"
+                + (envelope.version == .ps1 ? " (AES-256-GCM under a shared key)" : " (HPKE to a device's key)"))
 
         // The key, and whether it opens.
         guard let keyring else {
@@ -169,7 +185,8 @@ public struct PayloadDiagnosis: Sendable {
             return
         }
         guard let entry = keyring.entry(envelope.kid) else {
-            add("key", .problem, "no key \(envelope.kid) in \(keysName): the device shows the placeholder (key-missing)",
+            add(
+                "key", .problem, "no key \(envelope.kid) in \(keysName): the device shows the placeholder (key-missing)",
                 fix: envelope.version == .ps1
                     ? "on the sender: 'pushseal keys export \(envelope.kid)'; here: 'pushseal keys import' that line"
                     : "the device that made key \(envelope.kid) holds its private key; open it there")
@@ -178,17 +195,20 @@ public struct PayloadDiagnosis: Sendable {
         }
         switch (envelope.version, entry.kind) {
         case (.ps1, .private), (.ps1, .public):
-            add("key", .problem, "key \(envelope.kid) in \(keysName) is a recipient key, but the envelope is ps1 (a shared secret)",
+            add(
+                "key", .problem, "key \(envelope.kid) in \(keysName) is a recipient key, but the envelope is ps1 (a shared secret)",
                 fix: "import the sender's psk1 share for \(envelope.kid)")
             status = .keyMissing
             return
         case (.ps2, .secret):
-            add("key", .problem, "key \(envelope.kid) in \(keysName) is a shared secret, but the envelope is ps2 (sealed to a device's key)",
+            add(
+                "key", .problem, "key \(envelope.kid) in \(keysName) is a shared secret, but the envelope is ps2 (sealed to a device's key)",
                 fix: "open it on the device whose key pair is \(envelope.kid)")
             status = .keyMissing
             return
         case (.ps2, .public):
-            add("key", .problem, "\(keysName) holds only key \(envelope.kid)'s public half: it seals, the device's private key opens",
+            add(
+                "key", .problem, "\(keysName) holds only key \(envelope.kid)'s public half: it seals, the device's private key opens",
                 fix: "open it on the device (its keyring holds the private key)")
             status = .keyMissing
             return
@@ -204,7 +224,8 @@ public struct PayloadDiagnosis: Sendable {
                 add("key", .problem, "key \(envelope.kid) is disabled in \(keysName)", fix: "'pushseal keys enable \(envelope.kid)' if it should still open")
                 status = .keyDisabled
             case .keyExpired:
-                add("key", .problem, "key \(envelope.kid) is past its rotation grace period in \(keysName)",
+                add(
+                    "key", .problem, "key \(envelope.kid) is past its rotation grace period in \(keysName)",
                     fix: "seal with the new primary key; the old one no longer opens anything")
                 status = .keyExpired
             default:
@@ -214,13 +235,15 @@ public struct PayloadDiagnosis: Sendable {
             return
         } catch let error as EnvelopeError where error.code == .authenticationFailed {
             add("key", .ok, "key \(envelope.kid) is in \(keysName)")
-            add("opens", .problem, "authentication failed: the payload was changed after sealing, or sealed with another key that is also called \(envelope.kid)",
+            add(
+                "opens", .problem, "authentication failed: the payload was changed after sealing, or sealed with another key that is also called \(envelope.kid)",
                 fix: "compare 'pushseal keys export \(envelope.kid)' on both sides; send the payload byte for byte (no reformatting of the envelope)")
             status = .authenticationFailed
             return
         } catch {
             add("key", .ok, "key \(envelope.kid) is in \(keysName)")
-            add("opens", .problem, "it opens, but what it holds is not a sealed alert: \(error)",
+            add(
+                "opens", .problem, "it opens, but what it holds is not a sealed alert: \(error)",
                 fix: "seal a JSON object of docs/FORMAT.md section 5 (title or body, each member once, the right types)")
             status = .malformed
             return
@@ -228,7 +251,8 @@ public struct PayloadDiagnosis: Sendable {
         add("key", .ok, "key \(envelope.kid) is in \(keysName) (\(entry.state.rawValue))")
         if let expires = alert.expires {
             if expires <= now {
-                add("exp", .problem, "it expired at \(Timestamp.format(expires)): the device shows the placeholder (expired)",
+                add(
+                    "exp", .problem, "it expired at \(Timestamp.format(expires)): the device shows the placeholder (expired)",
                     fix: "seal it again with a later --ttl, and check the sender's clock")
                 status = .expired
                 return
@@ -258,8 +282,10 @@ public struct PayloadDiagnosis: Sendable {
     /// "decryption failed" between two implementations come from the encoding.
     static func explain(_ text: String, _ error: EnvelopeError) -> (String, String?) {
         if error.code == .unsupportedVersion {
-            return ("\(error.reason): the device shows the placeholder (unsupported)",
-                    "update the receiver (app or pushseal), or seal with a version it reads (ps1, ps2)")
+            return (
+                "\(error.reason): the device shows the placeholder (unsupported)",
+                "update the receiver (app or pushseal), or seal with a version it reads (ps1, ps2)"
+            )
         }
         let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3 else {
@@ -272,16 +298,22 @@ public struct PayloadDiagnosis: Sendable {
         if let index = sealed.firstIndex(where: { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }) {
             let position = sealed.distance(from: sealed.startIndex, to: index)
             let kind = sealed[index] == " " ? "a space" : "a line break"
-            return ("the sealed part has \(kind) at character \(position + 1) (base64 wrapped at 76 columns, or a template's white space)",
-                    "remove every space and line break (Python: base64.urlsafe_b64encode(…) has none; avoid base64.encodebytes)")
+            return (
+                "the sealed part has \(kind) at character \(position + 1) (base64 wrapped at 76 columns, or a template's white space)",
+                "remove every space and line break (Python: base64.urlsafe_b64encode(…) has none; avoid base64.encodebytes)"
+            )
         }
         if sealed.hasSuffix("=") {
-            return ("the sealed part ends with '=' padding, and base64url here has none",
-                    #"strip the '=' characters (Python: .rstrip(b"="); JavaScript: Buffer.toString("base64url"))"#)
+            return (
+                "the sealed part ends with '=' padding, and base64url here has none",
+                #"strip the '=' characters (Python: .rstrip(b"="); JavaScript: Buffer.toString("base64url"))"#
+            )
         }
         if sealed.contains("+") || sealed.contains("/") {
-            return ("the sealed part uses the standard base64 alphabet ('+' or '/'), not base64url",
-                    "encode with '-' and '_' in place of '+' and '/' (base64url, RFC 4648 §5)")
+            return (
+                "the sealed part uses the standard base64 alphabet ('+' or '/'), not base64url",
+                "encode with '-' and '_' in place of '+' and '/' (base64url, RFC 4648 §5)"
+            )
         }
         if let odd = sealed.first(where: { !($0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_")) }) {
             return ("the sealed part holds '\(odd)', which is not base64url", "send the envelope as pushseal wrote it")
@@ -290,12 +322,16 @@ public struct PayloadDiagnosis: Sendable {
             return ("the sealed part ends with a lone character: it was cut off", "send the whole envelope; check for a length limit on the way")
         }
         if error.reason.contains("unused bits") {
-            return ("the sealed part's last character has unused bits set: not the canonical encoding, so it was altered",
-                    "send the envelope as pushseal wrote it")
+            return (
+                "the sealed part's last character has unused bits set: not the canonical encoding, so it was altered",
+                "send the envelope as pushseal wrote it"
+            )
         }
         if error.reason.contains("at least") {
-            return ("\(error.reason.replacingFirst("malformed envelope: ", with: "")): it was cut off on the way",
-                    "send the whole envelope; check for a length limit on the way")
+            return (
+                "\(error.reason.replacingFirst("malformed envelope: ", with: "")): it was cut off on the way",
+                "send the whole envelope; check for a length limit on the way"
+            )
         }
         return (error.reason, nil)
     }

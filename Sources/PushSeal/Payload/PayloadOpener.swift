@@ -1,5 +1,5 @@
-import SealCrypto
 import PushSealJSON
+import SealCrypto
 
 /// Reads a payload (or a bare envelope) and opens the sealed alert with a keyring.
 public struct PayloadOpener: Sendable {

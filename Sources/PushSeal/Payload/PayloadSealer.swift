@@ -1,5 +1,5 @@
-@_spi(Testing) import SealCrypto
 import PushSealJSON
+@_spi(Testing) import SealCrypto
 
 /// Turns alerts into APNs payloads: the fallback alert in the clear, the real alert sealed
 /// under the keyring's primary key in one custom field. A class: a batch takes its sealer
@@ -79,7 +79,8 @@ public final class PayloadSealer: Sendable {
             let characters = Array(body)
             var shorter = alert
             var best: (payload: [UInt8], kept: Int)?
-            var low = 0, high = characters.count - 1
+            var low = 0
+            var high = characters.count - 1
             while low <= high {
                 let middle = (low + high) / 2
                 shorter.fields.body = String(characters[..<middle]) + "…"

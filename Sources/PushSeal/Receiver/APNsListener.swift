@@ -1,8 +1,8 @@
 import Dispatch
 import HTTP2
-import Synchronization
-import MonotonicTime
 import Locking
+import MonotonicTime
+import Synchronization
 
 /// Where the listener's records go. Called on the listener's loop threads and the delivering
 /// threads, so it must never wait for the reader of the records.
@@ -41,8 +41,10 @@ public final class APNsListener: Sendable {
         /// How often one connection may change its provider token (APNs: every 20 minutes).
         public var tokenUpdateInterval: Duration
 
-        public init(host: String, port: Int, tls: ListenerIdentity?, rules: APNsRules, limits: ListenerLimits = ListenerLimits(),
-                    pendingLimit: Int = 16_384, pendingBytes: Int = 16 << 20, tokenUpdateInterval: Duration = .seconds(20 * 60)) {
+        public init(
+            host: String, port: Int, tls: ListenerIdentity?, rules: APNsRules, limits: ListenerLimits = ListenerLimits(),
+            pendingLimit: Int = 16_384, pendingBytes: Int = 16 << 20, tokenUpdateInterval: Duration = .seconds(20 * 60)
+        ) {
             self.host = host
             self.port = port
             self.tls = tls
@@ -184,59 +186,65 @@ public final class APNsListener: Sendable {
             }
             switch input {
             case .unreadable(let reason):
-                finished(DeliveryRecord(seq: item.seq, source: item.source, problem: reason, identifier: item.identifier, arrival: item.arrival),
-                         item.body.count)
+                finished(
+                    DeliveryRecord(seq: item.seq, source: item.source, problem: reason, identifier: item.identifier, arrival: item.arrival),
+                    item.body.count)
             case .request(let notification):
                 runner.deliver(notification) { delivery in
-                    finished(DeliveryRecord(seq: item.seq, source: item.source, delivery: delivery, arrival: item.arrival),
-                             item.body.count)
+                    finished(
+                        DeliveryRecord(seq: item.seq, source: item.source, delivery: delivery, arrival: item.arrival),
+                        item.body.count)
                 }
             }
         }
         do {
-            server = try HTTP2Server(host: settings.host, port: settings.port, tls: settings.tls?.engine, limits: limits,
-                                     roundEnded: { handoff.roundEnded() },
-                                     connectionEnded: { connection in tokenUpdates.withLock { $0.forget(connection) } }) { request in
-                let seq = sequence.add(1, ordering: .relaxed).newValue
-                let source = RecordSource.listen(connection: request.connection, stream: request.stream)
-                func refuse(_ answer: APNsRejection, _ identifier: String, _ arrival: APNsRequestFields) -> HTTP2Server.Response {
-                    records.emit(DeliveryRecord(seq: seq, source: source, rejected: answer, identifier: identifier, arrival: arrival), promised: false)
-                    return HTTP2Server.Response(
-                        status: answer.status,
-                        headers: [(APNs.Header.id.rawValue, identifier), ("content-type", "application/json")],
-                        body: rules.body(for: answer), unindexedHeaders: 1)
-                }
-                switch request.ending {
-                case .reset(let reason):
-                    let arrival = APNsRequestFields(device: APNsRules.deviceToken(in: request.path))
-                    let given = request.values(APNs.Header.id.rawValue).first.flatMap { APNsRules.isUUID($0) ? $0 : nil }
-                    records.emit(DeliveryRecord(seq: seq, source: source, reset: reason, identifier: given, arrival: arrival), promised: false)
-                    return HTTP2Server.Response(status: 500)
-                case .headersTooLarge:
-                    let given = request.values(APNs.Header.id.rawValue).first.flatMap { APNsRules.isUUID($0) ? $0 : nil }
-                    return refuse(.headerListTooLarge, given ?? ReceivedInput.newIdentifier(),
-                                  APNsRequestFields(device: APNsRules.deviceToken(in: request.path)))
-                case .complete:
-                    break
-                }
-                switch rules.judge(method: request.method, path: request.path, headers: request.headers, bodyLength: request.bodyLength) {
-                case let .rejected(answer, identifier, arrival):
-                    return refuse(answer, identifier, arrival)
-                case let .accepted(identifier, arrival):
-                    if let token = request.values(APNs.Header.authorization.rawValue).first,
-                       !tokenUpdates.withLock({ $0.allows(token, on: request.connection, now: MonotonicClock.system.now) }) {
-                        return refuse(.tooManyProviderTokenUpdates, identifier, arrival)
+            server = try HTTP2Server(
+                host: settings.host, port: settings.port, tls: settings.tls?.engine, limits: limits,
+                roundEnded: { handoff.roundEnded() },
+                connectionEnded: { connection in tokenUpdates.withLock { $0.forget(connection) } },
+                handler: { request in
+                    let seq = sequence.add(1, ordering: .relaxed).newValue
+                    let source = RecordSource.listen(connection: request.connection, stream: request.stream)
+                    func refuse(_ answer: APNsRejection, _ identifier: String, _ arrival: APNsRequestFields) -> HTTP2Server.Response {
+                        records.emit(DeliveryRecord(seq: seq, source: source, rejected: answer, identifier: identifier, arrival: arrival), promised: false)
+                        return HTTP2Server.Response(
+                            status: answer.status,
+                            headers: [(APNs.Header.id.rawValue, identifier), ("content-type", "application/json")],
+                            body: rules.body(for: answer), unindexedHeaders: 1)
                     }
-                    guard records.hasRoom, load.admit(bytes: request.body.count, limit: pendingLimit, byteLimit: pendingByteLimit) else {
-                        load.refused.add(1, ordering: .relaxed)
-                        return refuse(.serviceUnavailable, identifier, arrival)
+                    switch request.ending {
+                    case .reset(let reason):
+                        let arrival = APNsRequestFields(device: APNsRules.deviceToken(in: request.path))
+                        let given = request.values(APNs.Header.id.rawValue).first.flatMap { APNsRules.isUUID($0) ? $0 : nil }
+                        records.emit(DeliveryRecord(seq: seq, source: source, reset: reason, identifier: given, arrival: arrival), promised: false)
+                        return HTTP2Server.Response(status: 500)
+                    case .headersTooLarge:
+                        let given = request.values(APNs.Header.id.rawValue).first.flatMap { APNsRules.isUUID($0) ? $0 : nil }
+                        return refuse(
+                            .headerListTooLarge, given ?? ReceivedInput.newIdentifier(),
+                            APNsRequestFields(device: APNsRules.deviceToken(in: request.path)))
+                    case .complete:
+                        break
                     }
-                    inFlight.enter()
-                    handoff.add(.init(seq: seq, source: source, identifier: identifier, arrival: arrival, body: request.body))
-                    // The apns-id is new in every answer: not worth a place in HPACK's table.
-                    return HTTP2Server.Response(status: 200, headers: [(APNs.Header.id.rawValue, identifier)], unindexedHeaders: 1)
-                }
-            }
+                    switch rules.judge(method: request.method, path: request.path, headers: request.headers, bodyLength: request.bodyLength) {
+                    case let .rejected(answer, identifier, arrival):
+                        return refuse(answer, identifier, arrival)
+                    case let .accepted(identifier, arrival):
+                        if let token = request.values(APNs.Header.authorization.rawValue).first,
+                            !tokenUpdates.withLock({ $0.allows(token, on: request.connection, now: MonotonicClock.system.now) })
+                        {
+                            return refuse(.tooManyProviderTokenUpdates, identifier, arrival)
+                        }
+                        guard records.hasRoom, load.admit(bytes: request.body.count, limit: pendingLimit, byteLimit: pendingByteLimit) else {
+                            load.refused.add(1, ordering: .relaxed)
+                            return refuse(.serviceUnavailable, identifier, arrival)
+                        }
+                        inFlight.enter()
+                        handoff.add(.init(seq: seq, source: source, identifier: identifier, arrival: arrival, body: request.body))
+                        // The apns-id is new in every answer: not worth a place in HPACK's table.
+                        return HTTP2Server.Response(status: 200, headers: [(APNs.Header.id.rawValue, identifier)], unindexedHeaders: 1)
+                    }
+                })
         } catch {
             throw ListenerError(error)
         }
@@ -253,12 +261,13 @@ public final class APNsListener: Sendable {
     public var connectionLimit: Int { server.connectionLimit }
 
     public var tally: Tally {
-        Tally(refusedForLoad: load.refused.load(ordering: .relaxed),
-              acceptPauses: server.counters.acceptPauses.load(ordering: .relaxed),
-              evictedConnections: server.counters.evicted.load(ordering: .relaxed),
-              refusedConnections: server.counters.refused.load(ordering: .relaxed),
-              serverResets: server.counters.serverResets.load(ordering: .relaxed),
-              calmedConnections: server.counters.calmed.load(ordering: .relaxed))
+        Tally(
+            refusedForLoad: load.refused.load(ordering: .relaxed),
+            acceptPauses: server.counters.acceptPauses.load(ordering: .relaxed),
+            evictedConnections: server.counters.evicted.load(ordering: .relaxed),
+            refusedConnections: server.counters.refused.load(ordering: .relaxed),
+            serverResets: server.counters.serverResets.load(ordering: .relaxed),
+            calmedConnections: server.counters.calmed.load(ordering: .relaxed))
     }
 
     public func start() {

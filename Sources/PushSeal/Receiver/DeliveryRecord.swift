@@ -209,7 +209,8 @@ public struct DeliveryRecord: Sendable {
         let (sum, carry) = scaled.addingReportingOverflow((attoseconds + half) / 1_000_000_000_000)
         // Far beyond any delivery's time; held at the bound rather than trapping.
         let micros = overflow || carry ? (seconds < 0 ? Int64.min : .max) : sum
-        let whole = micros / 1_000, fraction = Int(micros % 1_000).magnitude
+        let whole = micros / 1_000
+        let fraction = Int(micros % 1_000).magnitude
         if micros < 0, whole == 0 { output.append(UInt8(ascii: "-")) }
         JSONWriter.writeInteger(whole, to: &output)
         output.append(UInt8(ascii: "."))
@@ -218,4 +219,3 @@ public struct DeliveryRecord: Sendable {
         output.append(UInt8(ascii: "0") + UInt8(fraction % 10))
     }
 }
-

@@ -1,9 +1,10 @@
+import Dispatch
+import Locking
+import MonotonicTime
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
-import MonotonicTime
-import Locking
 
 /// `receive --notify`: each delivery also shown on the desktop, through the freedesktop
 /// notification service (D-Bus `org.freedesktop.Notifications`) by `notify-send`, with what
@@ -76,15 +77,18 @@ package final class DesktopNotifier: Sendable {
     /// the desktop has one line of summary); the body is escaped, since notification
     /// services may read it as markup.
     static func arguments(for content: NotificationContent, status: DeliveryStatus) -> [String] {
-        let urgency = switch content.interruptionLevel {
-        case .critical?: "critical"
-        case .passive?: "low"
-        default: "normal"
-        }
+        let urgency =
+            switch content.interruptionLevel {
+            case .critical?: "critical"
+            case .passive?: "low"
+            default: "normal"
+            }
         let body = [content.subtitle, content.body].filter { !$0.isEmpty }.joined(separator: "\n")
-        return ["notify-send", "--app-name=pushseal", "--urgency=\(urgency)",
-                "--hint=string:x-pushseal-status:\(status.rawValue)", "--",
-                content.title.isEmpty ? "(no title)" : content.title, markupEscaped(body)]
+        return [
+            "notify-send", "--app-name=pushseal", "--urgency=\(urgency)",
+            "--hint=string:x-pushseal-status:\(status.rawValue)", "--",
+            content.title.isEmpty ? "(no title)" : content.title, markupEscaped(body)
+        ]
     }
 
     static func markupEscaped(_ text: String) -> String {

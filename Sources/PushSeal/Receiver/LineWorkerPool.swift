@@ -1,10 +1,11 @@
+import Dispatch
+import Locking
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Dispatch
-import Locking
 
 /// Lines gathered into one unit of work: one buffer and where each line ends, so a batch
 /// costs two allocations however many lines it holds.
@@ -61,8 +62,10 @@ package final class LineWorkerPool<Result: Sendable>: Sendable {
     /// - Parameters:
     ///   - process: runs on a worker; must be safe to run on several batches at once.
     ///   - emit: receives results one at a time, in input order; nil drops them.
-    package init(jobs: Int, batchLines: Int = 512, process: @escaping @Sendable (LineBatch) -> Result,
-                emit: (@Sendable (Result) -> Void)? = nil) {
+    package init(
+        jobs: Int, batchLines: Int = 512, process: @escaping @Sendable (LineBatch) -> Result,
+        emit: (@Sendable (Result) -> Void)? = nil
+    ) {
         self.jobs = max(1, jobs)
         self.batchLines = batchLines
         self.process = process

@@ -61,7 +61,8 @@ public struct ListenerMemoryPlan: Sendable, Equatable {
         if let chosenPending { plan.pending = chosenPending }
         guard let memoryLimit, plan.bytesAtMost > usable(memoryLimit) else { return plan }
         // What is fixed (the process, chosen bounds) comes first; the rest shares what is left.
-        let fixed = baseBytes + (chosenConnections.map { $0 * bytesPerConnection } ?? 0)
+        let fixed =
+            baseBytes + (chosenConnections.map { $0 * bytesPerConnection } ?? 0)
             + (chosenPending.map { $0 * bytesPerPending } ?? 0)
         let scalable = plan.bytesAtMost - fixed
         let room = max(0, usable(memoryLimit) - fixed)

@@ -1,10 +1,11 @@
+import HTTP2
+import SealCrypto
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import HTTP2
-import SealCrypto
 
 /// The listener's own words for what the HTTP/2 engine underneath needs: the caller says
 /// which certificate, which limits, and gets `ListenerError` back, never the engine's types.
@@ -29,7 +30,8 @@ public struct ListenerIdentity: Sendable, Equatable {
     public static func selfSigned(in folder: String) throws(ListenerError) -> (identity: ListenerIdentity, created: Bool) {
         let identity = ListenerIdentity(certificateFile: folder + "/tls-cert.pem", keyFile: folder + "/tls-key.pem")
         if access(identity.certificateFile, R_OK) == 0, access(identity.keyFile, R_OK) == 0,
-           SelfSignedCertificate.isCurrent(file: identity.certificateFile) {
+            SelfSignedCertificate.isCurrent(file: identity.certificateFile)
+        {
             return (identity, false)
         }
         var made: (certificate: [UInt8], key: [UInt8])
@@ -117,12 +119,13 @@ public enum ListenerFailure: Hashable, Sendable {
 
 extension PushSealError where Kind == ListenerFailure {
     init(_ engine: HTTP2ServerError) {
-        let code: ListenerFailure = switch engine.code {
-        case .address: .address
-        case .identity: .identity
-        case .file: .file
-        case .resources: .resources
-        }
+        let code: ListenerFailure =
+            switch engine.code {
+            case .address: .address
+            case .identity: .identity
+            case .file: .file
+            case .resources: .resources
+            }
         self.init(code, engine.message, underlying: engine.errno == 0 ? nil : FileIOFailure(code: engine.errno))
     }
 }

@@ -1,6 +1,6 @@
 import Dispatch
-import Synchronization
 import Locking
+import Synchronization
 
 /// Feeds inputs to an extension runner and hands records to `emit` in input order,
 /// whatever order the deliveries finish in.
@@ -19,9 +19,11 @@ package final class OrderedReceiver<Rendered: Sendable>: Sendable {
     private let outstanding = DispatchGroup()
     private let reserved = Atomic<Int>(0)
 
-    package init(runner: ExtensionRunner, maximumInFlight: Int = 4_096,
-                render: @escaping @Sendable (DeliveryRecord) -> Rendered,
-                emit: @escaping @Sendable (Rendered) -> Void) {
+    package init(
+        runner: ExtensionRunner, maximumInFlight: Int = 4_096,
+        render: @escaping @Sendable (DeliveryRecord) -> Rendered,
+        emit: @escaping @Sendable (Rendered) -> Void
+    ) {
         self.runner = runner
         self.render = render
         self.emit = emit

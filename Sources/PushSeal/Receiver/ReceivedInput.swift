@@ -1,5 +1,5 @@
-import SealCrypto
 import PushSealJSON
+import SealCrypto
 
 /// One input to the receiver, read into a request, or the reason it could not be.
 package enum ReceivedInput: Sendable {
@@ -52,10 +52,11 @@ package enum ReceivedInput: Sendable {
             object[Self.simulatorBundleKey] = nil
             if let bundle = bundle.stringValue, headers["apns-topic"] == nil { headers["apns-topic"] = bundle }
         }
-        self = .request(NotificationRequest(
-            identifier: identifier ?? Self.newIdentifier(),
-            content: NotificationContent(payload: object),
-            headers: headers))
+        self = .request(
+            NotificationRequest(
+                identifier: identifier ?? Self.newIdentifier(),
+                content: NotificationContent(payload: object),
+                headers: headers))
     }
 
     /// Reads the body of an APNs request the listener accepted: a payload with `aps`,
@@ -69,8 +70,9 @@ package enum ReceivedInput: Sendable {
             self = .unreadable(reason: "the payload has no 'aps' dictionary")
             return
         }
-        self = .request(NotificationRequest(
-            identifier: identifier, content: NotificationContent(payload: object), arrival: arrival))
+        self = .request(
+            NotificationRequest(
+                identifier: identifier, content: NotificationContent(payload: object), arrival: arrival))
     }
 
     /// APNs' limit for `apns-push-type: voip`; every other type has `PayloadSealer.byteLimit`.

@@ -13,9 +13,17 @@ package enum RecordSource {
         // The prefix, two 20-digit numbers and a slash fit.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { text in
             var end = 0
-            prefix.withUTF8Buffer { for byte in $0 { text[end] = byte; end += 1 } }
+            prefix.withUTF8Buffer {
+                for byte in $0 {
+                    text[end] = byte
+                    end += 1
+                }
+            }
             func number(_ value: Int) {
-                if value < 0 { text[end] = UInt8(ascii: "-"); end += 1 }
+                if value < 0 {
+                    text[end] = UInt8(ascii: "-")
+                    end += 1
+                }
                 var magnitude = value.magnitude
                 let start = end
                 repeat {

@@ -1,13 +1,14 @@
+import CSystem
+import Dispatch
+import Locking
+import MonotonicTime
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CSystem
-import Dispatch
-import Synchronization
-import MonotonicTime
-import Locking
 
 /// A spool folder watched for notifications: each new `*.json` or `*.apns` file is
 /// delivered, its record written and flushed, and only then moved to `processed/`. A file
@@ -47,8 +48,10 @@ package final class SpoolFolder: Sendable {
     ///     A failure stops the watch and leaves the file in place. `written` may run on
     ///     any thread.
     ///   - stop: ends `run` when requested (a signal, a closed output).
-    package init(folder: String, runner: ExtensionRunner, stop: StopRequest? = nil,
-                sink: @escaping @Sendable (DeliveryRecord, _ written: @escaping @Sendable (String?) -> Void) -> Void) {
+    package init(
+        folder: String, runner: ExtensionRunner, stop: StopRequest? = nil,
+        sink: @escaping @Sendable (DeliveryRecord, _ written: @escaping @Sendable (String?) -> Void) -> Void
+    ) {
         self.folder = folder
         self.runner = runner
         self.stop = stop

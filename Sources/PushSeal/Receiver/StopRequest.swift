@@ -1,11 +1,12 @@
+import CSystem
+import MonotonicTime
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CSystem
-import Synchronization
-import MonotonicTime
 
 /// A request to stop taking input that a blocked read or a sleep notices at once: a flag,
 /// and a pipe that becomes readable when the flag is set, for `poll` to wait on.

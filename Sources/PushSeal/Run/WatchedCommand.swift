@@ -1,8 +1,9 @@
+import CSystem
+import MonotonicTime
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CSystem
-import MonotonicTime
 
 /// How a command run by `pushseal run` ended, and what it last printed.
 package struct CommandOutcome: Sendable, Equatable {
@@ -64,9 +65,10 @@ package enum WatchedCommand {
         defer { pushseal_forward_signals_end() }
         let child: ChildProcess
         do {
-            child = try ChildProcess(program, arguments, stdin: .inherit(0),
-                                     stdout: tail > 0 ? .pipe : .inherit(stdout), stderr: tail > 0 ? .pipe : .inherit(2),
-                                     searchPath: true)
+            child = try ChildProcess(
+                program, arguments, stdin: .inherit(0),
+                stdout: tail > 0 ? .pipe : .inherit(stdout), stderr: tail > 0 ? .pipe : .inherit(2),
+                searchPath: true)
         } catch {
             let status: Int32 = error.code == ENOENT ? 127 : 126
             let reason = error.code == ENOENT ? "command not found" : error.message
@@ -86,10 +88,16 @@ package enum WatchedCommand {
     /// Copies each of the child's pipes to its destination until both end, feeding `lines`.
     /// Once the child has exited, what is already written is read and the rest let go: a
     /// program it left running in the background may hold the pipes open for good.
-    private static func pump(_ pairs: [(end: ChildProcess.End, destination: Int32)], of child: ChildProcess,
-                             into lines: inout LastLines) {
-        var open = pairs.enumerated().map { (index: $0.offset, end: $0.element.end, source: child.descriptor($0.element.end),
-                                             destination: $0.element.destination, passing: true) }
+    private static func pump(
+        _ pairs: [(end: ChildProcess.End, destination: Int32)], of child: ChildProcess,
+        into lines: inout LastLines
+    ) {
+        var open = pairs.enumerated().map {
+            (
+                index: $0.offset, end: $0.element.end, source: child.descriptor($0.element.end),
+                destination: $0.element.destination, passing: true
+            )
+        }
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var exitedAt: MonotonicClock.Instant?
         let exitSignal = child.exitPollDescriptor
@@ -183,7 +191,10 @@ struct LastLines {
                 case "]":
                     while let next = characters.next() {
                         if next == "\u{07}" { break }
-                        if next == "\u{1B}" { _ = characters.next(); break }
+                        if next == "\u{1B}" {
+                            _ = characters.next()
+                            break
+                        }
                     }
                 default: break
                 }

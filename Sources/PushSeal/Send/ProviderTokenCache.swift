@@ -1,9 +1,10 @@
+import Locking
+import PushSealJSON
+import SealCrypto
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import SealCrypto
-import Locking
-import PushSealJSON
 
 /// APNs provider tokens for one team and key, minted with ES256 and shared on disk by every
 /// process: a shell loop of a thousand `pushseal send` calls mints one token, not a thousand
@@ -35,8 +36,10 @@ package final class ProviderTokenCache: Sendable {
     /// made private (0600), for the caller to say so; nil when it was private.
     package var repairedMode: mode_t? { repaired.withLock { $0 } }
 
-    package init(folder: String, key: ES256Key, keyID: String, teamID: String,
-                clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) {
+    package init(
+        folder: String, key: ES256Key, keyID: String, teamID: String,
+        clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }
+    ) {
         store = KeyringStore(folder: folder)
         self.key = key
         fingerprint = key.fingerprint
@@ -75,13 +78,20 @@ package final class ProviderTokenCache: Sendable {
             if let shared, shared.token == rejected, reason == .expired {
                 let age = now - (Self.issuedAt(of: shared.token) ?? shared.issuedAt)
                 if (0..<Self.renewAtMostEvery).contains(age) {
-                    throw SendError(.token, "the server called a provider token made \(age) s ago expired; APNs allows a new one only every 20 minutes, so none was made: check this machine's clock, which dates the token")
+                    throw SendError(
+                        .token,
+                        "the server called a provider token made \(age) s ago expired; APNs allows a new one only every 20 minutes, so none was made: check this machine's clock, which dates the token"
+                    )
                 }
             }
             let minted = try mint(issuedAt: now)
             mintedHere.withLock { _ = $0.insert(minted) }
-            let json = JSONWriter.bytes(.object(JSONObject([("token", .string(minted)), ("iat", .integer(now)),
-                                                            ("key", .string(fingerprint))])))
+            let json = JSONWriter.bytes(
+                .object(
+                    JSONObject([
+                        ("token", .string(minted)), ("iat", .integer(now)),
+                        ("key", .string(fingerprint))
+                    ])))
             do throws(FileIOFailure) {
                 try FileIO.replace(path, with: json)
             } catch {
@@ -102,7 +112,8 @@ package final class ProviderTokenCache: Sendable {
     package static func issuedAt(of token: String) -> Int64? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let claims = try? Base64.decode(String(parts[1])),
-              let value = try? JSONParser.parse(claims) else { return nil }
+            let value = try? JSONParser.parse(claims)
+        else { return nil }
         return value.objectValue?["iat"]?.integerValue
     }
 
@@ -116,8 +127,9 @@ package final class ProviderTokenCache: Sendable {
             repaired.withLock { $0 = info.st_mode & 0o777 }
         }
         guard let bytes = try? FileIO.readAll(descriptor), let value = try? JSONParser.parse(bytes),
-              let token = value.objectValue?["token"]?.stringValue, let issued = value.objectValue?["iat"]?.integerValue,
-              value.objectValue?["key"]?.stringValue == fingerprint else { return nil }
+            let token = value.objectValue?["token"]?.stringValue, let issued = value.objectValue?["iat"]?.integerValue,
+            value.objectValue?["key"]?.stringValue == fingerprint
+        else { return nil }
         return (token, issued)
     }
 

@@ -45,8 +45,10 @@ package enum PushVerdict: Sendable, Equatable {
 package protocol PushProvider: Sendable {
     /// The request for one attempt. `authorization` is the header value for the provider
     /// token, when tokens are used.
-    func request(id: Int, device: String, payload: [UInt8], notificationID: String, expiration: String?,
-                 authorization: String?) -> HTTP2Client.Request
+    func request(
+        id: Int, device: String, payload: [UInt8], notificationID: String, expiration: String?,
+        authorization: String?
+    ) -> HTTP2Client.Request
     func verdict(on response: HTTP2Client.Response) -> PushVerdict
 }
 
@@ -58,13 +60,15 @@ package struct APNsProvider: PushProvider {
         self.settings = settings
     }
 
-    package func request(id: Int, device: String, payload: [UInt8], notificationID: String, expiration: String?,
-                         authorization: String?) -> HTTP2Client.Request {
+    package func request(
+        id: Int, device: String, payload: [UInt8], notificationID: String, expiration: String?,
+        authorization: String?
+    ) -> HTTP2Client.Request {
         func field(_ name: APNs.Header, _ value: String) -> HTTP2Client.Field { HTTP2Client.Field(name.rawValue, value) }
         var headers = [
             field(.topic, settings.topic),
             field(.pushType, settings.pushType.rawValue),
-            field(.id, notificationID),
+            field(.id, notificationID)
         ]
         if let authorization { headers.append(field(.authorization, authorization)) }
         if let priority = settings.priority { headers.append(field(.priority, priority.rawValue)) }
@@ -92,8 +96,9 @@ package struct APNsProvider: PushProvider {
             let asked = response.header(APNs.Header.retryAfter.rawValue).flatMap { Int($0) }.map { Duration.seconds(min(max($0, 0), 3_600)) }
             return .temporary(status: status, reason: reason ?? "HTTP \(status)", retryAfter: asked)
         default:
-            return .refused(status: response.status, reason: reason ?? "HTTP \(response.status)", id: id,
-                            timestamp: answer?["timestamp"]?.integerValue)
+            return .refused(
+                status: response.status, reason: reason ?? "HTTP \(response.status)", id: id,
+                timestamp: answer?["timestamp"]?.integerValue)
         }
     }
 
@@ -101,7 +106,8 @@ package struct APNsProvider: PushProvider {
     static func reason(inCut body: [UInt8]) -> String? {
         let key = Array(#""reason""#.utf8)
         guard body.count > key.count,
-              let at = (0...(body.count - key.count)).first(where: { body[$0..<($0 + key.count)].elementsEqual(key) }) else { return nil }
+            let at = (0...(body.count - key.count)).first(where: { body[$0..<($0 + key.count)].elementsEqual(key) })
+        else { return nil }
         var index = at + key.count
         func skipSpaces() { while index < body.count, [0x20, 0x09, 0x0A, 0x0D].contains(body[index]) { index += 1 } }
         skipSpaces()

@@ -37,8 +37,10 @@ package struct SendConnection: Sendable {
     ///   - timeout: how long a notification waits for its answer once sent; a connection
     ///     attempt gets no longer (and at most 10 s), so a server that accepts and then says
     ///     nothing is given up on as soon as a silent answer would be.
-    package init(endpoint: SendEndpoint, proxy: String?, trustFile: String?, connections: Int, streams: Int,
-                timeout: Duration, clientIdentity: TLSClientIdentity? = nil) throws(SendError) {
+    package init(
+        endpoint: SendEndpoint, proxy: String?, trustFile: String?, connections: Int, streams: Int,
+        timeout: Duration, clientIdentity: TLSClientIdentity? = nil
+    ) throws(SendError) {
         let chosen: ClientProxy?
         do {
             if let proxy {
@@ -49,8 +51,9 @@ package struct SendConnection: Sendable {
         } catch {
             throw SendError(.setup, error.message)
         }
-        engine = HTTP2Client.Settings(endpoint: endpoint.engine, trustFile: trustFile, proxy: chosen, connections: connections,
-                                      maximumStreams: streams, timeout: timeout, connectTimeout: min(timeout, .seconds(10)),
-                                      clientIdentity: clientIdentity)
+        engine = HTTP2Client.Settings(
+            endpoint: endpoint.engine, trustFile: trustFile, proxy: chosen, connections: connections,
+            maximumStreams: streams, timeout: timeout, connectTimeout: min(timeout, .seconds(10)),
+            clientIdentity: clientIdentity)
     }
 }

@@ -1,11 +1,12 @@
+import Dispatch
+import HTTP2
+import Locking
+import MonotonicTime
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
-import HTTP2
-import MonotonicTime
-import Locking
-import Synchronization
 
 /// Delivers payloads to APNs (or any server that speaks its provider API), one result per
 /// device in the order they were added.
@@ -35,8 +36,10 @@ package final class Sender: Sendable {
         /// No retry starts later than this after a notification's first attempt.
         package var retryFor: Duration
 
-        package init(topic: String, pushType: APNs.PushType = .alert, priority: APNs.Priority? = nil, expiration: String? = nil,
-                    collapseID: String? = nil, retries: Int? = nil, retryFor: Duration = .seconds(60)) {
+        package init(
+            topic: String, pushType: APNs.PushType = .alert, priority: APNs.Priority? = nil, expiration: String? = nil,
+            collapseID: String? = nil, retries: Int? = nil, retryFor: Duration = .seconds(60)
+        ) {
             self.topic = topic
             self.pushType = pushType
             self.priority = priority
@@ -140,12 +143,16 @@ package final class Sender: Sendable {
     /// - Parameters:
     ///   - connection: the endpoint and how to reach it.
     ///   - emit: gets each result, in the order devices were added, one at a time.
-    package convenience init(settings: Settings, tokens: ProviderTokenCache?, connection given: SendConnection, progress: Progress = Progress(),
-                             emit: @escaping @Sendable (Result) -> Void) throws(SendError) {
+    package convenience init(
+        settings: Settings, tokens: ProviderTokenCache?, connection given: SendConnection, progress: Progress = Progress(),
+        emit: @escaping @Sendable (Result) -> Void
+    ) throws(SendError) {
         let connection = given.engine
-        try self.init(settings: settings, tokens: tokens, provider: APNsProvider(settings: settings), endpoint: connection.endpoint.description,
-                      window: Self.window(connections: connection.connections, streams: connection.maximumStreams),
-                      progress: progress, emit: emit) { answered throws(SendError) in
+        try self.init(
+            settings: settings, tokens: tokens, provider: APNsProvider(settings: settings), endpoint: connection.endpoint.description,
+            window: Self.window(connections: connection.connections, streams: connection.maximumStreams),
+            progress: progress, emit: emit
+        ) { answered throws(SendError) in
             do throws(HTTP2ClientError) {
                 return try HTTP2Client(connection, onResponses: answered)
             } catch {
@@ -161,10 +168,12 @@ package final class Sender: Sendable {
     ///   - window: results that may wait at once.
     ///   - backoff: the wait before retry N (`Sender.backoff` in use).
     ///   - transport: made with the callback that takes its answers.
-    package init(settings: Settings, tokens: (any ProviderTokenSource)?, provider: any PushProvider, endpoint: String, window: Int,
-                 progress: Progress = Progress(), backoff: @escaping @Sendable (Int) -> Duration = Sender.backoff(afterAttempt:),
-                 emit: @escaping @Sendable (Result) -> Void,
-                 transport: (@escaping @Sendable ([HTTP2Client.Response]) -> Void) throws(SendError) -> any PushTransport) throws(SendError) {
+    package init(
+        settings: Settings, tokens: (any ProviderTokenSource)?, provider: any PushProvider, endpoint: String, window: Int,
+        progress: Progress = Progress(), backoff: @escaping @Sendable (Int) -> Duration = Sender.backoff(afterAttempt:),
+        emit: @escaping @Sendable (Result) -> Void,
+        transport: (@escaping @Sendable ([HTTP2Client.Response]) -> Void) throws(SendError) -> any PushTransport
+    ) throws(SendError) {
         self.progress = progress
         self.settings = settings
         self.tokens = tokens
@@ -189,8 +198,9 @@ package final class Sender: Sendable {
             defer { next += 1 }
             return next
         }
-        let item = Pending(seq: seq, device: device, payload: payload, expiration: expiration,
-                           apnsID: ReceivedInput.newIdentifier(), start: MonotonicClock.system.now)
+        let item = Pending(
+            seq: seq, device: device, payload: payload, expiration: expiration,
+            apnsID: ReceivedInput.newIdentifier(), start: MonotonicClock.system.now)
         // The endpoint cannot be used: this device still gets its line, in its place.
         if let failure {
             return report(item, outcome: .failed, status: 0, apnsID: item.apnsID, reason: "not sent: \(failure.reason)", timestamp: nil)
@@ -234,8 +244,9 @@ package final class Sender: Sendable {
                 return held.header
             }
         }
-        let request = provider.request(id: item.seq, device: item.device, payload: item.payload, notificationID: item.apnsID,
-                                       expiration: item.expiration, authorization: authorization)
+        let request = provider.request(
+            id: item.seq, device: item.device, payload: item.payload, notificationID: item.apnsID,
+            expiration: item.expiration, authorization: authorization)
         pending.withLock { $0[item.seq] = item }
         client.withLock { $0 }?.submit([request])
     }
@@ -250,8 +261,9 @@ package final class Sender: Sendable {
         switch provider.verdict(on: response) {
         case let .delivered(id):
             report(item, outcome: .ok, status: response.status, apnsID: id ?? item.apnsID, reason: nil, timestamp: nil, date: date)
-        case let .tokenRefused(because, _, _, _) where !item.tokenRenewed && tokens != nil
-                                                    && (because == .expired || !(tokens?.minted(item.token) ?? true)):
+        case let .tokenRefused(because, _, _, _)
+        where !item.tokenRenewed && tokens != nil
+            && (because == .expired || !(tokens?.minted(item.token) ?? true)):
             // Expired: renewed (within APNs' limit). Invalid, for a token read from the cache:
             // one made from the key in hand is tried before the device is reported.
             var renewed = item
@@ -282,15 +294,17 @@ package final class Sender: Sendable {
         case .endpoint(let problem):
             guard !connected.withLock({ $0 }) else {
                 // Answers came before: this device's line says what stopped it.
-                return report(item, outcome: .failed, status: 0, apnsID: item.apnsID, reason: Self.words(for: problem, failure.message, endpoint),
-                              timestamp: nil)
+                return report(
+                    item, outcome: .failed, status: 0, apnsID: item.apnsID, reason: Self.words(for: problem, failure.message, endpoint),
+                    timestamp: nil)
             }
             // Not this device's failure but the setup's: one error, not a line per device.
-            let code: SendError.Code = switch problem {
-            case .unreachable: .unreachable
-            case .untrusted: .untrusted
-            case .notHTTP2, .proxyRefused: .refused
-            }
+            let code: SendError.Code =
+                switch problem {
+                case .unreachable: .unreachable
+                case .untrusted: .untrusted
+                case .notHTTP2, .proxyRefused: .refused
+                }
             let words = Self.words(for: problem, failure.message, endpoint)
             stopped.withLock { if $0 == nil { $0 = SendError(code, words) } }
             report(item, outcome: .failed, status: 0, apnsID: item.apnsID, reason: words, timestamp: nil)
@@ -321,7 +335,8 @@ package final class Sender: Sendable {
     private func retry(_ item: Pending, status: Int, reason: String, after asked: Duration?) {
         let delay = max(backoff(item.attempts), asked ?? .zero)
         guard settings.retries.map({ item.attempts <= $0 }) ?? true, retrying.withLock({ $0 }),
-              MonotonicClock.system.now - item.start + delay <= settings.retryFor else {
+            MonotonicClock.system.now - item.start + delay <= settings.retryFor
+        else {
             return report(item, outcome: .failed, status: status, apnsID: item.apnsID, reason: reason, timestamp: nil)
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(delay.saturatingNanoseconds))) { [self] in
@@ -344,11 +359,14 @@ package final class Sender: Sendable {
         return .milliseconds(Int(base * Double.random(in: 0.5...1.5)))
     }
 
-    private func report(_ item: Pending, outcome: Result.Outcome, status: Int, apnsID: String, reason: String?, timestamp: Int64?,
-                        date: String? = nil) {
-        var result = Result(device: item.device, outcome: outcome, status: status, apnsID: apnsID, reason: reason,
-                            timestamp: timestamp, attempts: item.attempts, elapsed: MonotonicClock.system.now - item.start,
-                            retriedAfterUnknownOutcome: item.retriedAfterUnknownOutcome)
+    private func report(
+        _ item: Pending, outcome: Result.Outcome, status: Int, apnsID: String, reason: String?, timestamp: Int64?,
+        date: String? = nil
+    ) {
+        var result = Result(
+            device: item.device, outcome: outcome, status: status, apnsID: apnsID, reason: reason,
+            timestamp: timestamp, attempts: item.attempts, elapsed: MonotonicClock.system.now - item.start,
+            retriedAfterUnknownOutcome: item.retriedAfterUnknownOutcome)
         result.serverDate = date
         let released = order.withLock { $0.finish(item.seq, result, release: emit) }
         progress.reported.add(released, ordering: .relaxed)

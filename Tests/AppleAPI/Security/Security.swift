@@ -1,3 +1,5 @@
+// swift-format-ignore-file: AlwaysUseLowerCamelCase
+
 // A transcription for Linux, for tests only: the parts of Apple's Security framework that
 // PushSealKit's Keychain store uses, with their Swift signatures and availability as Apple's
 // documentation gives them (the page is named above each). Behind them is a simulated
@@ -188,8 +190,10 @@ public final class KeychainSimulation: @unchecked Sendable {
             func answer(_ entry: (String, Item)) -> AnyObject {
                 guard query[kSecReturnAttributes as String] as? Bool == true else { return entry.1.data as NSData }
                 let parts = entry.0.split(separator: "\u{1}", omittingEmptySubsequences: false).map(String.init)
-                var attributes: [String: Any] = [kSecAttrAccessGroup as String: parts[0], kSecAttrService as String: parts[1],
-                                                 kSecAttrAccount as String: parts[2]]
+                var attributes: [String: Any] = [
+                    kSecAttrAccessGroup as String: parts[0], kSecAttrService as String: parts[1],
+                    kSecAttrAccount as String: parts[2]
+                ]
                 if wantsData { attributes[kSecValueData as String] = entry.1.data }
                 return attributes as NSDictionary
             }
@@ -203,8 +207,9 @@ public final class KeychainSimulation: @unchecked Sendable {
             let (failure, group) = gate("SecItemAdd", attributes)
             if let failure { return failure }
             guard let service = attributes[kSecAttrService as String] as? String,
-                  let account = attributes[kSecAttrAccount as String] as? String,
-                  let data = attributes[kSecValueData as String] as? Data else { return errSecParam }
+                let account = attributes[kSecAttrAccount as String] as? String,
+                let data = attributes[kSecValueData as String] as? Data
+            else { return errSecParam }
             let accessible = attributes[kSecAttrAccessible as String] as? String ?? "ak"
             if isLocked && accessible != "ak" && accessible != "dk" { return errSecInteractionNotAllowed }
             let name = key(group: group, service: service, account: account)
