@@ -6,6 +6,11 @@ let package = Package(
     products: [
         .executable(name: "pushseal", targets: ["PushSealCLI"]),
         .library(name: "PushSeal", targets: ["PushSeal"]),
+        // The modules PushSeal's own API speaks in: keys and sealed boxes (SealCrypto) and
+        // the JSON values of an alert's data (PushSealJSON). A user names their types, so
+        // depends on them, rather than reaching them through a transitive import.
+        .library(name: "SealCrypto", targets: ["SealCrypto"]),
+        .library(name: "PushSealJSON", targets: ["PushSealJSON"]),
         // QR codes of key shares for `keys export --qr`, on libqrencode and libpng; dynamically
         // linked (Debian ships no static libqrencode), run as a child.
         .executable(name: "pushseal-qr", targets: ["PushSealQR"]),

@@ -4,6 +4,7 @@
 # at hand (built offline, SWIFTCI_USE_LOCAL_DEPS), else from its repository URL.
 #   Scripts/device-test.sh
 #   Scripts/device-test.sh --vendor   # print the archives' folder, or fail when there is none
+#   Scripts/device-test.sh --crypto   # unpack them and print swift-crypto's folder
 #   Scripts/device-test.sh --sanitize thread   # the adapter's and the delivery rule's tests under
 #                                              # ThreadSanitizer (time-up comes on another thread)
 # The kit's build lives in .build/device (.build/device-thread under TSan), apart from the
@@ -42,6 +43,11 @@ if vendor=$(find_vendor); then
   export SWIFTCI_USE_LOCAL_DEPS=1 PUSHSEAL_SWIFT_CRYPTO="$PWD/.build/vendor/swift-crypto"
 else
   export PUSHSEAL_SWIFT_CRYPTO=url
+fi
+# --crypto: print where swift-crypto is (unpacked), for the other scripts that build the kit.
+if [ "${1:-}" = --crypto ]; then
+  echo "$PUSHSEAL_SWIFT_CRYPTO"
+  exit
 fi
 # The Apple adapter is compiled against the transcribed Apple API (Tests/AppleAPI) and tested.
 export PUSHSEAL_APPLE_TRANSCRIPTION=1

@@ -148,7 +148,7 @@ public struct SealedAlert: Sendable, Equatable {
     }
 
     /// The same from bytes wherever they lie (the receiver opens onto the stack).
-    public init(plaintext: UnsafeRawBufferPointer) throws {
+    package init(plaintext: UnsafeRawBufferPointer) throws {
         self.init(fields: AlertFields(), id: "", sent: 0)
         let isObject: Bool
         do {

@@ -59,7 +59,7 @@ public struct SealedEnvelope: Sendable, Equatable {
     }
 
     /// Reads an envelope from its UTF-8 bytes; the receiver's path, with no String work.
-    public init(utf8 bytes: UnsafeRawBufferPointer) throws {
+    package init(utf8 bytes: UnsafeRawBufferPointer) throws {
         let layout: EnvelopeLayout
         do {
             layout = try EnvelopeLayout(utf8: bytes)

@@ -50,7 +50,9 @@ public final class ExtensionRunner: Sendable {
     private let budgetNanoseconds: Int64
     private let graceNanoseconds: Int64
 
-    /// - Parameter makeExtension: called once per eligible notification.
+    /// - Parameters:
+    ///   - timing: the budget and the grace after `serviceExtensionTimeWillExpire`.
+    ///   - makeExtension: called once per eligible notification.
     public convenience init(timing: Timing = .standard, makeExtension: @escaping @Sendable () -> any NotificationServiceExtension) {
         self.init(timing: timing, clock: .system, makeExtension: makeExtension)
     }
@@ -304,7 +306,7 @@ extension Duration {
     }
 
     /// Milliseconds as a fraction, for records.
-    public var milliseconds: Double {
+    package var milliseconds: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) * 1_000 + Double(attoseconds) / 1e15
     }

@@ -64,7 +64,7 @@ public struct KeyEntry: Sendable {
 
     /// The state as `keys list` shows it in every rendering: `expired` for an enabled key whose
     /// grace has passed (it decrypts nothing, and `keys prune` destroys it), else the state.
-    public func shownState(at now: Int64) -> String {
+    package func shownState(at now: Int64) -> String {
         isExpired(at: now) ? "expired" : state.rawValue
     }
 

@@ -12,7 +12,7 @@ public enum KeyID {
     }
 
     /// The same over UTF-8 bytes: the receiver checks the kid of every envelope it reads.
-    public static func isValid(utf8 kid: UnsafeRawBufferPointer) -> Bool {
+    package static func isValid(utf8 kid: UnsafeRawBufferPointer) -> Bool {
         KeyIDRule.isValid(utf8: kid)
     }
 

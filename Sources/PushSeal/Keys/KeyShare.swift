@@ -49,7 +49,7 @@ public struct KeyShare: Sendable {
 
 extension StringProtocol {
     /// The text without leading and trailing spaces, tabs and line breaks.
-    public func trimmingASCIIWhitespace() -> String {
+    package func trimmingASCIIWhitespace() -> String {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }
         guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
             return ""

@@ -56,7 +56,7 @@ public enum AlertField: String, CaseIterable, Sendable {
     }
 
     /// The same for a name read as bytes (`JSONParser.forEachMember(namedIn:)`).
-    public static func spelling(bytes: UnsafeRawBufferPointer) -> (field: AlertField, isAlias: Bool)? {
+    package static func spelling(bytes: UnsafeRawBufferPointer) -> (field: AlertField, isAlias: Bool)? {
         spelling(utf8: bytes.assumingMemoryBound(to: UInt8.self))
     }
 

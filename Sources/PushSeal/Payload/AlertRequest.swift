@@ -48,7 +48,7 @@ public struct AlertRequest: Sendable {
 
     /// Reads one line of batch input as its members are parsed, building no JSON object:
     /// `encrypt --batch`'s path. Throws `JSONParseError` for text that is not JSON.
-    public init(line: UnsafeRawBufferPointer) throws {
+    package init(line: UnsafeRawBufferPointer) throws {
         var given = GivenFields()
         guard try JSONParser.forEachMember(namedIn: line, { name, value in try take(name, value, given: &given) }) else {
             throw PayloadError(.invalidAlert, "the line is not a JSON object")

@@ -48,10 +48,15 @@ public struct PayloadDiagnosis: Sendable {
         findings.append(DoctorFinding(check, level, says, fix: fix))
     }
 
-    /// Diagnoses `bytes`.
+    /// Diagnoses a payload.
     /// - Parameters:
+    ///   - bytes: the payload, as APNs would be given it.
+    ///   - field: the custom field that holds the envelope.
+    ///   - pushType: the `apns-push-type` it is sent with (its size limit depends on it).
+    ///   - priority: the `apns-priority` it is sent with.
     ///   - keyring: the receiver's keys; nil to stop before opening.
     ///   - keysName: how to name the keyring's folder in messages.
+    ///   - now: the time `exp` and key lifetimes are judged at (Unix seconds).
     public static func of(
         _ bytes: [UInt8], field: String = PayloadSealer.defaultField, pushType: APNs.PushType = .alert,
         priority: APNs.Priority = .now, keyring: Keyring? = nil, keysName: String = "the keyring",

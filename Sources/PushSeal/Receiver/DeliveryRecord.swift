@@ -74,7 +74,7 @@ public struct DeliveryRecord: Sendable {
     /// headers (null when absent), and `http-status` when rejected; then `reason`, every
     /// other alert field and `userInfo` when they have a value. Written
     /// straight to bytes: it is the receiver's per-notification output.
-    public func writeJSON(to output: inout [UInt8], envelopeField: String) {
+    package func writeJSON(to output: inout [UInt8], envelopeField: String) {
         var record = RecordWriter()
         swap(&record.output, &output)
         defer { swap(&record.output, &output) }
