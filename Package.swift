@@ -28,7 +28,7 @@ let package = Package(
         ),
         // Locked and Lock: state shared between threads, on pthread mutexes, which
         // ThreadSanitizer can see (Synchronization.Mutex's futex calls it cannot).
-        .target(name: "Locking"),
+        .target(name: "Locking", dependencies: ["CSystem"]),
         // JSON as pushseal reads and writes it (ordered members, numbers kept as their text);
         // pure Swift, so the device kit shares it and reads sealed alerts by the same rules.
         .target(name: "PushSealJSON"),
@@ -38,7 +38,10 @@ let package = Package(
         // The sealed field's format (versions, sizes, the key id rule, where the parts lie),
         // one definition for the sender, the Linux receiver and the device kit; pure Swift, no crypto.
         .target(name: "EnvelopeFormat"),
-        .target(name: "SealCrypto", dependencies: ["COpenSSL", "Locking"]),
+        // HPKE's P-256 key agreement and HKDF on libcrypto's curve objects: C of its own,
+        // compiled with every warning an error, called only by SealCrypto.
+        .target(name: "CHPKE", dependencies: ["COpenSSL"]),
+        .target(name: "SealCrypto", dependencies: ["COpenSSL", "CHPKE", "Locking"]),
         // The one monotonic clock and the one saturating Duration conversion, for the server
         // and the runner alike.
         .target(name: "MonotonicTime"),
@@ -54,7 +57,7 @@ let package = Package(
         ),
         // Both sides of HTTP/2 (TLS or prior knowledge) on one event-loop design: the server of
         // `receive --listen` and the client of `send`; knows nothing of APNs.
-        .target(name: "HTTP2", dependencies: ["CNGHTTP2", "SealCrypto", "MonotonicTime", "Locking"]),
+        .target(name: "HTTP2", dependencies: ["CNGHTTP2", "CSystem", "SealCrypto", "MonotonicTime", "Locking"]),
         .target(name: "PushSeal", dependencies: ["PushSealJSON", "NotificationText", "EnvelopeFormat", "SealCrypto", "CSystem", "HTTP2", "MonotonicTime", "Locking"]),
         // libqrencode and libpng (Debian's libqrencode-dev, libpng-dev); PushSealQR is their only user.
         .systemLibrary(
@@ -73,7 +76,7 @@ let package = Package(
         .executableTarget(name: "PushSealVectors", dependencies: ["PushSeal", "PushSealJSON", "SealCrypto"]),
         .testTarget(
             name: "SealCryptoTests",
-            dependencies: ["SealCrypto"],
+            dependencies: ["SealCrypto", "CHPKE", "COpenSSL"],
             resources: [.copy("Fixtures")]
         ),
         // The tests' one source of random choices, seeded so a failure can be replayed.

@@ -10,7 +10,7 @@ Scripts/setup.sh >/dev/null 2>&1 || Scripts/setup.sh
 out=.build/fuzz
 mkdir -p "$out/crashes"
 flags=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 -Onone -package-name pushseal -I "$out" -I Sources/COpenSSL -I Sources/CSystem/include
-       -I Sources/CNGHTTP2)
+       -I Sources/CHPKE/include -I Sources/CNGHTTP2)
 
 # The product's modules, instrumented; -enable-testing lets targets reach internal parsers.
 build_module() { # name sources...
@@ -20,9 +20,11 @@ build_module() { # name sources...
     || { cat "$out/$name.log" >&2; exit 1; }
 }
 echo "fuzz: building instrumented modules" >&2
-# The small C shim the receiver needs (pipe2, renameat2), built with the toolchain's clang.
+# The C targets, built with the toolchain's clang: the system calls Swift cannot make
+# (CSystem) and HPKE's curve and HKDF code (CHPKE).
 clang=$(dirname "$(command -v swiftc)")/clang
 "$clang" -c -O1 -fsanitize=fuzzer-no-link,address -I Sources/CSystem/include Sources/CSystem/csystem.c -o "$out/csystem.o"
+"$clang" -c -O1 -fsanitize=fuzzer-no-link,address -I Sources/CHPKE/include Sources/CHPKE/chpke.c -o "$out/chpke.o"
 build_module Locking Sources/Locking/*.swift
 build_module PushSealJSON Sources/PushSealJSON/*.swift
 build_module NotificationText Sources/NotificationText/*.swift
@@ -39,7 +41,7 @@ status=0
 printf '%-10s %12s %10s %8s %8s  %s\n' target executions exec/s cov ft result
 for target in "${targets[@]}"; do
   source="Tests/Fuzz/Fuzz$(tr '[:lower:]' '[:upper:]' <<< "${target:0:1}")${target:1}.swift"
-  swiftc "${flags[@]}" "$source" "$out/Locking.o" "$out/PushSealJSON.o" "$out/NotificationText.o" "$out/EnvelopeFormat.o" "$out/SealCrypto.o" "$out/MonotonicTime.o" "$out/HTTP2.o" "$out/PushSeal.o" "$out/PushSealCLI.o" "$out/csystem.o" \
+  swiftc "${flags[@]}" "$source" "$out/Locking.o" "$out/PushSealJSON.o" "$out/NotificationText.o" "$out/EnvelopeFormat.o" "$out/SealCrypto.o" "$out/MonotonicTime.o" "$out/HTTP2.o" "$out/PushSeal.o" "$out/PushSealCLI.o" "$out/csystem.o" "$out/chpke.o" \
     -lnghttp2 -lssl -lcrypto \
     -o "$out/fuzz-$target" 2> "$out/fuzz-$target.log" || { cat "$out/fuzz-$target.log" >&2; exit 1; }
   work="$out/corpus/$target"

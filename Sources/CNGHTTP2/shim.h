@@ -11,10 +11,6 @@
 #include <netinet/tcp.h>
 #include <netdb.h>
 
-// glibc declares accept4 only under _GNU_SOURCE, which Swift's Glibc module is not built with.
-extern int accept4(int socket, struct sockaddr *address, socklen_t *length, int flags);
-extern int pthread_setname_np(pthread_t thread, const char *name);
-
 // Swift cannot import function-like macros, so the few the listener needs are wrapped here.
 
 static inline int pushseal_ssl_ctx_set_min_tls12(SSL_CTX *ctx) {

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -111,6 +112,10 @@ int pushseal_inherited_pipe_ignored(void) {
 
 void pushseal_name_thread(const char *name) {
     pthread_setname_np(pthread_self(), name);
+}
+
+int pushseal_accept_nonblocking(int listener) {
+    return accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
 
 int pushseal_pidfd_open(pid_t pid) {

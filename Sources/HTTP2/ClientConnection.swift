@@ -1,5 +1,6 @@
 internal import CNGHTTP2
 import MonotonicTime
+import SealCrypto
 
 #if canImport(Glibc)
 import Glibc
@@ -229,10 +230,9 @@ final class ClientConnection {
         case SSL_ERROR_WANT_WRITE:
             loop.watch(descriptor, events: EPOLLIN.rawValue | EPOLLOUT.rawValue)
         default:
-            let verified = SSL_get_verify_result(tls)
-            if verified != X509_V_OK {
-                var words = String(cString: X509_verify_cert_error_string(verified))
-                if verified == X509_V_ERR_HOSTNAME_MISMATCH || verified == X509_V_ERR_IP_ADDRESS_MISMATCH {
+            if let failure = CertificateChecks.failure(ofResult: SSL_get_verify_result(tls)) {
+                var words = failure.words
+                if failure.nameMismatch {
                     words += ": it is not made out to \(loop.settings.endpoint.host)"
                 }
                 ERR_clear_error()

@@ -84,9 +84,9 @@ final class ClientLoop: @unchecked Sendable {
     }
 
     func start() {
-        thread = startThread(named: "http2-client") { self.run() }
+        thread = OwnThread.startJoinable(named: "http2-client") { self.run() }
         // The delivery thread ends by itself once the loop is done and every answer is out.
-        pthread_detach(startThread(named: "http2-answers") { self.deliver() })
+        pthread_detach(OwnThread.startJoinable(named: "http2-answers") { self.deliver() })
     }
 
     /// The delivery thread: hands each batch of answers to the caller, until the loop is done.

@@ -53,10 +53,7 @@ final class ClientTLS: @unchecked Sendable {
     /// Debian) is consulted for the one issuer a handshake needs, where the bundle file
     /// would be parsed whole, ~140 certificates and 40 ms, on every run of `send`.
     private static func trustSystemStore(_ context: OpaquePointer) {
-        let systemFile = String(cString: X509_get_default_cert_file())
-        let givenFile = getenv(String(cString: X509_get_default_cert_file_env())).map { String(cString: $0) }
-        let givenDirectory = getenv(String(cString: X509_get_default_cert_dir_env())).map { String(cString: $0) }
-        let directory = givenDirectory ?? String(cString: X509_get_default_cert_dir())
+        let (systemFile, givenFile, directory) = CertificateChecks.trustLocations
         let hashed = isHashed(directory.split(separator: ":").first.map(String.init) ?? directory)
         if hashed { _ = SSL_CTX_load_verify_dir(context, directory) }
         // SSL_CERT_FILE is read unless it is the system's own bundle, which holds what the
@@ -103,13 +100,10 @@ final class ClientTLS: @unchecked Sendable {
             return nil
         }
         SSL_set_fd(tls, descriptor)
-        let parameters = SSL_get0_param(tls)
-        if IPAddressText.isAddress(host) {
-            _ = X509_VERIFY_PARAM_set1_ip_asc(parameters, host)
-        } else {
-            _ = pushseal_ssl_set_host_name(tls, host)
-            _ = X509_VERIFY_PARAM_set1_host(parameters, host, 0)
-        }
+        let isAddress = IPAddressText.isAddress(host)
+        // SNI for a name; an address is sent none.
+        if !isAddress { _ = pushseal_ssl_set_host_name(tls, host) }
+        if let parameters = SSL_get0_param(tls) { CertificateChecks.expect(host, isAddress: isAddress, in: parameters) }
         SSL_set_connect_state(tls)
         ERR_clear_error()
         return tls

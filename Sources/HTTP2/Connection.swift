@@ -23,8 +23,8 @@ final class Connection {
     private var handshaking: Bool
     private(set) var closed = false
     private var streams: [Int32: RequestStream] = [:]
-    /// The stream whose header block is being decoded: headers come many per frame, and a
-    /// dictionary lookup each was most of what an HPACK bomb cost.
+    /// The stream whose header block is being decoded: headers come many per frame, so the
+    /// stream is looked up once per block, not once per header (an HPACK bomb sends many).
     private var decoding: (id: Int32, stream: RequestStream)?
     /// Bytes from the session that the socket has not taken yet.
     private var output = PendingOutput()
@@ -293,7 +293,7 @@ final class Connection {
             }
             budget -= count
             // One clock read for everything these bytes hold: the session calls back per
-            // header, and a read each was most of the clock's cost per request.
+            // header, and every one of those callbacks uses this time.
             receivedAt = EventLoop.now()
             let taken = nghttp2_session_mem_recv(session, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), count)
             guard taken >= 0 else {

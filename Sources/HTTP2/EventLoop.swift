@@ -1,4 +1,5 @@
 internal import CNGHTTP2
+internal import CSystem
 import Locking
 import MonotonicTime
 import Synchronization
@@ -96,7 +97,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     func start() {
-        thread = startThread(named: "http2-loop") { self.run() }
+        thread = OwnThread.startJoinable(named: "http2-loop") { self.run() }
     }
 
     func stop() {
@@ -215,7 +216,7 @@ final class EventLoop: @unchecked Sendable {
 
     private func acceptConnections() {
         while drainDeadline == nil, acceptPausedUntil == nil {
-            let descriptor = accept4(shared.listener, nil, nil, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+            let descriptor = pushseal_accept_nonblocking(shared.listener)
             guard descriptor >= 0 else {
                 switch errno {
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:

@@ -227,8 +227,6 @@ package struct HTTP2ServerError: Error, Sendable, Equatable, CustomStringConvert
         case address
         /// The certificate or key cannot be read, or they do not match.
         case identity
-        /// A file could not be written (the self-signed pair).
-        case file
         /// The system or a library ran out of something.
         case resources
     }

@@ -73,29 +73,3 @@ struct PendingOutput {
         start = 0
     }
 }
-
-/// Starts a named thread (top and perf tell the loops from the rest by name) that runs
-/// `body`, and returns its handle for joining.
-func startThread(named name: String, _ body: @escaping () -> Void) -> pthread_t {
-    final class Work {
-        let name: String
-        let body: () -> Void
-
-        init(name: String, body: @escaping () -> Void) {
-            self.name = name
-            self.body = body
-        }
-    }
-    var handle = pthread_t()
-    let work = Unmanaged.passRetained(Work(name: name, body: body)).toOpaque()
-    let rc = pthread_create(
-        &handle, nil,
-        { context in
-            let work = Unmanaged<Work>.fromOpaque(context!).takeRetainedValue()
-            pthread_setname_np(pthread_self(), work.name)
-            work.body()
-            return nil
-        }, work)
-    precondition(rc == 0, "pthread_create failed: \(rc)")
-    return handle
-}

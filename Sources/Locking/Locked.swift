@@ -16,14 +16,13 @@ import Darwin
 /// failing one means the mutex is corrupt, and going on would break the guarantee.
 ///
 /// A copy shares the value and the lock (it is a handle, as a class reference would be).
-/// The value and its mutex live in one heap object: the receiver makes a few of these per
-/// notification, and three allocations each (object, lock, mutex) showed in its profile.
+/// The value and its mutex live in one heap object, one allocation: the receiver makes a
+/// few of these per notification.
 ///
 /// Inlinable, so that the modules above specialise it for their values instead of looking
-/// up generic metadata on every call of a hot path. Public, not `package`: Swift 6.3 does
-/// not inline a `package` declaration's body into another module, `@inlinable` or not, so
-/// every lock taken went through the generic entry points (the locks of a notification
-/// cost the receiver more than its AES-GCM open).
+/// up generic metadata on every lock taken on a hot path. Public, not `package`: Swift 6.3
+/// inlines an `@inlinable package` function into another module, but not the members of an
+/// `@inlinable package` generic type.
 public struct Locked<Value: Sendable>: @unchecked Sendable {
     @usableFromInline let storage: LockedStorage<Value>
 

@@ -301,8 +301,7 @@ final class TiedSpawner: Sendable {
     private let ready = DispatchSemaphore(value: 0)
 
     private init() {
-        OwnThread.start { [self] in
-            pushseal_name_thread("spawner")
+        OwnThread.start(named: "spawner") { [self] in
             while true {
                 ready.wait()
                 while let done = runNext() { done.signal() }

@@ -77,7 +77,9 @@ struct CLIFailure: Error, CustomStringConvertible {
     }
 }
 
-/// The one place that turns domain errors into exit codes.
+/// The exit code for an error a command did not turn into its own: the libraries' errors
+/// by their codes, and a command's `CLIFailure` by the status it carries. (A signal's
+/// status, 128 + N, is chosen where the signal is taken.)
 func exitStatus(for error: any Error) -> ExitStatus {
     switch error {
     case is UsageError:

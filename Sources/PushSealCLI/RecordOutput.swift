@@ -60,7 +60,7 @@ final class RecordOutput: RecordSink {
         self.byteLimit = byteLimit
         self.render = render
         self.failed = failed
-        OwnThread.start { [self] in writeUntilFailed() }
+        OwnThread.start(named: "records") { [self] in writeUntilFailed() }
     }
 
     var hasRoom: Bool {

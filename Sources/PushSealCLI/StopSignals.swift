@@ -1,3 +1,4 @@
+import Locking
 import MonotonicTime
 import PushSeal
 
@@ -36,7 +37,7 @@ final class StopSignals: Sendable {
         let rc = pthread_sigmask(SIG_BLOCK, &set, nil)
         precondition(rc == 0, "pthread_sigmask failed: \(rc)")
         let handlers = Handlers(first: first, second: second)
-        OwnThread.start {
+        OwnThread.start(named: "stop-signals") {
             var set = StopSignals.handled
             var first: MonotonicClock.Instant?
             while true {

@@ -1,3 +1,4 @@
+internal import CHPKE
 internal import COpenSSL
 
 /// The curve both key types live on. An EC_GROUP is read-only once made, so one is shared
@@ -121,9 +122,10 @@ public final class P256PrivateKey: @unchecked Sendable {
 /// `HPKE.Ciphersuite.P256_SHA256_AES_GCM_256`, so an iOS extension opens what this seals
 /// with `HPKE.Recipient` alone.
 ///
-/// Built from OpenSSL 3.0's ECDH (`EVP_PKEY_derive`), HKDF in its extract-only and
-/// expand-only modes, and the AES-GCM of `AESGCM`; 3.0 has no `OSSL_HPKE_*` (that came
-/// in 3.2). Every shared secret and derived key is wiped once used.
+/// Built on `CHPKE` (libcrypto's P-256 scalar multiplication called on the curve's own
+/// objects, as `EVP_PKEY_derive` does underneath, and HKDF-SHA256 as one HMAC per half) and
+/// the AES-GCM of `AESGCM`; OpenSSL 3.0 has no `OSSL_HPKE_*` (that came in 3.2). Every
+/// shared secret and derived key is wiped once used.
 public enum HPKE {
     /// Bytes of the encapsulated key (`enc`): the ephemeral public point, uncompressed.
     public static let encapsulatedKeyByteCount = P256PublicKey.byteCount

@@ -55,8 +55,9 @@ package final class TLSPrivateKey: @unchecked Sendable {
         try body(key)
     }
 
-    /// The whole file, read into one buffer sized from its length, so no partial copy of
-    /// the key is left behind in memory freed unwiped.
+    /// The file (at most 1 MiB), read into one buffer sized once from its length and never
+    /// grown: growing an array copies it, and the old storage would be freed unwiped. A
+    /// failed read wipes what was read; the caller wipes the rest.
     private static func readFile(_ file: String) throws(SealCryptoError) -> [UInt8] {
         let descriptor = open(file, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw SealCryptoError(.invalidKey, String(cString: strerror(errno))) }

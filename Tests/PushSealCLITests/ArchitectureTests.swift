@@ -23,7 +23,7 @@ struct ArchitectureTests {
     /// The project modules the Swift files under Sources/`module` import.
     static func imports(of module: String, among projectModules: Set<String>) throws -> Set<String> {
         let folder = root.appendingPathComponent("Sources/" + module)
-        let pattern = try NSRegularExpression(pattern: #"^(?:@_exported |internal |package |@_spi\(\w+\) |@preconcurrency )?import (\w+)"#, options: .anchorsMatchLines)
+        let pattern = try NSRegularExpression(pattern: importPattern, options: .anchorsMatchLines)
         var found: Set<String> = []
         let files = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
         for file in files {
@@ -34,6 +34,19 @@ struct ArchitectureTests {
             }
         }
         return found
+    }
+
+    /// An import in any of its spellings: with attributes (`@_exported`, `@preconcurrency`,
+    /// `@_spi(X)`, several at once), an access level (`public import`, `internal import`, …)
+    /// and a kind (`import struct Module.Type`). The module is the first capture.
+    static let importPattern =
+        #"^[ \t]*(?:(?:@\w+(?:\([^)]*\))?|public|package|internal|fileprivate|private)[ \t]+)*import[ \t]+(?:(?:struct|class|enum|protocol|typealias|func|var|let)[ \t]+)?(\w+)"#
+
+    /// The Swift source of every file under Sources/`module`.
+    static func sources(of module: String) throws -> [String] {
+        let folder = root.appendingPathComponent("Sources/" + module)
+        let files = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
+        return try files.map { try String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8) }
     }
 
     /// Target → its dependencies on project modules, as Package.swift declares them.
@@ -66,6 +79,87 @@ struct ArchitectureTests {
         let declared = try Self.declaredDependencies(among: Set(table.keys))
         for (module, allowed) in table.sorted(by: { $0.key < $1.key }) where !module.hasPrefix("C") || module == "CSystem" {
             #expect(declared[module] == allowed, "\(module) in Package.swift: \(declared[module].map { $0.sorted() } ?? [])")
+        }
+    }
+
+    @Test func theImportPatternSeesEverySpelling() throws {
+        let pattern = try NSRegularExpression(pattern: Self.importPattern, options: .anchorsMatchLines)
+        let lines = [
+            "import A", "public import B", "@_exported public import C", "@preconcurrency internal import D",
+            "import struct E.Thing", "@_spi(Internal) @preconcurrency import F", "    import G", "package import H"
+        ]
+        let found = lines.compactMap { line in
+            pattern.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)).map { String(line[Range($0.range(at: 1), in: line)!]) }
+        }
+        #expect(found == ["A", "B", "C", "D", "E", "F", "G", "H"])
+        let notImports = ["// import X", "let important = 1", "/// import Y in a comment"]
+        #expect(notImports.allSatisfy { pattern.firstMatch(in: $0, range: NSRange($0.startIndex..., in: $0)) == nil })
+    }
+
+    /// One wrapper per C library: the C functions a module's Swift calls belong to the
+    /// libraries its row allows (libcrypto for SealCrypto, libssl and nghttp2 for HTTP2, …),
+    /// and a `pushseal_` helper to a C module it may import.
+    @Test func eachModuleCallsOnlyItsOwnCLibraries() throws {
+        let owners: [(prefix: String, modules: Set<String>)] = [
+            ("SSL_", ["HTTP2"]), ("nghttp2_", ["HTTP2"]),
+            ("X509_", ["SealCrypto"]), ("EVP_", ["SealCrypto"]), ("PEM_", ["SealCrypto"]), ("BIO_", ["SealCrypto"]),
+            ("EC_", ["SealCrypto"]), ("BN_", ["SealCrypto"]), ("OSSL_", ["SealCrypto"]), ("RAND_", ["SealCrypto"]),
+            ("PKCS12_", ["SealCrypto"]), ("OPENSSL_", ["SealCrypto"]),
+            // libssl reports through libcrypto's error queue, which HTTP2 empties and reads.
+            ("ERR_", ["SealCrypto", "HTTP2"]),
+            ("QRcode_", ["PushSealQR"]), ("png_", ["PushSealQR"])
+        ]
+        let table = try Self.table()
+        // pushseal_ helpers: which C module declares each.
+        var helperModule: [String: String] = [:]
+        let helper = try NSRegularExpression(pattern: #"\b(pushseal_\w+)\s*\("#)
+        for module in table.keys where module.hasPrefix("C") {
+            let folder = Self.root.appendingPathComponent("Sources/" + module)
+            let headers = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".h") } ?? []
+            for header in headers {
+                let text = try String(contentsOf: folder.appendingPathComponent(header), encoding: .utf8)
+                for match in helper.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                    helperModule[String(text[Range(match.range(at: 1), in: text)!])] = module
+                }
+            }
+        }
+        #expect(helperModule["pushseal_p256_ecdh"] == "CHPKE" && helperModule["pushseal_accept_nonblocking"] == "CSystem")
+        let call = try NSRegularExpression(pattern: #"\b([A-Za-z]+_\w*)\("#)
+        for module in table.keys.sorted() where !module.hasPrefix("C") {
+            for text in try Self.sources(of: module) {
+                for match in call.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                    let name = String(text[Range(match.range(at: 1), in: text)!])
+                    if let owner = owners.first(where: { name.hasPrefix($0.prefix) }) {
+                        #expect(owner.modules.contains(module), "\(module) calls \(name), which is \(owner.modules.sorted())'s to call")
+                    } else if let cModule = helperModule[name] {
+                        #expect(table[module]?.contains(cModule) == true, "\(module) calls \(name) from \(cModule), which its row does not allow")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Scripts/fuzz.sh builds the CLI's modules by hand: every module `PushSealCLI` depends on
+    /// (through the table) is built there, and every C file of those modules compiled.
+    @Test func theFuzzBuildListsEveryModuleTheCLIIsMadeOf() throws {
+        let table = try Self.table()
+        var closure: Set<String> = []
+        var next = ["PushSealCLI"]
+        while let module = next.popLast() {
+            guard closure.insert(module).inserted else { continue }
+            next += table[module] ?? []
+        }
+        let script = try String(contentsOf: Self.root.appendingPathComponent("Scripts/fuzz.sh"), encoding: .utf8)
+        let built = try NSRegularExpression(pattern: #"^build_module (\w+)"#, options: .anchorsMatchLines)
+            .matches(in: script, range: NSRange(script.startIndex..., in: script)).map { String(script[Range($0.range(at: 1), in: script)!]) }
+        let swiftModules = closure.filter { (try? Self.sources(of: $0).isEmpty) == false }
+        #expect(Set(built) == swiftModules, "fuzz.sh builds \(built.sorted()); the CLI is made of \(swiftModules.sorted())")
+        for module in closure.sorted() {
+            let folder = Self.root.appendingPathComponent("Sources/" + module)
+            let cFiles = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".c") } ?? []
+            for file in cFiles {
+                #expect(script.contains("Sources/\(module)/\(file)"), "fuzz.sh compiles Sources/\(module)/\(file)")
+            }
         }
     }
 }

@@ -64,4 +64,8 @@ pid_t pushseal_spawn_tied(const char *path, char *const argv[], const int stream
 /// Names the calling thread (at most 15 bytes), for top, perf and /proc.
 void pushseal_name_thread(const char *name);
 
+/// accept4(SOCK_NONBLOCK | SOCK_CLOEXEC): a connection from `listener` that is non-blocking
+/// and close-on-exec from the start. Returns the descriptor, or -1 with errno.
+int pushseal_accept_nonblocking(int listener);
+
 #endif

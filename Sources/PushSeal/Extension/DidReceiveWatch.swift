@@ -1,4 +1,4 @@
-import CSystem
+import Locking
 import MonotonicTime
 
 #if canImport(Glibc)
@@ -26,34 +26,16 @@ final class DidReceiveWatch: @unchecked Sendable {
         let expire: @Sendable () -> Void
     }
 
-    // Guarded by `mutex`; the thread sleeps on `condition` until a deadline.
+    // Guarded by `guarded`; the thread sleeps on it until a deadline.
     private var calls: [Call] = []
     private var latestDeadline = MonotonicClock.Instant(nanoseconds: 0)
     private var running = false
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let guarded = ConditionLock()
     private let clock: MonotonicClock
 
     /// - Parameter clock: the runner's clock, which deadlines are read in.
     init(clock: MonotonicClock) {
         self.clock = clock
-        mutex.initialize(to: pthread_mutex_t())
-        condition.initialize(to: pthread_cond_t())
-        var attributes = pthread_condattr_t()
-        check(pthread_condattr_init(&attributes), "pthread_condattr_init")
-        // The wait is kept in the system's monotonic clock, immune to the wall clock being set.
-        check(pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC), "pthread_condattr_setclock")
-        check(pthread_cond_init(condition, &attributes), "pthread_cond_init")
-        pthread_condattr_destroy(&attributes)
-        check(pthread_mutex_init(mutex, nil), "pthread_mutex_init")
-    }
-
-    deinit {
-        // No thread runs now: a running one holds the watch.
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
     }
 
     /// Notes a `didReceive` call whose deadline is `deadline` by the watch's clock; `expire`
@@ -65,11 +47,8 @@ final class DidReceiveWatch: @unchecked Sendable {
         // A running thread waits for a deadline no later than this one: no need to wake it.
         if !running {
             running = true
-            OwnThread.start { [self] in
-                // Named, so a leak of them would show in top, perf and /proc.
-                pushseal_name_thread("deadline-watch")
-                run()
-            }
+            // Named, so a leak of them would show in top, perf and /proc.
+            OwnThread.start(named: "deadline-watch") { [self] in run() }
         }
         unlock()
     }
@@ -110,17 +89,9 @@ final class DidReceiveWatch: @unchecked Sendable {
     /// Sleeps until `deadline` by the watch's clock, or a wake-up: the time left, counted on
     /// the system's monotonic clock that the condition waits on.
     private func wait(until deadline: MonotonicClock.Instant) {
-        let wakeAt = MonotonicClock.system.now + clock.remaining(until: deadline)
-        var time = timespec(tv_sec: Int(wakeAt.nanoseconds / 1_000_000_000), tv_nsec: Int(wakeAt.nanoseconds % 1_000_000_000))
-        let rc = pthread_cond_timedwait(condition, mutex, &time)
-        precondition(rc == 0 || rc == ETIMEDOUT || rc == EINTR, "pthread_cond_timedwait failed: \(rc)")
+        guarded.wait(untilMonotonicNanoseconds: (MonotonicClock.system.now + clock.remaining(until: deadline)).nanoseconds)
     }
 
-    private func lock() { check(pthread_mutex_lock(mutex), "pthread_mutex_lock") }
-    private func unlock() { check(pthread_mutex_unlock(mutex), "pthread_mutex_unlock") }
-
-}
-
-private func check(_ rc: Int32, _ call: StaticString) {
-    precondition(rc == 0, "\(call) failed: \(rc)")
+    private func lock() { guarded.lock() }
+    private func unlock() { guarded.unlock() }
 }

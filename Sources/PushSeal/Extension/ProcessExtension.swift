@@ -177,7 +177,7 @@ package final class ProcessExtension: NotificationServiceExtension {
         state.withLock { $0.memoryWatch = watched }
         // The program's own thread talks to it with plain blocking calls: no worker and no
         // delivery ever waits on them, and the deadline timers act regardless.
-        OwnThread.start { [self] in
+        OwnThread.start(named: "extension-io") { [self] in
             // A program that exits without reading its request closes the pipe: the write
             // then fails with EPIPE in this thread, whatever the process does with SIGPIPE.
             var pipeSignal = sigset_t()

@@ -123,7 +123,6 @@ extension PushSealError where Kind == ListenerFailure {
             switch engine.code {
             case .address: .address
             case .identity: .identity
-            case .file: .file
             case .resources: .resources
             }
         self.init(code, engine.message, underlying: engine.errno == 0 ? nil : FileIOFailure(code: engine.errno))

@@ -1,0 +1,98 @@
+import CSystem
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The one way pushseal starts a thread of its own: for work that blocks by design (a
+/// child's pipes, `sigwait`, an event loop's `epoll_wait`), so it never holds up a Dispatch
+/// worker. Every such thread is named, so top, perf and /proc tell them apart.
+package enum OwnThread {
+    /// Runs `body` on a new detached thread with a small stack (these threads read, write
+    /// and wait, nothing more). A thread that cannot be made is a resource error the
+    /// process cannot go on without.
+    package static func start(named name: String, _ body: @escaping @Sendable () -> Void) {
+        _ = make(named: name, stackSize: 256 * 1024, detached: true, body)
+    }
+
+    /// Runs `body` on a new joinable thread with the default stack (an event loop), and
+    /// returns it for `pthread_join`.
+    package static func startJoinable(named name: String, _ body: @escaping () -> Void) -> pthread_t {
+        make(named: name, stackSize: nil, detached: false, body)
+    }
+
+    private static func make(named name: String, stackSize: Int?, detached: Bool, _ body: @escaping () -> Void) -> pthread_t {
+        let context = Unmanaged.passRetained(Work(name: name, body: body)).toOpaque()
+        var thread = pthread_t()
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        if let stackSize { pthread_attr_setstacksize(&attributes, stackSize) }
+        if detached { pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED)) }
+        let rc = pthread_create(
+            &thread, &attributes,
+            { context in
+                let work = Unmanaged<Work>.fromOpaque(context!).takeRetainedValue()
+                pushseal_name_thread(work.name)
+                work.body()
+                return nil
+            }, context)
+        precondition(rc == 0, "pthread_create failed: \(rc)")
+        return thread
+    }
+
+    private final class Work {
+        let name: String
+        let body: () -> Void
+        init(name: String, body: @escaping () -> Void) {
+            self.name = name
+            self.body = body
+        }
+    }
+}
+
+/// A pthread mutex with a condition that waits on the monotonic clock (immune to the wall
+/// clock being set): for a thread that sleeps until a deadline or a wake-up. Like `Locked`,
+/// it is a pthread mutex, so ThreadSanitizer sees it.
+package final class ConditionLock: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    package init() {
+        mutex.initialize(to: pthread_mutex_t())
+        condition.initialize(to: pthread_cond_t())
+        var attributes = pthread_condattr_t()
+        Self.check(pthread_condattr_init(&attributes), "pthread_condattr_init")
+        Self.check(pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC), "pthread_condattr_setclock")
+        Self.check(pthread_cond_init(condition, &attributes), "pthread_cond_init")
+        pthread_condattr_destroy(&attributes)
+        Self.check(pthread_mutex_init(mutex, nil), "pthread_mutex_init")
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    package func lock() { Self.check(pthread_mutex_lock(mutex), "pthread_mutex_lock") }
+    package func unlock() { Self.check(pthread_mutex_unlock(mutex), "pthread_mutex_unlock") }
+
+    /// With the lock held: sleeps until `nanoseconds` on CLOCK_MONOTONIC or a `signal`,
+    /// holding the lock again when it returns.
+    package func wait(untilMonotonicNanoseconds nanoseconds: UInt64) {
+        var time = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+        let rc = pthread_cond_timedwait(condition, mutex, &time)
+        precondition(rc == 0 || rc == ETIMEDOUT || rc == EINTR, "pthread_cond_timedwait failed: \(rc)")
+    }
+
+    /// Wakes a waiting thread, if one waits.
+    package func signal() { Self.check(pthread_cond_signal(condition), "pthread_cond_signal") }
+
+    private static func check(_ rc: Int32, _ call: StaticString) {
+        precondition(rc == 0, "\(call) failed: \(rc)")
+    }
+}
