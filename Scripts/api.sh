@@ -16,7 +16,11 @@ trap 'rm -rf "$log" "$work"' EXIT
 # shellcheck disable=SC2086 # SWIFT_FLAGS is a list of flags
 swift build ${SWIFT_FLAGS:-} > "$log" 2>&1 || { cat "$log" >&2; exit 1; }
 bin=$(swift build --show-bin-path)
-search=(-I "$bin/Modules" -I Sources/COpenSSL -I Sources/CNGHTTP2 -I Sources/CSystem/include -I Sources/CSystem)
+# The modules as built, and every C target's module map.
+search=(-I "$bin/Modules")
+for map in Sources/C*/module.modulemap Sources/C*/include/module.modulemap; do
+  [ -f "$map" ] && search+=(-I "$(dirname "$map")")
+done
 
 # The digester's dump holds `package` declarations too (marked isInternal) and the module's
 # imports: only what a user of the product can name is kept, in a stable, diffable form.
@@ -38,7 +42,13 @@ PY
 status=0
 mkdir -p api
 for module in "${modules[@]}"; do
-  swift-api-digester -dump-sdk -module "$module" "${search[@]}" -avoid-location -avoid-tool-args -o "$work/$module.full.json"
+  # A module that cannot be loaded would dump as empty, and look like every declaration removed.
+  if ! swift-api-digester -dump-sdk -module "$module" "${search[@]}" -avoid-location -avoid-tool-args -o "$work/$module.full.json" > "$log" 2>&1 \
+    || grep -q -E 'error:|Failed to load module' "$log"; then
+    cat "$log" >&2
+    echo "api: $module: swift-api-digester could not load it" >&2
+    exit 1
+  fi
   public_only "$work/$module.full.json" "$work/$module.json"
   if [ "$mode" = update ]; then
     cp "$work/$module.json" "api/$module.json"
