@@ -80,7 +80,7 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         // The tests' one source of random choices, seeded so a failure can be replayed.
-        .target(name: "TestRandom", path: "Tests/TestRandom"),
+        .target(name: "TestRandom", dependencies: ["Locking"], path: "Tests/TestRandom"),
         .testTarget(name: "PushSealTests", dependencies: ["PushSeal", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking", "HTTP2", "TestRandom"]),
         .testTarget(
             name: "PushSealCLITests",

@@ -360,42 +360,20 @@ final class ClientConnection {
     private func receive() {
         guard let session else { return }
         let buffer = loop.scratch
-        // A budget per round, so that one busy connection does not starve the others.
-        var budget = 1 << 20
-        while !closed, budget > 0 {
-            let count: Int
-            if let tls {
-                ERR_clear_error()
-                let rc = SSL_read(tls, buffer.baseAddress, Int32(buffer.count))
-                if rc > 0 {
-                    count = Int(rc)
-                } else {
-                    let error = SSL_get_error(tls, rc)
-                    if error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE { return }
-                    ERR_clear_error()
-                    return fail("the server closed the connection", problem: .unreachable)
-                }
-            } else {
-                let rc = read(descriptor, buffer.baseAddress, buffer.count)
-                if rc > 0 {
-                    count = rc
-                } else if rc < 0, errno == EAGAIN || errno == EINTR {
-                    if errno == EINTR { continue }
-                    return
-                } else {
-                    return fail(rc == 0 ? "the server closed the connection" : String(cString: strerror(errno)), problem: .unreachable)
-                }
-            }
-            budget -= count
+        let end = SocketReader.read(descriptor, tls: tls, into: buffer, budget: loop.settings.readBudget, isClosed: { closed }) { count in
             let taken = nghttp2_session_mem_recv(session, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), count)
             guard taken >= 0 else {
                 flush()
                 let words = String(cString: nghttp2_strerror(Int32(taken)))
-                return fail(
+                fail(
                     stage == .ready ? "HTTP/2 failed: \(words)" : "the server does not speak HTTP/2 (\(words))",
                     problem: stage == .ready ? .unreachable : .notHTTP2)
+                return false
             }
-            if tls == nil, count < buffer.count { return }
+            return true
+        }
+        if case .closed(let words) = end {
+            fail(words == "the peer closed the connection" ? "the server closed the connection" : words, problem: .unreachable)
         }
     }
 

@@ -17,8 +17,7 @@ final class ClientLoop: @unchecked Sendable {
     let settings: HTTP2Client.Settings
     let tls: ClientTLS?
     private let onResponses: @Sendable ([HTTP2Client.Response]) -> Void
-    private let epoll: Int32
-    private let wake: Int32
+    private let poller: Poller
     private let incoming = Locked<(requests: [HTTP2Client.Request], finishing: Bool, grace: Duration?)>(([], false, nil))
     /// Set while the loop may block in epoll_wait: only then does a submit write the
     /// eventfd (a write per request was a tenth of the sender's time).
@@ -56,7 +55,7 @@ final class ClientLoop: @unchecked Sendable {
     private var stalledSince: MonotonicClock.Instant?
 
     /// Where reads land before nghttp2 takes them; one read runs at a time.
-    let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1_024, alignment: 16)
+    var scratch: UnsafeMutableRawBufferPointer { poller.scratch }
     let callbacks: OpaquePointer
 
     init(settings: HTTP2Client.Settings, onResponses: @escaping @Sendable ([HTTP2Client.Response]) -> Void) throws(HTTP2ClientError) {
@@ -64,23 +63,16 @@ final class ClientLoop: @unchecked Sendable {
         self.onResponses = onResponses
         connectionCap = settings.connections
         tls = settings.endpoint.secure ? try ClientTLS(trustFile: settings.trustFile, identity: settings.clientIdentity) : nil
-        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
-        wake = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
-        guard epoll >= 0, wake >= 0 else {
-            throw HTTP2ClientError("cannot make an event loop: \(String(cString: strerror(errno)))")
+        do {
+            poller = try Poller(scratchBytes: 64 * 1_024)
+        } catch {
+            throw HTTP2ClientError(error.message)
         }
         callbacks = ClientConnection.makeCallbacks()
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue
-        event.data.fd = wake
-        epoll_ctl(epoll, EPOLL_CTL_ADD, wake, &event)
     }
 
     deinit {
         nghttp2_session_callbacks_del(callbacks)
-        scratch.deallocate()
-        close(epoll)
-        close(wake)
     }
 
     func start() {
@@ -127,8 +119,7 @@ final class ClientLoop: @unchecked Sendable {
     }
 
     private func signalWake() {
-        var one: UInt64 = 1
-        _ = write(wake, &one, 8)
+        poller.wakeUp()
     }
 
     // MARK: - The loop
@@ -138,15 +129,11 @@ final class ClientLoop: @unchecked Sendable {
         while true {
             sleeping.store(true, ordering: .sequentiallyConsistent)
             let queued = incoming.withLock { !$0.requests.isEmpty || $0.finishing != finishing }
-            let count = epoll_wait(epoll, &events, Int32(events.count), queued ? 0 : waitMilliseconds())
+            let count = poller.wait(&events, timeout: queued ? 0 : waitMilliseconds())
             sleeping.store(false, ordering: .sequentiallyConsistent)
             if count < 0, errno != EINTR { break }
             for index in 0..<max(0, Int(count)) {
-                let descriptor = events[index].data.fd
-                if descriptor == wake {
-                    var value: UInt64 = 0
-                    _ = read(wake, &value, 8)
-                } else if let connection = byDescriptor[descriptor] {
+                if let connection = byDescriptor[events[index].data.fd] {
                     connection.handle(events: events[index].events)
                 }
             }
@@ -281,22 +268,16 @@ final class ClientLoop: @unchecked Sendable {
     // MARK: - What connections tell the loop
 
     func register(_ descriptor: Int32, for connection: ClientConnection, events: UInt32) {
-        var event = epoll_event()
-        event.events = events
-        event.data.fd = descriptor
-        epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event)
+        poller.watch(descriptor, events: events, add: true)
         byDescriptor[descriptor] = connection
     }
 
     func watch(_ descriptor: Int32, events: UInt32) {
-        var event = epoll_event()
-        event.events = events
-        event.data.fd = descriptor
-        epoll_ctl(epoll, EPOLL_CTL_MOD, descriptor, &event)
+        poller.watch(descriptor, events: events)
     }
 
     func forget(_ descriptor: Int32) {
-        epoll_ctl(epoll, EPOLL_CTL_DEL, descriptor, nil)
+        poller.forget(descriptor)
         byDescriptor[descriptor] = nil
     }
 

@@ -260,51 +260,22 @@ final class Connection {
     private func receive() -> Bool {
         guard let session else { return false }
         let buffer = loop.scratch
-        var budget = shared.limits.readBudget
-        while !closed {
-            guard budget > 0 else { return true }
-            let wanted = min(buffer.count, budget)
-            let count: Int
-            if let tls {
-                // OpenSSL's error queue is per thread and shared by every connection on this
-                // loop: empty it before each call, so SSL_get_error judges this one alone.
-                ERR_clear_error()
-                let rc = SSL_read(tls, buffer.baseAddress, Int32(wanted))
-                if rc > 0 {
-                    count = Int(rc)
-                } else {
-                    let error = SSL_get_error(tls, rc)
-                    if error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE { return false }
-                    ERR_clear_error()
-                    finishAfterPeerClosed()
-                    return false
-                }
-            } else {
-                let rc = read(descriptor, buffer.baseAddress, wanted)
-                if rc > 0 {
-                    count = rc
-                } else if rc < 0, errno == EAGAIN || errno == EINTR {
-                    if errno == EINTR { continue }
-                    return false
-                } else {
-                    finishAfterPeerClosed()
-                    return false
-                }
-            }
-            budget -= count
+        let end = SocketReader.read(descriptor, tls: tls, into: buffer, budget: shared.limits.readBudget, isClosed: { closed }) { count in
             // One clock read for everything these bytes hold: the session calls back per
             // header, and every one of those callbacks uses this time.
             receivedAt = EventLoop.now()
-            let taken = nghttp2_session_mem_recv(session, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), count)
-            guard taken >= 0 else {
+            guard nghttp2_session_mem_recv(session, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), count) >= 0 else {
                 // Not HTTP/2 at all (a bad preface), a fatal protocol error, or a limit this
                 // connection crossed: nghttp2 has queued a GOAWAY when there is one to send.
                 flushAndClose()
                 return false
             }
-            // Less than asked means the socket is drained for now; with TLS, a record may
-            // still sit decrypted inside OpenSSL, so keep reading until it says so.
-            if tls == nil, count < wanted { return false }
+            return true
+        }
+        switch end {
+        case .budgetSpent: return true
+        case .closed: finishAfterPeerClosed()
+        case .drained, .refused: break
         }
         return false
     }

@@ -51,8 +51,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     let shared: Shared
-    let epoll: Int32
-    private let wake: Int32
+    private let poller: Poller
     private let stopping = Atomic<Bool>(false)
     private var thread: pthread_t?
     private var connections: [Int32: Connection] = [:]
@@ -69,31 +68,22 @@ final class EventLoop: @unchecked Sendable {
     /// has ended, a newcomer is refused at the door instead.
     private let handedOver = Locked<(newcomers: [Int32], ended: Bool)>(([], false))
     /// Where reads land before nghttp2 takes them; one per loop, as one read runs at a time.
-    let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 32 * 1_024, alignment: 16)
+    var scratch: UnsafeMutableRawBufferPointer { poller.scratch }
     let callbacks: OpaquePointer
 
     init(shared: Shared) throws(HTTP2ServerError) {
         self.shared = shared
-        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
-        wake = epoll >= 0 ? eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC)) : -1
-        guard epoll >= 0, wake >= 0 else {
-            // The deinit does not run for an object that never finished its init: close
-            // here whichever of the two was made.
-            let code = errno
-            if epoll >= 0 { close(epoll) }
-            scratch.deallocate()
-            throw HTTP2ServerError(.resources, "cannot make an event loop: \(String(cString: strerror(code)))", errno: code)
+        do {
+            poller = try Poller(scratchBytes: 32 * 1_024)
+        } catch {
+            throw HTTP2ServerError(.resources, error.message, errno: error.errno)
         }
         callbacks = Connection.makeCallbacks()
         watch(shared.listener, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue, add: true)
-        watch(wake, events: EPOLLIN.rawValue, add: true)
     }
 
     deinit {
         nghttp2_session_callbacks_del(callbacks)
-        scratch.deallocate()
-        close(epoll)
-        close(wake)
     }
 
     func start() {
@@ -102,8 +92,7 @@ final class EventLoop: @unchecked Sendable {
 
     func stop() {
         stopping.store(true, ordering: .releasing)
-        var one: UInt64 = 1
-        _ = write(wake, &one, 8)
+        poller.wakeUp()
     }
 
     func join() {
@@ -113,14 +102,11 @@ final class EventLoop: @unchecked Sendable {
     }
 
     func watch(_ descriptor: Int32, events: UInt32, add: Bool = false) {
-        var event = epoll_event()
-        event.events = events
-        event.data.fd = descriptor
-        epoll_ctl(epoll, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, descriptor, &event)
+        poller.watch(descriptor, events: events, add: add)
     }
 
     func forget(_ descriptor: Int32) {
-        epoll_ctl(epoll, EPOLL_CTL_DEL, descriptor, nil)
+        poller.forget(descriptor)
         connections[descriptor] = nil
     }
 
@@ -130,7 +116,7 @@ final class EventLoop: @unchecked Sendable {
         while true {
             // Connections with input left over are served again at once, after the others.
             let timeout: Int32 = ready.isEmpty ? (acceptPausedUntil == nil ? 250 : 20) : 0
-            let count = epoll_wait(epoll, &events, Int32(events.count), timeout)
+            let count = poller.wait(&events, timeout: timeout)
             if count < 0, errno != EINTR {
                 // The loop cannot wait any more: its connections end now rather than stay
                 // open with nobody serving them.
@@ -144,9 +130,8 @@ final class EventLoop: @unchecked Sendable {
                 let flags = events[index].events
                 if descriptor == shared.listener {
                     acceptConnections()
-                } else if descriptor == wake {
-                    var value: UInt64 = 0
-                    _ = read(wake, &value, 8)
+                } else if descriptor == -1 {
+                    // Woken: a stop, or newcomers handed over.
                     beginDrain()
                     for newcomer in handedOver.withLock({ state in
                         defer { state.newcomers.removeAll() }
@@ -197,8 +182,7 @@ final class EventLoop: @unchecked Sendable {
             return true
         }
         guard taken else { return refuse(descriptor) }
-        var one: UInt64 = 1
-        _ = write(wake, &one, 8)
+        poller.wakeUp()
     }
 
     /// Closes a newcomer there is no room for, and counts it.
@@ -209,7 +193,7 @@ final class EventLoop: @unchecked Sendable {
 
     private func beginDrain() {
         guard drainDeadline == nil, stopping.load(ordering: .acquiring) else { return }
-        if acceptPausedUntil == nil { epoll_ctl(epoll, EPOLL_CTL_DEL, shared.listener, nil) }
+        if acceptPausedUntil == nil { poller.forget(shared.listener) }
         drainDeadline = Self.now() + shared.limits.drainTimeout
         for connection in Array(connections.values) { connection.goAway() }
     }
@@ -225,7 +209,7 @@ final class EventLoop: @unchecked Sendable {
                     // spin. Pause, as nginx does, and count it.
                     shared.counters.acceptPauses.add(1, ordering: .relaxed)
                     acceptPausedUntil = Self.now() + shared.limits.acceptPause
-                    epoll_ctl(epoll, EPOLL_CTL_DEL, shared.listener, nil)
+                    poller.forget(shared.listener)
                 default:
                     break
                 }

@@ -40,6 +40,11 @@ package final class HTTP2Client: Sendable {
         package var connectAttempts: Int
         /// The certificate and key the client shows when the server asks for one.
         package var clientIdentity: TLSClientIdentity?
+        /// Bytes one connection's answers may be read in a round of the loop before the
+        /// others are served (the server's is `HTTP2Server.Limits.readBudget`). Larger than
+        /// the server's: `send`'s connections carry only answers, few and small, and more
+        /// than one of them is the rare case.
+        package var readBudget = 1 << 20
 
         package init(
             endpoint: ClientEndpoint, trustFile: String? = nil, proxy: ClientProxy? = nil, connections: Int = 1,
