@@ -360,18 +360,20 @@ final class ClientConnection {
     private func receive() {
         guard let session else { return }
         let buffer = loop.scratch
-        let end = SocketReader.read(descriptor, tls: tls, into: buffer, budget: loop.settings.readBudget, isClosed: { closed }) { count in
-            let taken = nghttp2_session_mem_recv(session, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), count)
-            guard taken >= 0 else {
-                flush()
-                let words = String(cString: nghttp2_strerror(Int32(taken)))
-                fail(
-                    stage == .ready ? "HTTP/2 failed: \(words)" : "the server does not speak HTTP/2 (\(words))",
-                    problem: stage == .ready ? .unreachable : .notHTTP2)
-                return false
-            }
-            return true
-        }
+        let end = SocketReader.read(
+            descriptor, tls: tls, into: buffer, budget: loop.settings.readBudget, isClosed: { closed },
+            take: { count in
+                let taken = nghttp2_session_mem_recv(session, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), count)
+                guard taken >= 0 else {
+                    flush()
+                    let words = String(cString: nghttp2_strerror(Int32(taken)))
+                    fail(
+                        stage == .ready ? "HTTP/2 failed: \(words)" : "the server does not speak HTTP/2 (\(words))",
+                        problem: stage == .ready ? .unreachable : .notHTTP2)
+                    return false
+                }
+                return true
+            })
         if case .closed(let words) = end {
             fail(words == "the peer closed the connection" ? "the server closed the connection" : words, problem: .unreachable)
         }

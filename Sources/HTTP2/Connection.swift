@@ -260,18 +260,20 @@ final class Connection {
     private func receive() -> Bool {
         guard let session else { return false }
         let buffer = loop.scratch
-        let end = SocketReader.read(descriptor, tls: tls, into: buffer, budget: shared.limits.readBudget, isClosed: { closed }) { count in
-            // One clock read for everything these bytes hold: the session calls back per
-            // header, and every one of those callbacks uses this time.
-            receivedAt = EventLoop.now()
-            guard nghttp2_session_mem_recv(session, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), count) >= 0 else {
-                // Not HTTP/2 at all (a bad preface), a fatal protocol error, or a limit this
-                // connection crossed: nghttp2 has queued a GOAWAY when there is one to send.
-                flushAndClose()
-                return false
-            }
-            return true
-        }
+        let end = SocketReader.read(
+            descriptor, tls: tls, into: buffer, budget: shared.limits.readBudget, isClosed: { closed },
+            take: { count in
+                // One clock read for everything these bytes hold: the session calls back per
+                // header, and every one of those callbacks uses this time.
+                receivedAt = EventLoop.now()
+                guard nghttp2_session_mem_recv(session, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), count) >= 0 else {
+                    // Not HTTP/2 at all (a bad preface), a fatal protocol error, or a limit this
+                    // connection crossed: nghttp2 has queued a GOAWAY when there is one to send.
+                    flushAndClose()
+                    return false
+                }
+                return true
+            })
         switch end {
         case .budgetSpent: return true
         case .closed: finishAfterPeerClosed()
