@@ -14,6 +14,12 @@ enum DurationRange {
     static func text(_ range: ClosedRange<Duration>) -> String {
         "from \(DurationText.format(range.lowerBound)) to \(DurationText.format(range.upperBound))"
     }
+
+    /// `default: D; LOW to HIGH`, for an option's help: the default and the range the parser
+    /// applies, written from the same constants, so help and behaviour cannot disagree.
+    static func help(default value: Duration, _ range: ClosedRange<Duration>, note: String? = nil) -> String {
+        "default: \(DurationText.format(value))\(note.map { ", \($0)" } ?? ""); \(DurationText.format(range.lowerBound)) to \(DurationText.format(range.upperBound))"
+    }
 }
 
 /// A duration option's value, or nil when absent; outside its range is a usage error that

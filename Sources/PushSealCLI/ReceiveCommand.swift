@@ -260,12 +260,19 @@ extension Specs {
             OptionSpec("topic", value: "bundle", repeatable: true, help: "With --listen: an accepted apns-topic; others get TopicDisallowed (default: any)."),
             OptionSpec("provider-key", value: "kid=file", repeatable: true, help: "With --listen: verify provider tokens with key id KID's public key or .p8 FILE."),
             OptionSpec("team", value: "teamid", help: "With --listen: the only team id (iss) accepted in provider tokens."),
-            OptionSpec("idle-timeout", value: "duration", help: "With --listen: close a connection quiet this long (default: 60s; 1s to 24h)."),
+            OptionSpec(
+                "idle-timeout", value: "duration", help: "With --listen: close a connection quiet this long (\(DurationRange.help(default: ListenerLimits().idleTimeout, DurationRange.idleTimeout)))."),
             OptionSpec("max-connections", value: "n", help: "With --listen: connections open at once (default: 1024, fewer under a memory limit; 1 to 65536)."),
             OptionSpec(
                 "max-pending", value: "n", help: "With --listen: notifications answered 200 whose records are not out yet; more get 503 (default: 16384, fewer under a memory limit; 1 to 1000000)."),
-            OptionSpec("budget", value: "duration", environment: "PUSHSEAL_BUDGET", help: "Time the extension has per notification, from the moment it is taken (default: 30s, Apple's; 1ms to 24h)."),
-            OptionSpec("expiry-grace", value: "duration", help: "Wait after serviceExtensionTimeWillExpire before showing the original (default: 1s; 1ms to 1h)."),
+            OptionSpec(
+                "budget", value: "duration", environment: "PUSHSEAL_BUDGET",
+                help:
+                    "Time the extension has per notification, from the moment it is taken (\(DurationRange.help(default: ExtensionRunner.Timing.standard.budget, DurationRange.budget, note: "Apple's")))."
+            ),
+            OptionSpec(
+                "expiry-grace", value: "duration",
+                help: "Wait after serviceExtensionTimeWillExpire before showing the original (\(DurationRange.help(default: ExtensionRunner.Timing.standard.expiryGrace, DurationRange.expiryGrace)))."),
             OptionSpec("extension", value: "command", help: "Run your own extension program instead of the decrypting one."),
             OptionSpec("then", value: "command", help: "After decrypting, run your own extension program on the opened alert, within the same budget."),
             OptionSpec("notify", help: "Also show each delivery as a desktop notification (notify-send, the freedesktop notification service)."),

@@ -468,11 +468,17 @@ extension Specs {
             OptionSpec("push-type", value: "type", choices: APNs.PushType.allCases.map(\.rawValue).sorted(), help: "apns-push-type (default: alert)."),
             OptionSpec("expiration", value: "unix", help: "apns-expiration: UNIX seconds (0: deliver now or never)."),
             OptionSpec("retries", value: "n", help: "Send again after 429, 500, 502, 503, 504 or no answer at most N times (default: as often as --retry-for allows)."),
-            OptionSpec("retry-for", value: "duration", help: "Start no retry later than this after a device's first attempt (default: 1m)."),
+            OptionSpec(
+                "retry-for", value: "duration",
+                help: "Start no retry later than this after a device's first attempt (\(DurationRange.help(default: Sender.Settings.defaultRetryFor, DurationRange.retryFor)))."),
             OptionSpec("concurrency", value: "n", help: "At most N requests in flight on each connection (default: the server's limit, up to 1000)."),
             OptionSpec("connections", value: "n", help: "Spread the devices over N HTTP/2 connections (default: 1; 1 to 64)."),
             OptionSpec("proxy", value: "url", help: "Tunnel through this HTTP proxy (http://[user:password@]host:port; '' for none). Default: $HTTPS_PROXY unless $NO_PROXY names the host."),
-            OptionSpec("timeout", value: "duration", help: "Give up on an answer this long after its request went out, and on a connection attempt (default: 30s; 100ms to 600s)."),
+            OptionSpec(
+                "timeout", value: "duration",
+                help:
+                    "Give up on an answer this long after its request went out, and on a connection attempt (\(DurationRange.help(default: SendConnection.defaultTimeout, DurationRange.requestTimeout)))."
+            ),
             OptionSpec("json", help: "Write one JSON result per line instead of text."),
             keysOption
         ],
@@ -712,8 +718,8 @@ func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: EncryptReques
         endpoint: endpoint, caFile: parsed.value("cacert"), priority: priority,
         collapseID: parsed.value("collapse-id"), pushType: pushType, expiration: expiration,
         retries: retries,
-        retryFor: try duration(parsed, "retry-for", in: DurationRange.retryFor, example: "1m", command: spec.name) ?? .seconds(60),
+        retryFor: try duration(parsed, "retry-for", in: DurationRange.retryFor, example: "1m", command: spec.name) ?? Sender.Settings.defaultRetryFor,
         concurrency: concurrency, connections: connections, proxy: parsed.value("proxy"),
-        timeout: try duration(parsed, "timeout", in: DurationRange.requestTimeout, example: "30s", command: spec.name) ?? .seconds(30),
+        timeout: try duration(parsed, "timeout", in: DurationRange.requestTimeout, example: "30s", command: spec.name) ?? SendConnection.defaultTimeout,
         json: parsed.has("json"), keysFolder: keysFolder(parsed))
 }

@@ -12,11 +12,12 @@ enum Specs {
 
     static let graceOption = OptionSpec(
         "grace", value: "duration", environment: "PUSHSEAL_GRACE",
-        help: "How long the old primary keeps decrypting (default: 30d, APNs' longest storage; 0s to 3650d).")
+        help: "How long the old primary keeps decrypting (\(DurationRange.help(default: Keyring.defaultGrace, DurationRange.grace, note: "APNs' longest storage")))."
+    )
 
     static let lockTimeoutOption = OptionSpec(
         "lock-timeout", value: "duration", environment: "PUSHSEAL_LOCK_TIMEOUT",
-        help: "Give up (exit 75) when another command holds the keyring longer (default: 30s; 0s to 1h).")
+        help: "Give up (exit 75) when another command holds the keyring longer (\(DurationRange.help(default: KeyringStore.defaultLockTimeout, DurationRange.lockTimeout))).")
 
     static let jobsOption = OptionSpec(
         "jobs", short: "j", value: "n", environment: "PUSHSEAL_JOBS",

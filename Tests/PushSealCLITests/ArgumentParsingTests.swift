@@ -91,3 +91,55 @@ struct ArgumentParsingTests {
         #expect(try parse(["keys", "rotate", "--grace", "0s"]) == .keys(folder: "Keys", lockTimeout: .seconds(30), action: .rotate(grace: .zero)))
     }
 }
+
+/// Every default is stated once: a duration option's help says the default and range the
+/// parser applies, written from the same constants, and the binary does what its help says.
+@Suite("option defaults: one place each")
+struct OptionDefaultTests {
+    /// `(default: D...; LOW to HIGH)` in a help line: D, LOW and HIGH as durations.
+    static func stated(_ help: String) -> (value: Duration, low: Duration, high: Duration)? {
+        guard let open = help.range(of: "(default: ") else { return nil }
+        let inside = help[open.upperBound...].prefix { $0 != ")" }
+        let parts = inside.split(separator: ";")
+        guard parts.count == 2, let value = DurationText.parse(String(parts[0].split(separator: ",")[0]), in: .zero...Duration.seconds(Int64.max / 2_000_000_000)) else { return nil }
+        let bounds = parts[1].trimmingCharacters(in: .whitespaces).components(separatedBy: " to ")
+        guard bounds.count == 2, let low = DurationText.parse(bounds[0], in: .zero...Duration.seconds(Int64.max / 2_000_000_000)),
+            let high = DurationText.parse(bounds[1], in: .zero...Duration.seconds(Int64.max / 2_000_000_000))
+        else { return nil }
+        return (value, low, high)
+    }
+
+    @Test func everyDurationOptionStatesItsDefaultAndRangeAsTheParserHasThem() throws {
+        let expected: [String: (Duration, ClosedRange<Duration>)] = [
+            "grace": (Keyring.defaultGrace, DurationRange.grace),
+            "lock-timeout": (KeyringStore.defaultLockTimeout, DurationRange.lockTimeout),
+            "idle-timeout": (ListenerLimits().idleTimeout, DurationRange.idleTimeout),
+            "budget": (ExtensionRunner.Timing.standard.budget, DurationRange.budget),
+            "expiry-grace": (ExtensionRunner.Timing.standard.expiryGrace, DurationRange.expiryGrace),
+            "retry-for": (Sender.Settings.defaultRetryFor, DurationRange.retryFor),
+            "timeout": (SendConnection.defaultTimeout, DurationRange.requestTimeout)
+        ]
+        var seen: Set<String> = []
+        for spec in Specs.all {
+            for option in spec.options where expected[option.long] != nil {
+                let (value, range) = expected[option.long]!
+                let stated = try #require(Self.stated(option.help), "\(option.long): \(option.help)")
+                #expect(stated.value == value && stated.low == range.lowerBound && stated.high == range.upperBound, "\(option.long): \(option.help)")
+                seen.insert(option.long)
+            }
+        }
+        #expect(seen == Set(expected.keys))
+    }
+
+    @Test func theBinaryTakesTheRangeItsHelpStates() throws {
+        // The top of --retry-for's stated range is taken, one millisecond more refused.
+        let help = try pushseal(["send", "--help"]).stdout
+        let line = try #require(help.split(separator: "\n").first { $0.contains("--retry-for <") })
+        let stated = try #require(Self.stated(String(line)))
+        let base = ["send", "--device", String(repeating: "ab", count: 32), "--topic", "t", "--auth-key", "/nonexistent.p8", "--key-id", "KEY1234567", "--team-id", "TEAM123456", "-b", "x"]
+        let over = try pushseal(base + ["--retry-for", "\(stated.high.components.seconds)s1ms"])
+        #expect(over.status == 64 && over.stderr.contains("--retry-for must be a duration"), "\(over.stderr)")
+        let within = try pushseal(base + ["--retry-for", "\(stated.high.components.seconds)s"])
+        #expect(within.status != 64, "\(within.stderr)")
+    }
+}

@@ -30,6 +30,10 @@ package struct SendConnection: Sendable {
     /// nil when the connection goes direct.
     package var proxyAddress: String? { engine.proxy.map { "\($0.host):\($0.port)" } }
 
+    /// How long a notification waits for its answer unless a timeout is chosen (`--timeout`'s
+    /// default, and its help's).
+    package static let defaultTimeout = Duration.seconds(30)
+
     /// - Parameters:
     ///   - proxy: an `http://HOST:PORT` proxy; empty for none; nil to take `https_proxy`
     ///     (or `http_proxy`) and `no_proxy` from the environment.

@@ -35,10 +35,12 @@ package final class Sender: Sendable {
         package var retries: Int?
         /// No retry starts later than this after a notification's first attempt.
         package var retryFor: Duration
+        /// `retryFor` unless one is chosen (`--retry-for`'s default, and its help's).
+        package static let defaultRetryFor = Duration.seconds(60)
 
         package init(
             topic: String, pushType: APNs.PushType = .alert, priority: APNs.Priority? = nil, expiration: String? = nil,
-            collapseID: String? = nil, retries: Int? = nil, retryFor: Duration = .seconds(60)
+            collapseID: String? = nil, retries: Int? = nil, retryFor: Duration = Settings.defaultRetryFor
         ) {
             self.topic = topic
             self.pushType = pushType
