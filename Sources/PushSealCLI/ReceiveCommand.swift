@@ -235,13 +235,6 @@ private func desktopNotifier(console: Console) throws -> DesktopNotifier {
     return DesktopNotifier(program: program) { console.warning("\($0); deliveries go on, without desktop notifications") }
 }
 
-/// Ends the process now, from any thread: flushes what stdout takes without waiting, and
-/// waits for no lock another thread may hold (one may be stuck writing to a stalled reader).
-func exitAtOnce(_ status: Int32, console: Console) -> Never {
-    console.flushIfFree()
-    _exit(status)
-}
-
 extension Specs {
     static let receive = CommandSpec(
         name: ["receive"], overview: "Show what a device would display: run payloads through an emulated Notification Service Extension.",

@@ -73,3 +73,10 @@ final class StopSignals: Sendable {
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 }
+
+/// Ends the process now, from any thread: flushes what stdout takes without waiting, and
+/// waits for no lock another thread may hold (one may be stuck writing to a stalled reader).
+func exitAtOnce(_ status: Int32, console: Console) -> Never {
+    console.flushIfFree()
+    _exit(status)
+}
