@@ -199,3 +199,25 @@ struct KeyringLeftoverTests {
         #expect(try store.load().keys.count == 2)
     }
 }
+
+/// A key's material is one of its kind's, or none: a kind cannot carry another kind's key.
+@Suite("key entries: one material per kind")
+struct KeyEntryMaterialTests {
+    @Test func eachKindHoldsOnlyItsOwnMaterialAndDestroyingLeavesTheKind() throws {
+        let pair = try P256PrivateKey.generate()
+        let secret = KeyEntry(id: "s1", secret: try SymmetricKey.generate(), state: .primary, created: 0)
+        let recipient = KeyEntry(id: "r1", kind: .private, privateKey: pair, publicKey: nil, state: .enabled, created: 0)
+        // A public entry given a pair keeps the point alone: a sender never holds the private key.
+        let sealer = KeyEntry(id: "p1", kind: .public, privateKey: pair, publicKey: nil, state: .enabled, created: 0)
+        #expect(secret.kind == .secret && secret.secret != nil && secret.privateKey == nil && secret.publicKey == nil)
+        #expect(recipient.kind == .private && recipient.privateKey != nil && recipient.publicKey != nil && recipient.secret == nil)
+        #expect(sealer.kind == .public && sealer.privateKey == nil && sealer.publicKey != nil)
+        if case .point = sealer.material {} else { Issue.record("a public entry holds a point: \(sealer.material)") }
+        var keyring = Keyring(keys: [secret, recipient, sealer, KeyEntry(id: "s2", secret: try SymmetricKey.generate(), state: .enabled, created: 0)])
+        try keyring.destroy("r1")
+        let destroyed = try #require(keyring.entry("r1"))
+        #expect(destroyed.kind == .private && destroyed.state == .destroyed)
+        #expect(destroyed.privateKey == nil && destroyed.publicKey == nil && destroyed.secret == nil)
+        if case .destroyed(.private) = destroyed.material {} else { Issue.record("\(destroyed.material)") }
+    }
+}
