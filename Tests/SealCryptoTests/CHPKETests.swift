@@ -10,16 +10,8 @@ struct CHPKETests {
     // Read-only once made, as SealCrypto shares it.
     nonisolated(unsafe) static let group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1)!
 
-    static func bytes(_ hex: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            out.append(UInt8(hex[index..<next], radix: 16)!)
-            index = next
-        }
-        return out
-    }
+    /// The hex reader the NIST vectors use.
+    static func bytes(_ hex: String) -> [UInt8] { hexBytes(hex) }
 
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() }
 
