@@ -374,8 +374,10 @@ final class ClientConnection {
                 }
                 return true
             })
-        if case .closed(let words) = end {
-            fail(words == "the peer closed the connection" ? "the server closed the connection" : words, problem: .unreachable)
+        switch end {
+        case .closed: fail("the server closed the connection", problem: .unreachable)
+        case .failed(let words): fail(words, problem: .unreachable)
+        case .drained, .budgetSpent, .refused: break
         }
     }
 

@@ -276,7 +276,7 @@ final class Connection {
             })
         switch end {
         case .budgetSpent: return true
-        case .closed: finishAfterPeerClosed()
+        case .closed, .failed: finishAfterPeerClosed()
         case .drained, .refused: break
         }
         return false

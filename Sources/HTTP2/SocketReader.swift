@@ -12,8 +12,10 @@ enum ReadEnd: Equatable {
     case drained
     /// The round's budget is spent with input perhaps left: serve the connection again soon.
     case budgetSpent
-    /// The peer closed its side, or the socket failed: the words say which.
-    case closed(String)
+    /// The peer closed its side (or ended TLS).
+    case closed
+    /// Reading failed: the system's words.
+    case failed(String)
     /// The session refused what was read (`take` returned false): the caller has acted.
     case refused
 }
@@ -49,7 +51,7 @@ enum SocketReader {
                     let error = SSL_get_error(tls, rc)
                     if error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE { return .drained }
                     ERR_clear_error()
-                    return .closed("the peer closed the connection")
+                    return .closed
                 }
             } else {
                 let rc = Glibc.read(descriptor, buffer.baseAddress, wanted)
@@ -60,7 +62,7 @@ enum SocketReader {
                 } else if rc < 0, errno == EAGAIN {
                     return .drained
                 } else {
-                    return .closed(rc == 0 ? "the peer closed the connection" : String(cString: strerror(errno)))
+                    return rc == 0 ? .closed : .failed(String(cString: strerror(errno)))
                 }
             }
             budget -= count
