@@ -26,17 +26,35 @@ public struct KeyEntry: Sendable {
     }
 
     public let id: String
-    /// What the key is made of; only `destroy` and `prune` (through the keyring) change it.
-    public private(set) var material: Material
+    public let kind: KeyKind
     public var state: KeyState
     /// Unix seconds when the key was made or imported.
     public let created: Int64
     /// Unix seconds after which an enabled key no longer decrypts; nil for never.
     public var expires: Int64?
+    // The material, kept as plain references rather than as a `Material` value: a
+    // multi-payload enum of class references keeps its case in the pointers' spare bits,
+    // where LeakSanitizer (the fuzz targets) no longer sees the keys as referenced. Only
+    // the initialisers below fill them, one per kind, so `material` is always one case.
+    private var secretKey: SymmetricKey?
+    private var pairKey: P256PrivateKey?
+    private var pointKey: P256PublicKey?
 
     public init(id: String, material: Material, state: KeyState, created: Int64, expires: Int64? = nil) {
         self.id = id
-        self.material = material
+        switch material {
+        case .secret(let key):
+            kind = .secret
+            secretKey = key
+        case .pair(let key):
+            kind = .private
+            pairKey = key
+        case .point(let point):
+            kind = .public
+            pointKey = point
+        case .destroyed(let destroyedKind):
+            kind = destroyedKind
+        }
         self.state = state
         self.created = created
         self.expires = expires
@@ -62,33 +80,22 @@ public struct KeyEntry: Sendable {
         self.init(id: id, material: material, state: state, created: created, expires: expires)
     }
 
-    public var kind: KeyKind {
-        switch material {
-        case .secret: .secret
-        case .pair: .private
-        case .point: .public
-        case .destroyed(let kind): kind
-        }
+    /// What the key is made of; only `destroy` and `prune` (through the keyring) change it.
+    public var material: Material {
+        if let secretKey { return .secret(secretKey) }
+        if let pairKey { return .pair(pairKey) }
+        if let pointKey { return .point(pointKey) }
+        return .destroyed(kind)
     }
 
     /// The AES-256 key of a `secret` key; nil for another kind, or once destroyed.
-    public var secret: SymmetricKey? {
-        if case .secret(let key) = material { key } else { nil }
-    }
+    public var secret: SymmetricKey? { secretKey }
 
     /// The key pair of a `private` key; nil for another kind, or once destroyed.
-    public var privateKey: P256PrivateKey? {
-        if case .pair(let key) = material { key } else { nil }
-    }
+    public var privateKey: P256PrivateKey? { pairKey }
 
     /// The point that seals to a `private` or `public` key; nil for a secret, or once destroyed.
-    public var publicKey: P256PublicKey? {
-        switch material {
-        case .pair(let key): key.publicKey
-        case .point(let point): point
-        case .secret, .destroyed: nil
-        }
-    }
+    public var publicKey: P256PublicKey? { pairKey?.publicKey ?? pointKey }
 
     /// True when the key is enabled but its grace period has passed at `now`.
     public func isExpired(at now: Int64) -> Bool {
@@ -108,6 +115,8 @@ public struct KeyEntry: Sendable {
 
     /// Wipes whatever the key is made of; its id and kind stay.
     mutating func wipe() {
-        material = .destroyed(kind)
+        secretKey = nil
+        pairKey = nil
+        pointKey = nil
     }
 }
