@@ -13,24 +13,25 @@ import Glibc
 /// Every request it takes ends in exactly one of: an answer, a timeout or a connection that
 /// died after the request went out (both `.unknownOutcome`), or a return to the loop's queue
 /// when the server cannot have processed it.
-final class ClientConnection {
+final class ClientConnection: LoopConnection {
     enum Stage {
         case resolving, connecting, tunnelling, handshaking, awaitingSettings, ready
     }
 
-    private unowned let loop: ClientLoop
+    private unowned let side: ClientSide
     private var stage = Stage.resolving
+    /// The socket being connected, then the transport's.
     private var descriptor: Int32 = -1
     private var addresses: [SocketAddress] = []
     private var addressIndex = 0
-    private var tls: OpaquePointer?
+    /// The connected socket, plain or through TLS: made once the TCP connection (and the
+    /// proxy's tunnel) stands.
+    private var transport: Transport?
     private var session: OpaquePointer?
     private(set) var closed = false
     /// GOAWAY came (or was sent): no new streams; the open ones finish.
     private(set) var draining = false
     private var streams: [Int32: ClientStream] = [:]
-    private var output = PendingOutput()
-    private var watchingWrites = false
     private let startedAt = MonotonicClock.system.now
     /// Bytes read past the proxy's answer, for the session.
     private var tunnelReply: [UInt8] = []
@@ -50,31 +51,30 @@ final class ClientConnection {
 
     /// Starts by looking the name up, off the loop's thread: a slow resolver must not stall
     /// every other connection and timer. The answer comes back through `resolved`.
-    init(loop: ClientLoop) {
-        self.loop = loop
-        let endpoint = loop.settings.endpoint
-        (host, port) = loop.settings.proxy.map { ($0.host, $0.port) } ?? (endpoint.host, endpoint.port)
-        lookup = loop.resolve(host: host, port: port, for: self)
+    init(side: ClientSide) {
+        self.side = side
+        let endpoint = side.settings.endpoint
+        (host, port) = side.settings.proxy.map { ($0.host, $0.port) } ?? (endpoint.host, endpoint.port)
+        lookup = side.resolve(host: host, port: port, for: self)
     }
 
     /// The lookup's answer. The addresses are tried from the one after those that took the
-    /// connection and then made no progress before (`loop.addressShift`), so a first address
+    /// connection and then made no progress before (`side.addressShift`), so a first address
     /// that accepts and never answers does not take every attempt.
     func resolved(_ result: Result<[SocketAddress], ResolveFailure>) {
         guard !closed, stage == .resolving else { return }
         switch result {
         case .success(let found):
-            let shift = loop.addressShift % found.count
+            let shift = side.addressShift % found.count
             addresses = Array(found[shift...] + found[..<shift])
             stage = .connecting
             connectNext()
         case .failure(let problem):
-            fail("cannot find \(loop.settings.proxy.map { "the proxy \($0.host)" } ?? host) (\(problem))", problem: .unreachable)
+            fail("cannot find \(side.settings.proxy.map { "the proxy \($0.host)" } ?? host) (\(problem))", problem: .unreachable)
         }
     }
 
     deinit {
-        if let tls { SSL_free(tls) }
         if let session { nghttp2_session_del(session) }
     }
 
@@ -89,11 +89,12 @@ final class ClientConnection {
     var room: Int {
         guard isReady, !draining, suspectSince == nil, let session else { return 0 }
         let allowed = Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS))
-        return min(allowed, loop.settings.maximumStreams) - streams.count
+        return min(allowed, side.settings.maximumStreams) - streams.count
     }
 
-    func handle(events: UInt32) {
-        guard !closed else { return }
+    @discardableResult
+    func handle(events: UInt32) -> Bool {
+        guard !closed else { return false }
         switch stage {
         case .resolving:
             break
@@ -104,9 +105,12 @@ final class ClientConnection {
         case .handshaking:
             continueHandshake()
         case .awaitingSettings, .ready:
-            if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { receive() }
+            var more = false
+            if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { more = receive() }
             if !closed { flush() }
+            return more && !closed
         }
+        return false
     }
 
     // MARK: - Connecting
@@ -127,7 +131,7 @@ final class ClientConnection {
             }
             if rc == 0 || errno == EINPROGRESS {
                 descriptor = socket
-                loop.register(socket, for: self, events: EPOLLOUT.rawValue)
+                side.loop.register(socket, self, events: EPOLLOUT.rawValue)
                 return
             }
             lastProblem = "\(String(cString: strerror(errno))) at \(address)"
@@ -142,14 +146,14 @@ final class ClientConnection {
         getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &error, &length)
         guard error == 0 else {
             lastProblem = "\(String(cString: strerror(error))) at \(addresses[addressIndex - 1])"
-            loop.forget(descriptor)
+            side.loop.forget(descriptor)
             Glibc.close(descriptor)
             descriptor = -1
             return connectNext()
         }
-        if let proxy = loop.settings.proxy {
+        if let proxy = side.settings.proxy {
             stage = .tunnelling
-            let target = loop.settings.endpoint.authorityWithPort
+            let target = side.settings.endpoint.authorityWithPort
             var request = "CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n"
             if let credentials = proxy.credentials { request += "Proxy-Authorization: Basic \(credentials)\r\n" }
             request += "\r\n"
@@ -158,18 +162,19 @@ final class ClientConnection {
             guard Glibc.send(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else {
                 return fail("the proxy \(proxy) closed the connection", problem: .unreachable)
             }
-            loop.watch(descriptor, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
+            side.loop.watch(descriptor, events: Transport.readEvents)
             return
         }
         startSecuring()
     }
 
     private func readTunnelReply() {
-        let proxy = loop.settings.proxy!
-        let count = read(descriptor, loop.scratch.baseAddress, loop.scratch.count)
+        let proxy = side.settings.proxy!
+        let scratch = side.loop.scratch
+        let count = read(descriptor, scratch.baseAddress, scratch.count)
         if count < 0, errno == EAGAIN || errno == EINTR { return }
         guard count > 0 else { return fail("the proxy \(proxy) closed the connection before answering CONNECT", problem: .unreachable) }
-        tunnelReply.append(contentsOf: UnsafeRawBufferPointer(start: loop.scratch.baseAddress, count: count))
+        tunnelReply.append(contentsOf: UnsafeRawBufferPointer(start: scratch.baseAddress, count: count))
         let end: [UInt8] = [13, 10, 13, 10]
         guard let headerEnd = tunnelReply.firstRange(of: end) else {
             if tunnelReply.count > 16_384 { fail("the proxy \(proxy) sent an answer too long to be HTTP", problem: .unreachable) }
@@ -183,38 +188,38 @@ final class ClientConnection {
             let shown = String(statusLine.filter { $0.isASCII && !$0.isNewline }.prefix(120))
             let hint = parts.count >= 2 && parts[1] == "407" ? "; give the user and password in the proxy URL (http://user:password@host:port)" : ""
             return fail(
-                "the proxy \(proxy) refused to tunnel to \(loop.settings.endpoint.authorityWithPort): \(shown.isEmpty ? "no HTTP answer" : shown)\(hint)",
+                "the proxy \(proxy) refused to tunnel to \(side.settings.endpoint.authorityWithPort): \(shown.isEmpty ? "no HTTP answer" : shown)\(hint)",
                 problem: parts.count >= 2 && parts[0].hasPrefix("HTTP/1.") ? .proxyRefused : .unreachable)
         }
         startSecuring()
     }
 
+    /// The socket is connected (and tunnelled): it becomes the transport, TLS or plain.
     private func startSecuring() {
-        if let context = loop.tls {
-            guard tunnelReply.isEmpty else {
-                return fail("the proxy \(loop.settings.proxy!) sent bytes before the TLS handshake", problem: .unreachable)
-            }
-            guard let made = context.connection(on: descriptor, host: loop.settings.endpoint.host) else {
-                return fail("cannot make a TLS connection", problem: .unreachable)
-            }
-            tls = made
-            stage = .handshaking
-            continueHandshake()
-        } else {
-            openSession()
+        // From here the transport decides when writes are watched, from a known start.
+        side.loop.watch(descriptor, events: Transport.readEvents)
+        guard let context = side.tls else {
+            transport = Transport(descriptor: descriptor, tls: nil, poller: side.loop.poller)
+            return openSession()
         }
+        guard tunnelReply.isEmpty else {
+            return fail("the proxy \(side.settings.proxy!) sent bytes before the TLS handshake", problem: .unreachable)
+        }
+        guard let made = context.connection(on: descriptor, host: side.settings.endpoint.host) else {
+            return fail("cannot make a TLS connection", problem: .unreachable)
+        }
+        transport = Transport(descriptor: descriptor, tls: made, poller: side.loop.poller)
+        stage = .handshaking
+        continueHandshake()
     }
 
     private func continueHandshake() {
-        guard let tls else { return }
-        // OpenSSL's error queue is per thread and shared by every connection of this loop.
-        ERR_clear_error()
-        let rc = SSL_do_handshake(tls)
-        if rc == 1 {
-            var selected: UnsafePointer<UInt8>?
-            var length: UInt32 = 0
-            SSL_get0_alpn_selected(tls, &selected, &length)
-            let protocolName = selected.map { String(decoding: UnsafeBufferPointer(start: $0, count: Int(length)), as: UTF8.self) }
+        guard let transport else { return }
+        switch transport.continueHandshake() {
+        case .waiting:
+            return
+        case .done:
+            let protocolName = transport.negotiatedProtocol
             guard protocolName == "h2" else {
                 // APNs speaks HTTP/2 only; a server that will not is the wrong server, and
                 // the provider token must not go to it over anything else.
@@ -222,25 +227,16 @@ final class ClientConnection {
                     protocolName.map { "it chose \($0) instead of h2 in ALPN" } ?? "it answered TLS without ALPN h2",
                     problem: .notHTTP2)
             }
-            return openSession()
-        }
-        switch SSL_get_error(tls, rc) {
-        case SSL_ERROR_WANT_READ:
-            loop.watch(descriptor, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
-        case SSL_ERROR_WANT_WRITE:
-            loop.watch(descriptor, events: EPOLLIN.rawValue | EPOLLOUT.rawValue)
-        default:
-            if let failure = CertificateChecks.failure(ofResult: SSL_get_verify_result(tls)) {
+            openSession()
+        case .failed(let verifyResult, let detail):
+            if let failure = CertificateChecks.failure(ofResult: verifyResult) {
                 var words = failure.words
                 if failure.nameMismatch {
-                    words += ": it is not made out to \(loop.settings.endpoint.host)"
+                    words += ": it is not made out to \(side.settings.endpoint.host)"
                 }
-                ERR_clear_error()
                 return fail(words, problem: .untrusted)
             }
-            let detail = ERR_peek_last_error()
             let reason = detail == 0 ? "the server ended the TLS handshake" : "TLS handshake failed: \(ERR_reason_error_string(detail).map { String(cString: $0) } ?? "error \(detail)")"
-            ERR_clear_error()
             fail(reason, problem: .unreachable)
         }
     }
@@ -248,7 +244,7 @@ final class ClientConnection {
     private func openSession() {
         var created: OpaquePointer?
         let user = Unmanaged.passUnretained(self).toOpaque()
-        guard nghttp2_session_client_new(&created, loop.callbacks, user) == 0, let created else {
+        guard nghttp2_session_client_new(&created, side.callbacks, user) == 0, let created else {
             return fail("cannot make an HTTP/2 session", problem: .unreachable)
         }
         session = created
@@ -260,7 +256,6 @@ final class ClientConnection {
         _ = nghttp2_submit_settings(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
         // Answers for many streams share the connection's window: make it generous.
         _ = nghttp2_session_set_local_window_size(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, 16 << 20)
-        loop.watch(descriptor, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
         if !tunnelReply.isEmpty {
             // The server's first frames came with the proxy's answer.
             let early = tunnelReply
@@ -275,8 +270,8 @@ final class ClientConnection {
 
     /// Opens a stream for `item`; the caller flushes once for all it started.
     func start(_ item: ClientRequest) {
-        guard let session else { return loop.sendAgain(item, because: "the connection closed") }
-        let endpoint = loop.settings.endpoint
+        guard let session else { return side.sendAgain(item, because: "the connection closed") }
+        let endpoint = side.settings.endpoint
         fieldBytes.removeAll(keepingCapacity: true)
         fieldSpans.removeAll(keepingCapacity: true)
         func add(_ name: String, _ value: String) {
@@ -320,30 +315,24 @@ final class ClientConnection {
             guard id == NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE.rawValue else {
                 // Not the connection's doing but the request's (nghttp2 refused its headers):
                 // no connection would take it.
-                return loop.answer(item.request.id, failure: .init(kind: .notSent, message: "the request cannot be sent: \(String(cString: nghttp2_strerror(id)))"))
+                return side.answer(item.request.id, failure: .init(kind: .notSent, message: "the request cannot be sent: \(String(cString: nghttp2_strerror(id)))"))
             }
             // Stream ids used up: another connection takes it.
             draining = true
-            return loop.sendAgain(item, because: "the connection could open no more streams")
+            return side.sendAgain(item, because: "the connection could open no more streams")
         }
         streams[id] = stream
     }
 
     /// Writes what the session has to send.
     func flush() {
-        guard let session, !closed else { return }
-        while true {
-            switch output.write(to: descriptor, tls: tls) {
-            case .failed: return fail("the connection broke while sending", problem: .unreachable)
-            case .blocked: return watchWrites(true)
-            case .all: break
-            }
-            guard output.refill(from: session, limit: Self.outputBatch) else {
-                return fail("HTTP/2 failed while sending", problem: .unreachable)
-            }
-            if output.isEmpty { break }
+        guard let session, let transport, !closed else { return }
+        switch transport.flush(session, batch: Self.outputBatch) {
+        case .writeFailed: return fail("the connection broke while sending", problem: .unreachable)
+        case .sessionFailed: return fail("HTTP/2 failed while sending", problem: .unreachable)
+        case .blocked: return
+        case .done: break
         }
-        watchWrites(false)
         if nghttp2_session_want_read(session) == 0, nghttp2_session_want_write(session) == 0 {
             close(because: "the server ended the connection")
         } else if draining, streams.isEmpty {
@@ -351,17 +340,12 @@ final class ClientConnection {
         }
     }
 
-    private func watchWrites(_ on: Bool) {
-        guard on != watchingWrites, !closed else { return }
-        watchingWrites = on
-        loop.watch(descriptor, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (on ? EPOLLOUT.rawValue : 0))
-    }
-
-    private func receive() {
-        guard let session else { return }
-        let buffer = loop.scratch
-        let end = SocketReader.read(
-            descriptor, tls: tls, into: buffer, budget: loop.settings.readBudget, isClosed: { closed },
+    /// Reads within the loop's budget; true when more input may be waiting.
+    private func receive() -> Bool {
+        guard let session, let transport else { return false }
+        let buffer = side.loop.scratch
+        let end = transport.read(
+            into: buffer, budget: side.settings.readBudget, isClosed: { closed },
             take: { count in
                 let taken = nghttp2_session_mem_recv(session, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), count)
                 guard taken >= 0 else {
@@ -377,8 +361,10 @@ final class ClientConnection {
         switch end {
         case .closed: fail("the server closed the connection", problem: .unreachable)
         case .failed(let words): fail(words, problem: .unreachable)
-        case .drained, .budgetSpent, .refused: break
+        case .budgetSpent: return true
+        case .drained, .refused: break
         }
+        return false
     }
 
     // MARK: - Time
@@ -387,7 +373,7 @@ final class ClientConnection {
     func checkTimes(now: MonotonicClock.Instant) {
         guard !closed else { return }
         guard stage == .ready else {
-            if now - startedAt > loop.settings.connectTimeout {
+            if now - startedAt > side.settings.connectTimeout {
                 let what =
                     switch stage {
                     case .resolving: "looking up \(host)"
@@ -396,18 +382,18 @@ final class ClientConnection {
                     case .handshaking: "in the TLS handshake"
                     default: "waiting for the server's HTTP/2 SETTINGS"
                     }
-                fail("no progress \(what) for \(loop.settings.connectTimeout.shortText)", problem: .unreachable)
+                fail("no progress \(what) for \(side.settings.connectTimeout.shortText)", problem: .unreachable)
             }
             return
         }
         guard let session else { return }
-        if let suspectSince, now - suspectSince > loop.settings.connectTimeout {
+        if let suspectSince, now - suspectSince > side.settings.connectTimeout {
             // Not even a PING answered: the connection is dead, though nothing said so. Its
             // streams are settled (sent ones as unknown outcomes, tried again once elsewhere)
             // and the loop opens another connection for what waits.
-            return close(because: "the connection went silent (no answer to a PING within \(loop.settings.connectTimeout.shortText))")
+            return close(because: "the connection went silent (no answer to a PING within \(side.settings.connectTimeout.shortText))")
         }
-        let timeout = loop.settings.timeout
+        let timeout = side.settings.timeout
         var expired: [Int32] = []
         for (id, stream) in streams where stream.abandoned == nil {
             if let sentAt = stream.sentAt, now - sentAt > timeout { expired.append(id) }
@@ -459,17 +445,17 @@ final class ClientConnection {
         // Past a tunnel the proxy said yes to, silence or a close is the proxy's as much as
         // the endpoint's: it is named, so the user looks at the right machine.
         var reason = reason
-        if let proxy = loop.settings.proxy, stage == .handshaking || stage == .awaitingSettings {
+        if let proxy = side.settings.proxy, stage == .handshaking || stage == .awaitingSettings {
             reason += ", through the proxy \(proxy), which accepted the tunnel"
         }
         // An address that did not lead to a working connection (it took it and then made no
         // progress, or never answered the connect): the next attempt
         // starts at the one after it, so a healthy second address is tried (RFC 8305).
         if !wasReady, stage != .resolving, addresses.count > 1 {
-            loop.addressShift += 1
+            side.addressShift += 1
         }
         close(because: reason)
-        if !wasReady { loop.attemptFailed(reason, problem: problem) }
+        if !wasReady { side.attemptFailed(reason, problem: problem) }
     }
 
     private func close(because reason: String) {
@@ -477,38 +463,36 @@ final class ClientConnection {
         closed = true
         draining = true
         if descriptor >= 0 {
-            if let tls, stage == .ready {
-                ERR_clear_error()
-                SSL_shutdown(tls)
-                ERR_clear_error()
+            side.loop.forget(descriptor)
+            if let transport {
+                transport.close()
+            } else {
+                Glibc.close(descriptor)
             }
-            loop.forget(descriptor)
-            Glibc.close(descriptor)
             descriptor = -1
         }
         let open = streams.sorted { $0.key < $1.key }
         streams.removeAll()
         for (_, stream) in open { settle(stream, code: nil, reason: reason) }
-        output.discard()
     }
 
     /// The one end of a stream: its answer, its failure, or its return to the queue.
     private func settle(_ stream: ClientStream, code: UInt32?, reason: String) {
         if stream.status > 0, stream.abandoned == nil {
-            return loop.answer(
+            return side.answer(
                 HTTP2Client.Response(
                     id: stream.item.request.id, status: stream.status,
                     headers: stream.headers, body: stream.body, failure: nil))
         }
         if let abandoned = stream.abandoned {
-            return loop.answer(stream.item.request.id, failure: .init(kind: .unknownOutcome, message: abandoned))
+            return side.answer(stream.item.request.id, failure: .init(kind: .unknownOutcome, message: abandoned))
         }
         if stream.sentAt == nil || code == NGHTTP2_REFUSED_STREAM.rawValue {
             // The server never had it (or said it did not process it): it goes out again.
-            return loop.sendAgain(stream.item, because: code == NGHTTP2_REFUSED_STREAM.rawValue ? "the server refused the stream" : reason)
+            return side.sendAgain(stream.item, because: code == NGHTTP2_REFUSED_STREAM.rawValue ? "the server refused the stream" : reason)
         }
         let why = code.map { "the server reset the stream (\(String(cString: nghttp2_http2_strerror($0))))" } ?? reason
-        loop.answer(stream.item.request.id, failure: .init(kind: .unknownOutcome, message: why))
+        side.answer(stream.item.request.id, failure: .init(kind: .unknownOutcome, message: why))
     }
 
     // MARK: - Session callbacks
@@ -535,13 +519,13 @@ final class ClientConnection {
 
     fileprivate func notSent(_ id: Int32) {
         guard let stream = streams.removeValue(forKey: id) else { return }
-        loop.sendAgain(stream.item, because: "the connection could not open its stream")
+        side.sendAgain(stream.item, because: "the connection could not open its stream")
     }
 
     fileprivate func settingsReceived() {
         guard stage == .awaitingSettings else { return }
         stage = .ready
-        loop.connectionReady()
+        side.connectionReady()
     }
 
     fileprivate func goAwayReceived() {

@@ -146,11 +146,11 @@ package final class HTTP2Client: Sendable {
     /// answered `.notSent` (a server that refuses every stream).
     static let resendLimit = 5
 
-    private let loop: ClientLoop
+    private let loop: ClientSide
 
     /// Starts the loop thread; nothing connects until the first request.
     package init(_ settings: Settings, onResponses: @escaping @Sendable ([Response]) -> Void) throws(HTTP2ClientError) {
-        loop = try ClientLoop(settings: settings, onResponses: onResponses)
+        loop = try ClientSide(settings: settings, onResponses: onResponses)
         loop.start()
     }
 

@@ -144,8 +144,8 @@ package final class HTTP2Server: Sendable {
     package var counters: Counters { shared.counters }
 
     private let listener: Int32
-    private let shared: EventLoop.Shared
-    private let loops: [EventLoop]
+    private let shared: ServerSide.Shared
+    private let loops: [ServerSide]
     private let stopped = Atomic<Bool>(false)
 
     /// Binds and listens; no connection is accepted before `start`.
@@ -174,16 +174,16 @@ package final class HTTP2Server: Sendable {
         var descriptors = rlimit()
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &descriptors)
         let available = Int(clamping: descriptors.rlim_cur)
-        let shared = EventLoop.Shared(
+        let shared = ServerSide.Shared(
             listener: bound.descriptor, tls: context, limits: limits,
             connectionLimit: max(1, min(limits.connections, available - min(limits.reservedDescriptors, available / 4))),
             handler: handler, roundEnded: roundEnded, connectionEnded: connectionEnded,
             nextConnection: { connectionNumbers.add(1, ordering: .relaxed).newValue })
         self.shared = shared
-        var loops: [EventLoop] = []
+        var loops: [ServerSide] = []
         do {
             for _ in 0..<max(1, threads) {
-                loops.append(try EventLoop(shared: shared))
+                loops.append(try ServerSide(shared: shared))
             }
         } catch {
             // The deinit does not run for a server that never finished its init; the loops

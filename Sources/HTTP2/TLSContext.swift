@@ -64,3 +64,18 @@ final class TLSContext: @unchecked Sendable {
         "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
         + "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
 }
+
+extension TLSContext {
+    /// A TLS connection that accepts a client on `descriptor`, or nil when OpenSSL cannot
+    /// make one (out of memory).
+    func connection(on descriptor: Int32) -> OpaquePointer? {
+        ERR_clear_error()
+        guard let tls = SSL_new(context) else {
+            ERR_clear_error()
+            return nil
+        }
+        SSL_set_fd(tls, descriptor)
+        SSL_set_accept_state(tls)
+        return tls
+    }
+}

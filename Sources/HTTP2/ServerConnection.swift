@@ -5,30 +5,25 @@ import MonotonicTime
 import Glibc
 #endif
 
-/// One client connection: the socket, TLS when the server has it, and the nghttp2 server
-/// session. Lives on its event loop's thread only.
+/// One client connection on the server: its transport (the socket, TLS when the server has
+/// it) and the nghttp2 server session. Lives on its event loop's thread only.
 ///
 /// Every request stream the client opens ends in exactly one call of the server's handler:
 /// when the request ended (its answer is sent), or when the stream was reset or the
 /// connection closed before that (`Request.ending` says why; nothing is sent).
-final class Connection {
-    private let descriptor: Int32
+final class ServerConnection: LoopConnection {
     let number: Int
-    private unowned let loop: EventLoop
+    private unowned let side: ServerSide
     /// The server's state, held directly: every header and body chunk consults its limits
-    /// and byte count, and each reach through the unowned `loop` cost a checked retain.
-    private let shared: EventLoop.Shared
-    private var tls: OpaquePointer?
+    /// and byte count, and each reach through the unowned `side` cost a checked retain.
+    private let shared: ServerSide.Shared
+    private let transport: Transport
     private var session: OpaquePointer?
-    private var handshaking: Bool
     private(set) var closed = false
     private var streams: [Int32: RequestStream] = [:]
     /// The stream whose header block is being decoded: headers come many per frame, so the
     /// stream is looked up once per block, not once per header (an HPACK bomb sends many).
     private var decoding: (id: Int32, stream: RequestStream)?
-    /// Bytes from the session that the socket has not taken yet.
-    private var output = PendingOutput()
-    private var watchingWrites = false
     /// The highest request stream the client opened that the server began to read: a newer
     /// one refused by nghttp2 before any header was read still gets its one report.
     private var highestStream: Int32 = 0
@@ -54,35 +49,29 @@ final class Connection {
     /// slow reader: past it the session's own queue holds the rest, bounded by the streams.
     private static let outputBatch = 64 * 1_024
 
-    init?(descriptor: Int32, number: Int, loop: EventLoop) {
-        self.descriptor = descriptor
+    init?(descriptor: Int32, number: Int, side: ServerSide) {
         self.number = number
-        self.loop = loop
-        shared = loop.shared
-        acceptedAt = EventLoop.now()
+        self.side = side
+        shared = side.shared
+        acceptedAt = ServerSide.now()
         idleSince = acceptedAt
         lastWritten = acceptedAt
         resets = ResetBudget(burst: shared.limits.resetBurst, perSecond: shared.limits.resetsPerSecond, now: acceptedAt)
         receivedAt = acceptedAt
+        var tls: OpaquePointer?
         if let context = shared.tls {
-            ERR_clear_error()
-            guard let tls = SSL_new(context.context) else {
-                ERR_clear_error()
-                return nil
-            }
-            self.tls = tls
-            SSL_set_fd(tls, descriptor)
-            SSL_set_accept_state(tls)
-            handshaking = true
-        } else {
-            handshaking = false
+            guard let made = context.connection(on: descriptor) else { return nil }
+            tls = made
         }
+        transport = Transport(descriptor: descriptor, tls: tls, poller: side.loop.poller)
     }
 
     deinit {
-        if let tls { SSL_free(tls) }
         if let session { nghttp2_session_del(session) }
     }
+
+    /// The TLS handshake is under way.
+    private var handshaking: Bool { !transport.secured }
 
     /// No request open: what the loop may evict to admit a new connection at the cap.
     var isIdle: Bool { !closed && streams.isEmpty }
@@ -103,7 +92,6 @@ final class Connection {
         }
     }
 
-    /// Handles readiness; true when input may remain that the read budget left unread.
     @discardableResult
     func handle(events: UInt32) -> Bool {
         guard !closed else { return false }
@@ -150,7 +138,7 @@ final class Connection {
         let stage: ConnectionTimeouts.Stage =
             handshaking || !speaksHTTP2
             ? .handshaking(acceptedAt: acceptedAt)
-            : .open(idleSince: streams.isEmpty ? idleSince : nil, outputWaitingSince: output.isEmpty ? nil : lastWritten)
+            : .open(idleSince: streams.isEmpty ? idleSince : nil, outputWaitingSince: transport.hasOutput ? lastWritten : nil)
         switch timeouts.verdict(stage, now: now) {
         case .keep:
             break
@@ -170,15 +158,8 @@ final class Connection {
     func close() {
         guard !closed else { return }
         closed = true
-        if let tls, !handshaking {
-            // A shutdown that fails (the peer is gone) leaves errors on this thread's queue;
-            // they are this connection's, and must not be read as the next one's.
-            ERR_clear_error()
-            SSL_shutdown(tls)
-            ERR_clear_error()
-        }
-        loop.forget(descriptor)
-        Glibc.close(descriptor)
+        side.loop.forget(transport.descriptor)
+        transport.close()
         shared.openConnections.subtract(1, ordering: .relaxed)
         let open = streams.sorted { $0.key < $1.key }
         streams.removeAll()
@@ -187,7 +168,6 @@ final class Connection {
             report(request, id: id, ending: .reset(request.refusedBecause ?? "the connection closed before the request ended"))
         }
         releaseHeld(heldBytes)
-        output.discard()
         shared.connectionEnded?(number)
     }
 
@@ -199,25 +179,12 @@ final class Connection {
     // MARK: - TLS
 
     private func continueHandshake() {
-        guard let tls else { return }
-        // OpenSSL's error queue is per thread and shared by every connection on this loop:
-        // empty it before each call, so SSL_get_error judges this connection alone.
-        ERR_clear_error()
-        let rc = SSL_do_handshake(tls)
-        if rc == 1 {
-            handshaking = false
-            openSession()
-            return
-        }
-        switch SSL_get_error(tls, rc) {
-        case SSL_ERROR_WANT_READ:
-            watchWrites(false)
-        case SSL_ERROR_WANT_WRITE:
-            watchWrites(true)
-        default:
+        switch transport.continueHandshake() {
+        case .done: openSession()
+        case .waiting: break
+        case .failed:
             // A client that does not finish a handshake (a plain-HTTP probe, an untrusting
             // client) costs only its own connection.
-            ERR_clear_error()
             close()
         }
     }
@@ -236,7 +203,7 @@ final class Connection {
         // unanswered streams (`resetAllowance`), the ones that cost the server work.
         nghttp2_option_set_stream_reset_rate_limit(options, 1_000_000, 1_000_000)
         let user = Unmanaged.passUnretained(self).toOpaque()
-        guard nghttp2_session_server_new2(&created, loop.callbacks, user, options) == 0, let created else {
+        guard nghttp2_session_server_new2(&created, side.callbacks, user, options) == 0, let created else {
             return close()
         }
         session = created
@@ -259,13 +226,13 @@ final class Connection {
     /// others on this thread waiting; true when more input may be waiting.
     private func receive() -> Bool {
         guard let session else { return false }
-        let buffer = loop.scratch
-        let end = SocketReader.read(
-            descriptor, tls: tls, into: buffer, budget: shared.limits.readBudget, isClosed: { closed },
+        let buffer = side.loop.scratch
+        let end = transport.read(
+            into: buffer, budget: shared.limits.readBudget, isClosed: { closed },
             take: { count in
                 // One clock read for everything these bytes hold: the session calls back per
                 // header, and every one of those callbacks uses this time.
-                receivedAt = EventLoop.now()
+                receivedAt = ServerSide.now()
                 guard nghttp2_session_mem_recv(session, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), count) >= 0 else {
                     // Not HTTP/2 at all (a bad preface), a fatal protocol error, or a limit this
                     // connection crossed: nghttp2 has queued a GOAWAY when there is one to send.
@@ -289,27 +256,16 @@ final class Connection {
 
     func send() {
         guard let session, !closed else { return }
-        while true {
-            switch output.write(to: descriptor, tls: tls, wrote: { lastWritten = EventLoop.now() }) {
-            case .failed: return close()
-            case .blocked: return watchWrites(true)
-            case .all: break
-            }
-            guard output.refill(from: session, limit: Self.outputBatch) else { return close() }
-            if output.isEmpty { break }
+        switch transport.flush(session, batch: Self.outputBatch, wrote: { lastWritten = ServerSide.now() }) {
+        case .writeFailed, .sessionFailed: return close()
+        case .blocked: return
+        case .done: break
         }
-        watchWrites(false)
         if nghttp2_session_want_read(session) == 0, nghttp2_session_want_write(session) == 0 {
             close()
         } else if goingAway, streams.isEmpty {
             close()
         }
-    }
-
-    private func watchWrites(_ on: Bool) {
-        guard on != watchingWrites, !closed else { return }
-        watchingWrites = on
-        loop.watch(descriptor, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (on ? EPOLLOUT.rawValue : 0))
     }
 
     // MARK: - Requests
@@ -470,7 +426,7 @@ final class Connection {
 
     /// Past the reset budget, GOAWAY ENHANCE_YOUR_CALM.
     private func spendAllowance() {
-        if !resets.spend(now: EventLoop.now()), let session, !goingAway {
+        if !resets.spend(now: ServerSide.now()), let session, !goingAway {
             goingAway = true
             shared.counters.calmed.add(1, ordering: .relaxed)
             nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
@@ -480,7 +436,7 @@ final class Connection {
     fileprivate func endStream(_ stream: Int32, code: UInt32) {
         if decoding?.id == stream { decoding = nil }
         guard let request = streams.removeValue(forKey: stream) else { return }
-        if streams.isEmpty { idleSince = EventLoop.now() }
+        if streams.isEmpty { idleSince = ServerSide.now() }
         releaseHeld(request.held)
         request.held = 0
         guard !request.reported else { return }
@@ -528,7 +484,7 @@ final class Connection {
                 var provider = nghttp2_data_provider(
                     source: nghttp2_data_source(ptr: nil),
                     read_callback: { session, stream, buffer, length, flags, _, user in
-                        let connection = Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue()
+                        let connection = Unmanaged<ServerConnection>.fromOpaque(user!).takeUnretainedValue()
                         let (count, last) = connection.responseBody(stream, into: buffer!, length: length)
                         if last { flags!.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
                         return count
@@ -540,7 +496,7 @@ final class Connection {
 
     // MARK: - Callbacks
 
-    /// The session callbacks, made once per loop; each finds its connection in `user_data`.
+    /// The server session's callbacks; each finds its connection in `user_data`.
     static func makeCallbacks() -> OpaquePointer {
         var made: OpaquePointer?
         nghttp2_session_callbacks_new(&made)
@@ -549,12 +505,12 @@ final class Connection {
             guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue),
                 frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST
             else { return 0 }
-            Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue().beginRequest(frame.pointee.hd.stream_id)
+            Unmanaged<ServerConnection>.fromOpaque(user!).takeUnretainedValue().beginRequest(frame.pointee.hd.stream_id)
             return 0
         }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) { session, frame, name, nameLength, value, valueLength, _, user in
             guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
-            let going = Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue().header(
+            let going = Unmanaged<ServerConnection>.fromOpaque(user!).takeUnretainedValue().header(
                 frame.pointee.hd.stream_id,
                 name: UnsafeBufferPointer(start: name, count: nameLength),
                 value: UnsafeBufferPointer(start: value, count: valueLength))
@@ -565,13 +521,13 @@ final class Connection {
             return 0
         }
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, user in
-            Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue().body(stream, UnsafeBufferPointer(start: data, count: length))
+            Unmanaged<ServerConnection>.fromOpaque(user!).takeUnretainedValue().body(stream, UnsafeBufferPointer(start: data, count: length))
             return 0
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, user in
             guard let frame else { return 0 }
             let type = frame.pointee.hd.type
-            let connection = Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue()
+            let connection = Unmanaged<ServerConnection>.fromOpaque(user!).takeUnretainedValue()
             connection.frameReceived()
             if type == UInt8(NGHTTP2_RST_STREAM.rawValue) {
                 connection.resetReceived(frame.pointee.hd.stream_id)
@@ -587,7 +543,7 @@ final class Connection {
             return 0
         }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, user in
-            Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue().endStream(stream, code: code)
+            Unmanaged<ServerConnection>.fromOpaque(user!).takeUnretainedValue().endStream(stream, code: code)
             return 0
         }
         nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { _, frame, error, user in
@@ -597,7 +553,7 @@ final class Connection {
                 frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) || frame.pointee.hd.type == UInt8(NGHTTP2_DATA.rawValue)
             else { return 0 }
             let opens = frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) && frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST
-            Unmanaged<Connection>.fromOpaque(user!).takeUnretainedValue().streamResetByLibrary(
+            Unmanaged<ServerConnection>.fromOpaque(user!).takeUnretainedValue().streamResetByLibrary(
                 frame.pointee.hd.stream_id, error: error, opensStream: opens)
             return 0
         }

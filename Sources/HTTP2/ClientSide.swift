@@ -8,28 +8,27 @@ import Synchronization
 import Glibc
 #endif
 
-/// The client's event-loop thread and what it owns: the queue of requests waiting for a
-/// stream, the connections, the count of failed connection attempts. Other threads reach it
-/// only through `incoming` (locked) and the eventfd; responses leave through `outbox` to a
-/// delivery thread, so the loop never waits for the caller.
-final class ClientLoop: @unchecked Sendable {
+/// The client's part of its event-loop thread (`EventLoop`, the server's too) and what it
+/// owns: the queue of requests waiting for a stream, the connections, the count of failed
+/// connection attempts. Other threads reach it only through `incoming` (locked) and the
+/// loop's wake-up; responses leave through `outbox` to a delivery thread, so the loop never
+/// waits for the caller.
+final class ClientSide: LoopSide, @unchecked Sendable {
     // Unchecked: every `var` below `incoming` is touched on the loop thread only.
+    typealias Connection = ClientConnection
+
     let settings: HTTP2Client.Settings
     let tls: ClientTLS?
+    let loop: EventLoop<ClientSide>
     private let onResponses: @Sendable ([HTTP2Client.Response]) -> Void
-    private let poller: Poller
     private let incoming = Locked<(requests: [HTTP2Client.Request], finishing: Bool, grace: Duration?)>(([], false, nil))
-    /// Set while the loop may block in epoll_wait: only then does a submit write the
-    /// eventfd (a write per request was a tenth of the sender's time).
-    private let sleeping = Atomic<Bool>(false)
     private let outbox = Locked<(responses: [HTTP2Client.Response], done: Bool)>(([], false))
     private let outboxReady = DispatchSemaphore(value: 0)
     private let delivered = DispatchSemaphore(value: 0)
-    private var thread: pthread_t?
 
     private var waiting = RequestQueue()
+    /// Every connection, from its name lookup on (the loop knows them once they have a socket).
     private var connections: [ClientConnection] = []
-    private var byDescriptor: [Int32: ClientConnection] = [:]
     /// Submitted and not yet answered.
     private var inFlight = 0
     private var finishing = false
@@ -54,9 +53,8 @@ final class ClientLoop: @unchecked Sendable {
     /// Since when requests have waited with a ready connection and none was started.
     private var stalledSince: MonotonicClock.Instant?
 
-    /// Where reads land before nghttp2 takes them; one read runs at a time.
-    var scratch: UnsafeMutableRawBufferPointer { poller.scratch }
-    let callbacks: OpaquePointer
+    /// The client session's callbacks; each finds its connection in `user_data`.
+    let callbacks = ClientConnection.makeCallbacks()
 
     init(settings: HTTP2Client.Settings, onResponses: @escaping @Sendable ([HTTP2Client.Response]) -> Void) throws(HTTP2ClientError) {
         self.settings = settings
@@ -64,11 +62,10 @@ final class ClientLoop: @unchecked Sendable {
         connectionCap = settings.connections
         tls = settings.endpoint.secure ? try ClientTLS(trustFile: settings.trustFile, identity: settings.clientIdentity) : nil
         do {
-            poller = try Poller(scratchBytes: 64 * 1_024)
+            loop = try EventLoop(scratchBytes: 64 * 1_024)
         } catch {
             throw HTTP2ClientError(error.message)
         }
-        callbacks = ClientConnection.makeCallbacks()
     }
 
     deinit {
@@ -76,7 +73,7 @@ final class ClientLoop: @unchecked Sendable {
     }
 
     func start() {
-        thread = OwnThread.startJoinable(named: "http2-client") { self.run() }
+        loop.start(named: "http2-client", side: self)
         // The delivery thread ends by itself once the loop is done and every answer is out.
         pthread_detach(OwnThread.startJoinable(named: "http2-answers") { self.deliver() })
     }
@@ -98,72 +95,69 @@ final class ClientLoop: @unchecked Sendable {
     func submit(_ requests: [HTTP2Client.Request]) {
         guard !requests.isEmpty else { return }
         incoming.withLock { $0.requests.append(contentsOf: requests) }
-        // The loop checks `incoming` after setting `sleeping` and before it blocks, so either
-        // it sees these requests or this sees it asleep.
-        if sleeping.exchange(false, ordering: .acquiringAndReleasing) { signalWake() }
+        // The loop checks `incoming` (`waitMilliseconds`) after saying it may wait and before
+        // it blocks, so either it sees these requests or this sees it waiting.
+        loop.wakeUpIfWaiting()
     }
 
     func stop(grace: Duration) {
         incoming.withLock { if $0.grace == nil { $0.grace = grace } }
-        signalWake()
+        loop.wakeUp()
     }
 
     func finish() {
         incoming.withLock { $0.finishing = true }
-        signalWake()
-        if let thread {
-            pthread_join(thread, nil)
-            self.thread = nil
+        loop.wakeUp()
+        if !joined {
+            joined = true
+            loop.join()
             delivered.wait()
         }
     }
 
-    private func signalWake() {
-        poller.wakeUp()
-    }
+    /// `finish` has waited for the loop and the delivery thread (the caller's, not the loop's).
+    private var joined = false
 
-    // MARK: - The loop
+    // MARK: - The loop's calls
 
-    private func run() {
-        var events = [epoll_event](repeating: epoll_event(), count: 128)
-        while true {
-            sleeping.store(true, ordering: .sequentiallyConsistent)
-            let queued = incoming.withLock { !$0.requests.isEmpty || $0.finishing != finishing }
-            let count = poller.wait(&events, timeout: queued ? 0 : waitMilliseconds())
-            sleeping.store(false, ordering: .sequentiallyConsistent)
-            if count < 0, errno != EINTR { break }
-            for index in 0..<max(0, Int(count)) {
-                if let connection = byDescriptor[events[index].data.fd] {
-                    connection.handle(events: events[index].events)
-                }
-            }
-            takeIncoming()
-            takeLookups()
-            let now = MonotonicClock.system.now
-            if now - lastSweep >= .milliseconds(20) {
-                lastSweep = now
-                for connection in connections { connection.checkTimes(now: now) }
-                expireWaiting(now: now)
-            }
-            connections.removeAll { $0.closed }
-            maintainConnections(now: now)
-            dispatch()
-            deliverAnswers()
-            if finishing, inFlight == 0 {
-                for connection in connections { connection.goAwayAndClose() }
-                break
-            }
-        }
-        outbox.withLock { $0.done = true }
-        outboxReady.signal()
-    }
-
-    private func waitMilliseconds() -> Int32 {
+    func waitMilliseconds() -> Int32 {
+        // Work submitted since the last round is taken at once.
+        if incoming.withLock({ !$0.requests.isEmpty || $0.finishing != finishing }) { return 0 }
         if let nextAttempt, !waiting.isEmpty {
             let left = nextAttempt - MonotonicClock.system.now
             return Int32(max(0, min(20, left.saturatingMilliseconds + 1)))
         }
         return connections.isEmpty ? 1_000 : 20
+    }
+
+    /// Everything the client does is looked for after each round: nothing to do here.
+    func woken() {}
+
+    func ready(_ descriptor: Int32, events: UInt32) {}
+
+    func roundEnded(busy: Bool) -> Bool {
+        takeIncoming()
+        takeLookups()
+        let now = MonotonicClock.system.now
+        if now - lastSweep >= .milliseconds(20) {
+            lastSweep = now
+            for connection in connections { connection.checkTimes(now: now) }
+            expireWaiting(now: now)
+        }
+        connections.removeAll { $0.closed }
+        maintainConnections(now: now)
+        dispatch()
+        deliverAnswers()
+        if finishing, inFlight == 0 {
+            for connection in connections { connection.goAwayAndClose() }
+            return false
+        }
+        return true
+    }
+
+    func loopEnded(failed: Bool) {
+        outbox.withLock { $0.done = true }
+        outboxReady.signal()
     }
 
     /// Looks `host` up on another thread (getaddrinfo blocks, for seconds with a slow
@@ -175,7 +169,7 @@ final class ClientLoop: @unchecked Sendable {
             let result = SocketAddress.resolve(host: host, port: port)
             guard let self else { return }
             lookups.withLock { $0.append((id, result)) }
-            signalWake()
+            self.loop.wakeUp()
         }
         return id
     }
@@ -220,7 +214,7 @@ final class ClientLoop: @unchecked Sendable {
         guard live.allSatisfy(\.isReady), live.count < connectionCap else { return }
         if let nextAttempt, now < nextAttempt { return }
         nextAttempt = nil
-        connections.append(ClientConnection(loop: self))
+        connections.append(ClientConnection(side: self))
     }
 
     /// Requests that wait while the server, there and ready, starts none of them for
@@ -266,20 +260,6 @@ final class ClientLoop: @unchecked Sendable {
     }
 
     // MARK: - What connections tell the loop
-
-    func register(_ descriptor: Int32, for connection: ClientConnection, events: UInt32) {
-        poller.watch(descriptor, events: events, add: true)
-        byDescriptor[descriptor] = connection
-    }
-
-    func watch(_ descriptor: Int32, events: UInt32) {
-        poller.watch(descriptor, events: events)
-    }
-
-    func forget(_ descriptor: Int32) {
-        poller.forget(descriptor)
-        byDescriptor[descriptor] = nil
-    }
 
     func answer(_ response: HTTP2Client.Response) {
         inFlight -= 1
