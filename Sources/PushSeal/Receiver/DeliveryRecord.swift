@@ -6,67 +6,89 @@ public struct DeliveryRecord: Sendable {
     public let seq: Int
     /// Where the input came from: a file name, or `stdin:LINE`.
     public let source: String
-    public let delivery: Delivery?
-    /// Set when the input was not a notification at all.
-    public let problem: String?
     /// Set for what came through the listener: the device and the APNs headers.
     public let arrival: APNsRequestFields?
-    /// Set when the listener refused the request, with the `apns-id` it answered.
-    public let rejection: (answer: APNsRejection, identifier: String)?
-    /// The `apns-id` of an input that has no delivery: the one answered with a 200 for a
-    /// body that is not a payload, or the client's for a reset stream.
-    public let identifier: String?
-    /// Set when the listener's request stream was reset before it ended: why.
-    public let reset: String?
+    /// What became of the input: exactly one of four ends.
+    public let outcome: Outcome
 
-    public init(seq: Int, source: String, delivery: Delivery, arrival: APNsRequestFields? = nil) {
+    /// The four ends an input can have.
+    public enum Outcome: Sendable {
+        /// The extension runner delivered it (decrypted, a placeholder, Apple's fallback…).
+        case delivered(Delivery)
+        /// It was not a notification at all: why, and the `apns-id` answered for it (the
+        /// listener answers a body that is not a payload with a 200).
+        case malformed(problem: String, identifier: String?)
+        /// The listener refused it with an APNs error, answered with this `apns-id`.
+        case rejected(APNsRejection, identifier: String)
+        /// The listener's request stream was reset before it ended: why, and the client's
+        /// `apns-id` when it sent one.
+        case reset(reason: String, identifier: String?)
+    }
+
+    public init(seq: Int, source: String, arrival: APNsRequestFields? = nil, outcome: Outcome) {
         self.seq = seq
         self.source = source
-        self.delivery = delivery
-        self.problem = nil
         self.arrival = arrival
-        self.rejection = nil
-        self.identifier = nil
-        self.reset = nil
+        self.outcome = outcome
+    }
+
+    public init(seq: Int, source: String, delivery: Delivery, arrival: APNsRequestFields? = nil) {
+        self.init(seq: seq, source: source, arrival: arrival, outcome: .delivered(delivery))
     }
 
     public init(seq: Int, source: String, problem: String, identifier: String? = nil, arrival: APNsRequestFields? = nil) {
-        self.seq = seq
-        self.source = source
-        self.delivery = nil
-        self.problem = problem
-        self.arrival = arrival
-        self.rejection = nil
-        self.identifier = identifier
-        self.reset = nil
+        self.init(seq: seq, source: source, arrival: arrival, outcome: .malformed(problem: problem, identifier: identifier))
     }
 
     public init(seq: Int, source: String, rejected answer: APNsRejection, identifier: String, arrival: APNsRequestFields) {
-        self.seq = seq
-        self.source = source
-        self.delivery = nil
-        self.problem = nil
-        self.arrival = arrival
-        self.rejection = (answer, identifier)
-        self.identifier = identifier
-        self.reset = nil
+        self.init(seq: seq, source: source, arrival: arrival, outcome: .rejected(answer, identifier: identifier))
     }
 
     public init(seq: Int, source: String, reset reason: String, identifier: String?, arrival: APNsRequestFields) {
-        self.seq = seq
-        self.source = source
-        self.delivery = nil
-        self.problem = nil
-        self.arrival = arrival
-        self.rejection = nil
-        self.identifier = identifier
-        self.reset = reason
+        self.init(seq: seq, source: source, arrival: arrival, outcome: .reset(reason: reason, identifier: identifier))
+    }
+
+    /// The delivery, when the runner made one.
+    public var delivery: Delivery? {
+        if case .delivered(let delivery) = outcome { return delivery }
+        return nil
+    }
+
+    /// Why the input was not a notification, when it was not.
+    public var problem: String? {
+        if case .malformed(let problem, _) = outcome { return problem }
+        return nil
+    }
+
+    /// The listener's refusal and the `apns-id` it answered, when it refused.
+    public var rejection: (answer: APNsRejection, identifier: String)? {
+        if case .rejected(let answer, let identifier) = outcome { return (answer, identifier) }
+        return nil
+    }
+
+    /// Why the listener's request stream was reset, when it was.
+    public var reset: String? {
+        if case .reset(let reason, _) = outcome { return reason }
+        return nil
+    }
+
+    /// The `apns-id` of an input that has no delivery: the one answered for it, or the
+    /// client's for a reset stream.
+    public var identifier: String? {
+        switch outcome {
+        case .delivered: nil
+        case .malformed(_, let identifier), .reset(_, let identifier): identifier
+        case .rejected(_, let identifier): identifier
+        }
     }
 
     public var status: DeliveryStatus {
-        if rejection != nil { return .rejected }
-        if reset != nil { return .reset }
-        return delivery?.status ?? .malformed
+        switch outcome {
+        case .delivered(let delivery): delivery.status
+        case .malformed: .malformed
+        case .rejected: .rejected
+        case .reset: .reset
+        }
     }
 
     /// The JSON line: `seq`, `apns-id`, `status`, `title`, `subtitle`, `body`, `kid`,
@@ -79,9 +101,7 @@ public struct DeliveryRecord: Sendable {
         swap(&record.output, &output)
         defer { swap(&record.output, &output) }
         record.member("seq") { JSONWriter.writeInteger(Int64(seq), to: &$0) }
-        // The delivery is read in place, through a borrowing helper: binding it with
-        // `guard let` copied the delivery and its content for every record.
-        guard delivery != nil else {
+        guard case .delivered(let delivery) = outcome else {
             if let identifier { record.string("apns-id", identifier) } else { record.raw("apns-id", "null") }
             record.string("status", status.rawValue)
             record.string("title", "")
@@ -91,8 +111,15 @@ public struct DeliveryRecord: Sendable {
             record.raw("elapsed_ms", "0.000")
             record.string("source", source)
             record.arrival(arrival)
-            if let rejection { record.member("http-status") { JSONWriter.writeInteger(Int64(rejection.answer.status), to: &$0) } }
-            record.string("reason", rejection?.answer.reason ?? reset ?? problem ?? "")
+            switch outcome {
+            case .rejected(let answer, _):
+                record.member("http-status") { JSONWriter.writeInteger(Int64(answer.status), to: &$0) }
+                record.string("reason", answer.reason)
+            case .reset(let reason, _), .malformed(let reason, _):
+                record.string("reason", reason)
+            case .delivered:
+                break
+            }
             record.output.append(UInt8(ascii: "}"))
             return
         }
@@ -129,7 +156,7 @@ public struct DeliveryRecord: Sendable {
             }
             if wroteUserInfo { record.output.append(UInt8(ascii: "}")) }
         }
-        delivered(delivery!)
+        delivered(delivery)
         record.output.append(UInt8(ascii: "}"))
     }
 
@@ -172,12 +199,15 @@ public struct DeliveryRecord: Sendable {
     /// terminal; each text line is indented, so only record headers start at column 0.
     public var text: String {
         let source = TerminalText.escaping(self.source)
-        if let rejection {
+        let delivery: Delivery
+        switch outcome {
+        case .delivered(let delivered):
+            delivery = delivered
+        case .rejected(let answer, _):
             let device = arrival?.device.map { "  device \(TerminalText.escaping($0))" } ?? ""
-            return "#\(seq) rejected  \(source)\(device)\n   (\(rejection.answer.status) \(rejection.answer.reason))"
-        }
-        guard let delivery else {
-            return "#\(seq) \(status.rawValue)  \(source)\n   \(TerminalText.escaping(reset ?? problem ?? ""))"
+            return "#\(seq) rejected  \(source)\(device)\n   (\(answer.status) \(answer.reason))"
+        case .malformed(let reason, _), .reset(let reason, _):
+            return "#\(seq) \(status.rawValue)  \(source)\n   \(TerminalText.escaping(reason))"
         }
         let content = delivery.content
         var facts = [Self.milliseconds(delivery.elapsed) + " ms"]
