@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import SealCrypto
 import Glibc
 #endif
 
@@ -232,12 +233,16 @@ enum IPAddressText {
 }
 
 /// Why a client could not be set up (a bad endpoint or proxy URL, a trust file it cannot use).
-package struct HTTP2ClientError: Error, Sendable, CustomStringConvertible {
+package struct HTTP2ClientError: ChainedError {
     package let message: String
     package var description: String { message }
+    package var reason: String { message }
+    /// The failure beneath: the system's (`errno`), OpenSSL's, or a file's.
+    package let underlying: (any Error & Sendable)?
 
-    package init(_ message: String) {
+    package init(_ message: String, underlying: (any Error & Sendable)? = nil) {
         self.message = message
+        self.underlying = underlying
     }
 }
 

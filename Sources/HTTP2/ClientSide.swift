@@ -2,6 +2,7 @@ internal import CNGHTTP2
 import Dispatch
 import Locking
 import MonotonicTime
+import SealCrypto
 import Synchronization
 
 #if canImport(Glibc)
@@ -64,7 +65,7 @@ final class ClientSide: LoopSide, @unchecked Sendable {
         do {
             loop = try EventLoop(scratchBytes: 64 * 1_024)
         } catch {
-            throw HTTP2ClientError(error.message)
+            throw HTTP2ClientError(error.message, underlying: SystemCallFailure(errno: error.errno))
         }
     }
 

@@ -13,7 +13,9 @@ final class ClientTLS: @unchecked Sendable {
     let context: OpaquePointer
 
     init(trustFile: String?, identity: TLSClientIdentity? = nil) throws(HTTP2ClientError) {
-        guard let context = SSL_CTX_new(TLS_client_method()) else { throw HTTP2ClientError("cannot make a TLS context") }
+        guard let context = SSL_CTX_new(TLS_client_method()) else {
+            throw HTTP2ClientError("cannot make a TLS context", underlying: OpenSSLFailure.takeQueued())
+        }
         self.context = context
         ERR_clear_error()
         _ = pushseal_ssl_ctx_set_min_tls12(context)
@@ -23,8 +25,7 @@ final class ClientTLS: @unchecked Sendable {
         Self.trustSystemStore(context)
         if let trustFile {
             guard SSL_CTX_load_verify_locations(context, trustFile, nil) == 1 else {
-                ERR_clear_error()
-                throw HTTP2ClientError("cannot use \(trustFile) as trusted certificates (PEM expected)")
+                throw HTTP2ClientError("cannot use \(trustFile) as trusted certificates (PEM expected)", underlying: OpenSSLFailure.takeQueued())
             }
         }
         if let identity {
@@ -35,8 +36,8 @@ final class ClientTLS: @unchecked Sendable {
                 return SSL_CTX_check_private_key(context) == 1
             }
             guard shown else {
-                ERR_clear_error()
-                throw HTTP2ClientError("the client certificate and its key do not go together, or OpenSSL refused them")
+                throw HTTP2ClientError(
+                    "the client certificate and its key do not go together, or OpenSSL refused them", underlying: OpenSSLFailure.takeQueued())
             }
         }
         let h2: [UInt8] = [2, UInt8(ascii: "h"), UInt8(ascii: "2")]

@@ -1,4 +1,5 @@
 internal import CNGHTTP2
+import SealCrypto
 import Synchronization
 
 #if canImport(Glibc)
@@ -220,7 +221,7 @@ package final class HTTP2Server: Sendable {
 }
 
 /// Why the server could not start.
-package struct HTTP2ServerError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct HTTP2ServerError: ChainedError, Equatable {
     /// What part failed; errors compare equal when their codes match.
     package enum Code: Sendable {
         /// The address cannot be listened on (taken, not local, not an address).
@@ -236,11 +237,15 @@ package struct HTTP2ServerError: Error, Sendable, Equatable, CustomStringConvert
     /// The `errno` behind the failure, or 0.
     package let errno: Int32
     package var description: String { message }
+    package var reason: String { message }
+    /// The system's failure (`errno`), or the error of the library beneath.
+    package let underlying: (any Error & Sendable)?
 
-    init(_ code: Code, _ message: String, errno: Int32 = 0) {
+    init(_ code: Code, _ message: String, errno: Int32 = 0, underlying: (any Error & Sendable)? = nil) {
         self.code = code
         self.message = message
         self.errno = errno
+        self.underlying = underlying ?? (errno == 0 ? nil : SystemCallFailure(errno: errno))
     }
 
     package static func == (lhs: HTTP2ServerError, rhs: HTTP2ServerError) -> Bool {

@@ -14,12 +14,11 @@ final class TLSContext: @unchecked Sendable {
 
     init(identity: TLSIdentity) throws(HTTP2ServerError) {
         guard let context = SSL_CTX_new(TLS_server_method()) else {
-            throw HTTP2ServerError(.resources, "cannot make a TLS context")
+            throw HTTP2ServerError(.resources, "cannot make a TLS context", underlying: OpenSSLFailure.takeQueued())
         }
         self.context = context
         func fail(_ message: String) -> HTTP2ServerError {
-            ERR_clear_error()
-            return HTTP2ServerError(.identity, message)
+            HTTP2ServerError(.identity, message, underlying: OpenSSLFailure.takeQueued())
         }
         guard pushseal_ssl_ctx_set_min_tls12(context) == 1 else { throw fail("cannot require TLS 1.2") }
         _ = pushseal_ssl_ctx_set_write_modes(context)
@@ -28,7 +27,8 @@ final class TLSContext: @unchecked Sendable {
         // CBC, no SHA-1 MACs, no static RSA key exchange).
         guard SSL_CTX_set_cipher_list(context, Self.tls12Ciphers) == 1 else { throw fail("cannot set the TLS 1.2 cipher suites") }
         guard access(identity.certificateFile, R_OK) == 0 else {
-            throw fail("cannot read the certificate \(identity.certificateFile): \(String(cString: strerror(errno)))")
+            let cause = errno
+            throw HTTP2ServerError(.identity, "cannot read the certificate \(identity.certificateFile): \(String(cString: strerror(cause)))", errno: cause)
         }
         guard SSL_CTX_use_certificate_chain_file(context, identity.certificateFile) == 1 else {
             throw fail("cannot read the certificate \(identity.certificateFile) (PEM expected)")
@@ -37,7 +37,7 @@ final class TLSContext: @unchecked Sendable {
         do {
             key = try TLSPrivateKey(file: identity.keyFile)
         } catch {
-            throw HTTP2ServerError(.identity, error.reason)
+            throw HTTP2ServerError(.identity, error.reason, underlying: error)
         }
         ERR_clear_error()
         guard key.withKey({ SSL_CTX_use_PrivateKey(context, $0) }) == 1, SSL_CTX_check_private_key(context) == 1 else {

@@ -1,3 +1,5 @@
+import SealCrypto
+
 /// A failure in pushseal's library, one pattern for every part of it (`KeyringError`,
 /// `EnvelopeError`, `PayloadError`):
 /// - `code`, to branch on; errors compare equal when their codes match;
@@ -5,8 +7,9 @@
 ///   never a command-line word (only the CLI knows its flags, so its advice is its own);
 /// - `path`, the file or folder the fact is about, when there is one;
 /// - `underlying`, the failure beneath, when there was one: a `SealCryptoError` keeping
-///   OpenSSL's error code, or the system's `errno`.
-public struct PushSealError<Kind: Hashable & Sendable>: Error, Equatable, Sendable, CustomStringConvertible {
+///   OpenSSL's error code, the system's `errno`, another library's error. Every error of
+///   pushseal's libraries is a `ChainedError`, so `chain` walks down to the root.
+public struct PushSealError<Kind: Hashable & Sendable>: ChainedError, Equatable {
     public typealias Code = Kind
 
     public let code: Code
@@ -24,7 +27,7 @@ public struct PushSealError<Kind: Hashable & Sendable>: Error, Equatable, Sendab
     public var description: String { reason }
 
     /// The `errno` beneath, when the failure came from the system.
-    public var errno: Int32? { (underlying as? FileIOFailure)?.code }
+    public var errno: Int32? { systemErrno }
 
     public static func == (lhs: PushSealError, rhs: PushSealError) -> Bool { lhs.code == rhs.code }
 }

@@ -1,3 +1,5 @@
+import SealCrypto
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -115,13 +117,16 @@ private func systemFsync(_ descriptor: Int32) -> Int32 { fsync(descriptor) }
 private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
 
 /// A failed system call, with the OS's own words.
-package struct FileIOFailure: Error, Sendable, CustomStringConvertible {
+package struct FileIOFailure: ChainedError {
     /// The `errno` value, when the failure came from the system.
     package let code: Int32?
     package let message: String
     /// True when the call failed before making anything (the file could not be created).
     package let nothingCreated: Bool
     package var description: String { message }
+    package var reason: String { message }
+    /// The `errno`, as the chain's root.
+    package var underlying: (any Error & Sendable)? { code.map { SystemCallFailure(errno: $0) } }
 
     package init(message: String) {
         self.code = nil

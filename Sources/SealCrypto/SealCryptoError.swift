@@ -6,7 +6,7 @@ internal import COpenSSL
 /// that states the facts (no command-line words: the caller knows its own flags), and the
 /// cause underneath, here OpenSSL's packed error code as `ERR_get_error` gave it, so a bug
 /// report can name the exact library failure.
-public struct SealCryptoError: Error, Equatable, CustomStringConvertible, Sendable {
+public struct SealCryptoError: ChainedError, Equatable {
     /// The kind of failure; errors compare equal when their codes match.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
@@ -32,10 +32,15 @@ public struct SealCryptoError: Error, Equatable, CustomStringConvertible, Sendab
     /// was found by pushseal's own checks. `openSSLReason` spells it out.
     public let openSSLError: UInt
 
-    public init(_ code: Code, _ reason: String, openSSLError: UInt = 0) {
+    /// The failure beneath: OpenSSL's (`openSSLError` as an `OpenSSLFailure`), or the
+    /// system's (a `SystemCallFailure`) when a file could not be read.
+    public let underlying: (any Error & Sendable)?
+
+    public init(_ code: Code, _ reason: String, openSSLError: UInt = 0, underlying: (any Error & Sendable)? = nil) {
         self.code = code
         self.reason = reason
         self.openSSLError = openSSLError
+        self.underlying = underlying ?? (openSSLError == 0 ? nil : OpenSSLFailure(code: openSSLError))
     }
 
     /// An error for a failed OpenSSL call: takes this thread's oldest queued OpenSSL error

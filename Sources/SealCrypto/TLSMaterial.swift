@@ -24,7 +24,7 @@ package final class TLSPrivateKey: @unchecked Sendable {
         do {
             bytes = try Self.readFile(file)
         } catch {
-            throw SealCryptoError(.invalidKey, "cannot read the private key \(file): \(error.reason)")
+            throw SealCryptoError(.invalidKey, "cannot read the private key \(file): \(error.reason)", underlying: error.underlying)
         }
         defer { SecureMemory.wipe(&bytes) }
         // Searched as bytes: a String made of the file would be a copy of the key that
@@ -55,23 +55,30 @@ package final class TLSPrivateKey: @unchecked Sendable {
         try body(key)
     }
 
+    /// The failed call's `errno`, kept beneath the system's words.
+    private static func systemFailure() -> SealCryptoError {
+        let cause = SystemCallFailure(errno: errno)
+        return SealCryptoError(.invalidKey, cause.description, underlying: cause)
+    }
+
     /// The file (at most 1 MiB), read into one buffer sized once from its length and never
     /// grown: growing an array copies it, and the old storage would be freed unwiped. A
     /// failed read wipes what was read; the caller wipes the rest.
     private static func readFile(_ file: String) throws(SealCryptoError) -> [UInt8] {
         let descriptor = open(file, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw SealCryptoError(.invalidKey, String(cString: strerror(errno))) }
+        guard descriptor >= 0 else { throw Self.systemFailure() }
         defer { close(descriptor) }
         var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw SealCryptoError(.invalidKey, String(cString: strerror(errno))) }
+        guard fstat(descriptor, &status) == 0 else { throw Self.systemFailure() }
         var bytes = [UInt8](repeating: 0, count: min(max(Int(status.st_size), 0), 1 << 20))
         var filled = 0
         while filled < bytes.count {
             let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
             if count < 0, errno == EINTR { continue }
             guard count >= 0 else {
+                let failure = Self.systemFailure()
                 SecureMemory.wipe(&bytes)
-                throw SealCryptoError(.invalidKey, String(cString: strerror(errno)))
+                throw failure
             }
             if count == 0 { break }
             filled += count

@@ -139,6 +139,34 @@ struct ArchitectureTests {
         }
     }
 
+    /// A library error made in a `catch` that quotes the caught error keeps it beneath
+    /// (`underlying:`, or its `errno`), so the chain reaches what the system or OpenSSL said.
+    @Test func anErrorMadeFromACaughtOneKeepsIt() throws {
+        var seen = 0
+        for module in ["PushSeal", "SealCrypto", "HTTP2"] {
+            for text in try Self.sources(of: module) {
+                let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+                for (index, line) in lines.enumerated() where line.contains("} catch") || line.trimmingCharacters(in: .whitespaces).hasPrefix("catch") {
+                    var statement = ""
+                    for next in lines[(index + 1)...].prefix(8) {
+                        if next.trimmingCharacters(in: .whitespaces).hasPrefix("}") { break }
+                        if !statement.isEmpty || next.range(of: #"throw \w+(Error|Failure)\("#, options: .regularExpression) != nil {
+                            statement += next
+                            guard statement.filter({ $0 == "(" }).count <= statement.filter({ $0 == ")" }).count else { continue }
+                            if statement.range(of: #"\berror\b"#, options: .regularExpression) != nil {
+                                seen += 1
+                                let keeps = ["underlying:", "code: error.code", "errno: error.errno", "Error(error)"].contains { statement.contains($0) }
+                                #expect(keeps, "\(module): a caught error quoted but not kept: \(statement.trimmingCharacters(in: .whitespaces))")
+                            }
+                            statement = ""
+                        }
+                    }
+                }
+            }
+        }
+        #expect(seen >= 15, "the scan finds the catches that quote their error")
+    }
+
     /// Scripts/fuzz.sh builds the CLI's modules by hand: every module `PushSealCLI` depends on
     /// (through the table) is built there, and every C file of those modules compiled.
     @Test func theFuzzBuildListsEveryModuleTheCLIIsMadeOf() throws {

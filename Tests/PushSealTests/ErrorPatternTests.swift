@@ -1,4 +1,5 @@
 import Foundation
+import HTTP2
 import PushSeal
 import SealCrypto
 import Testing
@@ -39,6 +40,39 @@ struct ErrorPatternTests {
         } throws: { error in
             let error = error as? KeyringError
             return error?.code == .cannotCreate && error?.errno == ENOTDIR
+        }
+    }
+
+    @Test func everyLibraryErrorChainsDownToWhatTheSystemOrOpenSSLSaid() throws {
+        // A file that is not there: the system's ENOENT beneath the crypto error.
+        #expect {
+            _ = try TLSPrivateKey(file: "/nonexistent/pushseal-\(UUID().uuidString).pem")
+        } throws: { error in
+            guard let error = error as? SealCryptoError else { return false }
+            return error.systemErrno == ENOENT && error.chain.count == 2 && error.chain.last is SystemCallFailure
+        }
+        // OpenSSL's own code, as the last link.
+        let garbage = Array("-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n".utf8)
+        #expect {
+            _ = try ES256Key(pem: garbage)
+        } throws: { error in
+            guard let error = error as? SealCryptoError, let root = error.chain.last as? OpenSSLFailure else { return false }
+            return root.code == error.openSSLError && !root.description.isEmpty
+        }
+        // A share that is not base64url keeps the decoder's error; a failed open, the crypto error.
+        #expect {
+            _ = try PublicShare(parsing: "ppk1.abcd1234.not*base64")
+        } throws: { error in
+            guard let error = error as? KeyringError else { return false }
+            return error.code == .invalidShare && error.underlying != nil
+        }
+        // A listener whose port is taken: the listener's error, the HTTP/2 server's, EADDRINUSE.
+        let taken = try HTTP2Server(host: "127.0.0.1", port: 0, tls: nil) { _ in HTTP2Server.Response(status: 200) }
+        #expect {
+            _ = try HTTP2Server(host: "127.0.0.1", port: taken.port, tls: nil) { _ in HTTP2Server.Response(status: 200) }
+        } throws: { error in
+            guard let error = error as? HTTP2ServerError else { return false }
+            return error.systemErrno == EADDRINUSE
         }
     }
 

@@ -154,7 +154,7 @@ public struct SealedAlert: Sendable, Equatable {
         do {
             isObject = try JSONParser.forEachMember(namedIn: plaintext) { name, value in try take(name, value) }
         } catch let error as JSONParseError {
-            throw EnvelopeError(.invalidAlert, "the opened envelope is not a JSON alert (\(error))")
+            throw EnvelopeError(.invalidAlert, "the opened envelope is not a JSON alert (\(error))", underlying: error)
         }
         guard isObject else {
             let kind = (try? JSONParser.parse(plaintext))?.kindName ?? "something else"
@@ -185,7 +185,7 @@ public struct SealedAlert: Sendable, Equatable {
             do {
                 try fields.set(field, json: value)
             } catch {
-                throw EnvelopeError(.invalidAlert, "alert field \(error.reason)")
+                throw EnvelopeError(.invalidAlert, "alert field \(error.reason)", underlying: error)
             }
         } else if JSONName.is(name, Key.data) {
             switch value {

@@ -77,7 +77,7 @@ public struct SealedEnvelope: Sendable, Equatable {
         do {
             combined = try Base64.decode(UnsafeRawBufferPointer(rebasing: bytes[layout.sealed]), alphabet: .url)
         } catch {
-            throw EnvelopeError(.malformed, "malformed envelope: the sealed box is \(error)")
+            throw EnvelopeError(.malformed, "malformed envelope: the sealed box is \(error)", underlying: error)
         }
         let minimum = version.minimumSealedByteCount
         guard combined.count >= minimum else {

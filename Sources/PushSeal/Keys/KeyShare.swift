@@ -42,7 +42,7 @@ public struct KeyShare: Sendable {
         do {
             return (String(rest[..<dot]), try Base64.decode(String(rest[rest.index(after: dot)...]), alphabet: .url))
         } catch {
-            throw KeyringError(.invalidShare, "not a \(what): the \(part) is not base64url")
+            throw KeyringError(.invalidShare, "not a \(what): the \(part) is not base64url", underlying: error)
         }
     }
 }

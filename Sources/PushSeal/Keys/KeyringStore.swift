@@ -174,7 +174,7 @@ public struct KeyringStore: Sendable {
             defer { SecureMemory.wipe(&again) }
             guard again == text else { throw KeyringError(.corrupt, "it reads back differently") }
         } catch {
-            throw KeyringError(.notAllowed, "the change would leave a keyring that cannot be read back (\(error)); nothing was changed")
+            throw KeyringError(.notAllowed, "the change would leave a keyring that cannot be read back (\(error)); nothing was changed", underlying: error)
         }
         do {
             try FileIO.replace(path, with: text)

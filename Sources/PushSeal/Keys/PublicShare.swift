@@ -21,7 +21,7 @@ public struct PublicShare: Sendable {
         do {
             publicKey = try P256PublicKey(x963Representation: point)
         } catch {
-            throw KeyringError(.invalidShare, "not a public key share: \(error.reason)")
+            throw KeyringError(.invalidShare, "not a public key share: \(error.reason)", underlying: error)
         }
         self.kid = kid
     }

@@ -17,7 +17,7 @@ public struct PayloadOpener: Sendable {
         do {
             value = try JSONParser.parse(bytes)
         } catch {
-            throw PayloadError(.invalidPayload, "the input is not JSON: \(error)")
+            throw PayloadError(.invalidPayload, "the input is not JSON: \(error)", underlying: error)
         }
         guard case .object(let payload) = value else {
             throw PayloadError(.invalidPayload, "the payload is \(value.kindName), not a JSON object")

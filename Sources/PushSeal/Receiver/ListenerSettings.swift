@@ -125,6 +125,6 @@ extension PushSealError where Kind == ListenerFailure {
             case .identity: .identity
             case .resources: .resources
             }
-        self.init(code, engine.message, underlying: engine.errno == 0 ? nil : FileIOFailure(code: engine.errno))
+        self.init(code, engine.message, underlying: engine)
     }
 }

@@ -178,7 +178,7 @@ package final class SpoolFolder: Sendable {
         do {
             try FileIO.writeAll(descriptor, Array((reason + "\n").utf8))
         } catch {
-            throw FileIOFailure(message: "cannot write the reason for \(TerminalText.escapingBytes(name)) in \(Self.failedName)/: \(error.message)")
+            throw FileIOFailure(code: error.code, message: "cannot write the reason for \(TerminalText.escapingBytes(name)) in \(Self.failedName)/: \(error.message)")
         }
     }
 

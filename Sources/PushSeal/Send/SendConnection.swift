@@ -9,7 +9,7 @@ package struct SendEndpoint: Sendable, Equatable, CustomStringConvertible {
         do {
             engine = try ClientEndpoint(url: url)
         } catch {
-            throw SendError(.setup, error.message)
+            throw SendError(.setup, error.message, underlying: error)
         }
     }
 
@@ -53,7 +53,7 @@ package struct SendConnection: Sendable {
                 chosen = try ClientProxy.fromEnvironment(for: endpoint.engine)
             }
         } catch {
-            throw SendError(.setup, error.message)
+            throw SendError(.setup, error.message, underlying: error)
         }
         engine = HTTP2Client.Settings(
             endpoint: endpoint.engine, trustFile: trustFile, proxy: chosen, connections: connections,

@@ -158,7 +158,7 @@ package final class Sender: Sendable {
             do throws(HTTP2ClientError) {
                 return try HTTP2Client(connection, onResponses: answered)
             } catch {
-                throw SendError(.setup, error.message)
+                throw SendError(.setup, error.message, underlying: error)
             }
         }
     }
