@@ -8,26 +8,63 @@ import Glibc
 /// Runs `pushseal keys …`. Results (kids, the table, a share) go to stdout; notes for
 /// people go to stderr only when it is a terminal.
 func runKeys(folder: String, lockTimeout: Duration, action: KeysAction, console: Console) throws {
-    let store = KeyringStore(folder: folder, lockTimeout: lockTimeout) { [console] in
-        console.diagnostic("waiting for another pushseal command to release the keyring lock (giving up after \(DurationText.format(lockTimeout)))")
+    try KeysCommand(folder: folder, lockTimeout: lockTimeout, console: console).run(action)
+}
+
+/// `pushseal keys`: one method per subcommand, on one keyring store and one clock reading.
+struct KeysCommand {
+    let store: KeyringStore
+    let console: Console
+    /// The time every subcommand judges states and lifetimes by.
+    let now: Int64
+
+    init(folder: String, lockTimeout: Duration, console: Console) {
+        store = KeyringStore(folder: folder, lockTimeout: lockTimeout) { [console] in
+            console.diagnostic("waiting for another pushseal command to release the keyring lock (giving up after \(DurationText.format(lockTimeout)))")
+        }
+        self.console = console
+        now = Timestamp.now()
     }
-    let now = Timestamp.now()
-    switch action {
-    case .initialize(let recipient):
+
+    func run(_ action: KeysAction) throws {
+        switch action {
+        case .initialize(let recipient): try initialize(recipient: recipient)
+        case .add(let recipient): try add(recipient: recipient)
+        case .promote(let kid, let grace): try promote(kid, grace: grace)
+        case .rotate(let grace): try rotate(grace: grace)
+        case .list(let json): try list(json: json)
+        case .export(let kid, let wantsPublic, let picture): try export(kid, wantsPublic: wantsPublic, as: picture)
+        case .importShare(let source): try importShare(from: source)
+        case .disable(let kid):
+            try store.update { try $0.disable(kid) }
+            console.output(kid)
+        case .enable(let kid):
+            try store.update { try $0.enable(kid, now: now) }
+            console.output(kid)
+        case .destroy(let kid):
+            try store.update { try $0.destroy(kid) }
+            console.output(kid)
+        case .prune: try prune()
+        }
+    }
+
+    private func initialize(recipient: Bool) throws {
         let keyring = try Keyring.generate(now: now, kind: recipient ? .private : .secret)
         try store.create(keyring)
         let kid = keyring.primary!.id
         console.output(kid)
         try console.finish(done: "the keyring was created all the same, with primary key \(kid)")
         note(console, "created \(store.path) with primary key \(kid)")
+    }
 
-    case .add(let recipient):
+    private func add(recipient: Bool) throws {
         let kid = try store.update { try $0.add(now: now, kind: recipient ? .private : nil) }
         console.output(kid)
         try console.finish(done: "key \(kid) was added all the same")
         note(console, "added key \(kid); share it with 'pushseal keys export \(kid)', then 'pushseal keys promote \(kid)'")
+    }
 
-    case .promote(let kid, let grace):
+    private func promote(_ kid: String, grace: Duration) throws {
         let previous = try store.update { keyring in
             let previous = keyring.primary?.id
             try keyring.promote(kid, grace: grace, now: now)
@@ -37,8 +74,9 @@ func runKeys(folder: String, lockTimeout: Duration, action: KeysAction, console:
         if let previous, previous != kid {
             note(console, "\(kid) is primary; \(previous) decrypts until \(Timestamp.format(now + DurationText.seconds(grace)))")
         }
+    }
 
-    case .rotate(let grace):
+    private func rotate(grace: Duration) throws {
         let (kid, previous) = try store.update { keyring in
             let previous = keyring.primary?.id
             return (try keyring.rotate(grace: grace, now: now), previous)
@@ -48,10 +86,11 @@ func runKeys(folder: String, lockTimeout: Duration, action: KeysAction, console:
         if let previous {
             note(console, "new primary \(kid); \(previous) decrypts until \(Timestamp.format(now + DurationText.seconds(grace)))")
         }
+    }
 
-    case .list(let json):
+    private func list(json: Bool) throws {
         let keyring = try store.load()
-        if json {
+        guard !json else {
             let entries = keyring.keys.map { entry -> JSONValue in
                 var object = JSONObject()
                 object["id"] = .string(entry.id)
@@ -62,40 +101,40 @@ func runKeys(folder: String, lockTimeout: Duration, action: KeysAction, console:
                 object["expired"] = .bool(entry.hasPassedExpiry(at: now))
                 return .object(object)
             }
-            console.output(JSONWriter.string(.array(entries)))
-        } else {
-            let rows =
-                [["KID", "KIND", "STATE", "CREATED", "EXPIRES"]]
-                + keyring.keys.map { entry in
-                    [
-                        entry.id, entry.kind.rawValue,
-                        entry.shownState(at: now),
-                        Timestamp.format(entry.created),
-                        entry.expires.map(Timestamp.format) ?? "-"
-                    ]
-                }
-            for line in table(rows) { console.output(line) }
+            return console.output(JSONWriter.string(.array(entries)))
         }
+        let rows =
+            [["KID", "KIND", "STATE", "CREATED", "EXPIRES"]]
+            + keyring.keys.map { entry in
+                [
+                    entry.id, entry.kind.rawValue,
+                    entry.shownState(at: now),
+                    Timestamp.format(entry.created),
+                    entry.expires.map(Timestamp.format) ?? "-"
+                ]
+            }
+        for line in table(rows) { console.output(line) }
+    }
 
-    case .export(let kid, let wantsPublic, let picture):
+    private func export(_ kid: String?, wantsPublic: Bool, as picture: SharePicture?) throws {
         let keyring = try store.load()
         guard let chosen = kid ?? keyring.primary?.id else { throw KeyringError(.noPrimary, "the keyring has no primary key") }
         guard let entry = keyring.entry(chosen) else { throw KeyringError(.unknownKey, "no key \(chosen) in the keyring") }
-        if wantsPublic || entry.kind != .secret {
-            // A recipient key leaves only as its public share: the private scalar stays here.
-            guard entry.kind != .secret else {
-                throw KeyringError(.notAllowed, "key \(chosen) is a shared secret, which has no public share; 'keys export \(chosen)' prints it")
-            }
-            guard entry.state != .destroyed, let point = entry.publicKey else {
-                throw KeyringError(.keyDestroyed, "key \(chosen) was destroyed")
-            }
-            try show(PublicShare(kid: chosen, publicKey: point).text, of: chosen, secret: false, as: picture, console: console)
-        } else {
+        guard wantsPublic || entry.kind != .secret else {
             let key = try keyring.decryptionKey(for: chosen, now: now)
-            try show(KeyShare(kid: chosen, secret: key).text, of: chosen, secret: true, as: picture, console: console)
+            return try show(KeyShare(kid: chosen, secret: key).text, of: chosen, secret: true, as: picture, console: console)
         }
+        // A recipient key leaves only as its public share: the private scalar stays here.
+        guard entry.kind != .secret else {
+            throw KeyringError(.notAllowed, "key \(chosen) is a shared secret, which has no public share; 'keys export \(chosen)' prints it")
+        }
+        guard entry.state != .destroyed, let point = entry.publicKey else {
+            throw KeyringError(.keyDestroyed, "key \(chosen) was destroyed")
+        }
+        try show(PublicShare(kid: chosen, publicKey: point).text, of: chosen, secret: false, as: picture, console: console)
+    }
 
-    case .importShare(let source):
+    private func importShare(from source: ShareSource) throws {
         let text: String
         switch source {
         case .standardInput:
@@ -123,20 +162,9 @@ func runKeys(folder: String, lockTimeout: Duration, action: KeysAction, console:
         let added = try store.update(creatingIfMissing: true) { try $0.importShare(share, now: now) }
         console.output(share.kid)
         note(console, added ? "imported key \(share.kid) into \(store.path)" : "key \(share.kid) was already in \(store.path)")
+    }
 
-    case .disable(let kid):
-        try store.update { try $0.disable(kid) }
-        console.output(kid)
-
-    case .enable(let kid):
-        try store.update { try $0.enable(kid, now: now) }
-        console.output(kid)
-
-    case .destroy(let kid):
-        try store.update { try $0.destroy(kid) }
-        console.output(kid)
-
-    case .prune:
+    private func prune() throws {
         let pruned = try store.update { $0.prune(now: now) }
         for kid in pruned { console.output(kid) }
         try console.finish(done: pruned.isEmpty ? nil : "the keyring was pruned all the same: destroyed \(pruned.joined(separator: ", "))")

@@ -11,45 +11,122 @@ import Darwin
 #endif
 
 /// Runs `pushseal receive`: every input becomes exactly one record on stdout.
+func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatus {
+    try ReceiveCommand(request: request, console: console).run()
+}
+
+/// `pushseal receive`, start to end: its signals, the extension it runs, where records go,
+/// then one of three input modes (the listener, a watched folder, files and stdin), then
+/// the summary and exit status.
 ///
 /// A first SIGINT or SIGTERM, or stdout failing, stops taking input and expires every
 /// delivery in flight, so each still gets its record (with --listen a signal lets them
 /// finish within their budget instead); a second signal exits at once.
-func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatus {
-    // Set before any thread starts, so every later thread inherits the blocked signals.
-    // What the first SIGINT/SIGTERM runs (nil until input is being taken), the signal that
-    // asked for the stop (for the exit status), and the one that forced it.
-    let onStopSignal = Locked<(@Sendable () -> Void)?>(nil)
-    let forcedBy = Locked<Int32?>(nil)
-    let stopSignal = Locked<Int32?>(nil)
-    let processes = ExtensionProcesses(limit: request.maximumExtensions)
-    let signals = StopSignals(
-        first: { signal in
-            stopSignal.withLock { $0 = signal }
-            // Before anything was taken there is nothing to finish: stop as the signal says.
-            guard let action = onStopSignal.withLock({ $0 }) else { exitAtOnce(128 + signal, console: console) }
-            action()
-        },
-        second: { signal in
-            // Noted first (if the lock is free): the deliveries the kill ends may let the main
-            // thread finish before this one exits, and it must then exit with the signal's status.
-            _ = forcedBy.withLockIfAvailable { $0 = signal }
-            processes.killAll()
-            exitAtOnce(128 + signal, console: console)
-        })
-    defer { signals.restore() }
-    let makeExtension: @Sendable () -> any NotificationServiceExtension
-    if let command = request.extensionCommand {
-        // A typo in the command is a setup error, not a thousand 'original' deliveries.
-        try checkExtensionCommand(command)
-        let settings = ProcessExtension.Settings(
-            command: command, memoryLimit: request.memoryLimit, timing: request.timing, processes: processes)
-        makeExtension = { ProcessExtension(settings: settings) }
-    } else {
+struct ReceiveCommand {
+    let request: ReceiveRequest
+    let console: Console
+    /// What the first SIGINT/SIGTERM runs (nil until input is being taken).
+    private let onStopSignal = Locked<(@Sendable () -> Void)?>(nil)
+    /// The signal that forced the exit (a second one), and the one that asked for the stop.
+    private let forcedBy = Locked<Int32?>(nil)
+    private let stopSignal = Locked<Int32?>(nil)
+    private let processes: ExtensionProcesses
+
+    init(request: ReceiveRequest, console: Console) {
+        self.request = request
+        self.console = console
+        processes = ExtensionProcesses(limit: request.maximumExtensions)
+    }
+
+    /// What every input mode delivers through: the runner, the stop, and stdout.
+    private struct Delivering {
+        let runner: ExtensionRunner
+        let inputEnd: StopRequest
+        let output: RecordOutput
+        let render: @Sendable (DeliveryRecord) -> (bytes: [UInt8], status: String)
+        /// Set by the listener, so output that fails stops it taking requests too.
+        let haltListener: Locked<(@Sendable () -> Void)?>
+    }
+
+    func run() throws -> ExitStatus {
+        // Set before any thread starts, so every later thread inherits the blocked signals.
+        let signals = installStopSignals()
+        defer { signals.restore() }
+        let runner = ExtensionRunner(timing: request.timing, makeExtension: try extensionMaker())
+        // Every FILE is opened once before anything is delivered: a typo is a setup error, not
+        // a record among the others. (One that goes away after this still gets its record.)
+        if request.listen == nil, request.watch == nil {
+            for input in request.inputs where input != "-" { try InputFiles.checkReadable(input) }
+        }
+        let notifier = try request.notify ? desktopNotifier(console: console) : nil
+        // Readers of files, stdin and the spool folder check it between inputs.
+        let inputEnd = try StopRequest()
+        let haltListener = Locked<(@Sendable () -> Void)?>(nil)
+        let stopTakingInput: @Sendable () -> Void = {
+            inputEnd.request()
+            runner.expireAll()
+            haltListener.withLock { $0 }?()
+        }
+        onStopSignal.withLock { $0 = stopTakingInput }
+        let render = Self.renderer(json: request.json, field: request.field, notifier: notifier)
+        // Output that cannot be written stops the work: nobody would see the rest.
+        let memory = request.listen.map { ListenerMemory($0) }
+        let output = RecordOutput(
+            descriptor: 1, byteLimit: memory?.plan.recordBytes ?? ListenerMemoryPlan.defaults.recordBytes,
+            render: render, failed: stopTakingInput)
+        let delivering = Delivering(runner: runner, inputEnd: inputEnd, output: output, render: render, haltListener: haltListener)
+
+        var status = ExitStatus.ok
+        if let listen = request.listen, let memory {
+            try serve(listen, memory: memory, delivering)
+        } else if let folder = request.watch {
+            try watch(folder, delivering)
+        } else {
+            status = try readInputs(delivering)
+            if case (_, let failure?) = output.finish(within: nil) {
+                throw CLIFailure(.ioError, "cannot write to stdout: \(failure)")
+            }
+        }
+        return try finish(status: status, runner: runner, output: output, notifier: notifier)
+    }
+
+    // MARK: - Setting up
+
+    /// The first signal stops taking input (or exits, before any was taken); the second
+    /// ends every extension program and exits at once.
+    private func installStopSignals() -> StopSignals {
+        let (onStopSignal, forcedBy, stopSignal, processes, console) = (onStopSignal, forcedBy, stopSignal, processes, console)
+        return StopSignals(
+            first: { signal in
+                stopSignal.withLock { $0 = signal }
+                // Before anything was taken there is nothing to finish: stop as the signal says.
+                guard let action = onStopSignal.withLock({ $0 }) else { exitAtOnce(128 + signal, console: console) }
+                action()
+            },
+            second: { signal in
+                // Noted first (if the lock is free): the deliveries the kill ends may let the main
+                // thread finish before this one exits, and it must then exit with the signal's status.
+                _ = forcedBy.withLockIfAvailable { $0 = signal }
+                processes.killAll()
+                exitAtOnce(128 + signal, console: console)
+            })
+    }
+
+    /// The extension each delivery runs: `--extension`'s program, or the decrypting one
+    /// (with `--then`'s program after it).
+    private func extensionMaker() throws -> @Sendable () -> any NotificationServiceExtension {
+        if let command = request.extensionCommand {
+            // A typo in the command is a setup error, not a thousand 'original' deliveries.
+            try checkExtensionCommand(command)
+            let settings = ProcessExtension.Settings(
+                command: command, memoryLimit: request.memoryLimit, timing: request.timing, processes: processes)
+            return { ProcessExtension(settings: settings) }
+        }
         // Read the keyring up front: a missing or unsafe one is a setup error, not a
         // thousand placeholder deliveries.
         // A keyring that goes bad while receiving is said once on stderr, and once when it is
         // good again; meanwhile sealed notifications are `locked` (shown as they came).
+        let console = console
         let keys = try KeyringFileSource(store: KeyringStore(folder: request.keysFolder)) { change in
             switch change {
             case .unusable(let error):
@@ -59,71 +136,59 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
             }
         }
         let settings = DecryptingExtension.Settings(field: request.field, placeholder: request.placeholder)
-        if let command = request.thenCommand {
-            try checkExtensionCommand(command)
-            let program = ProcessExtension.Settings(
-                command: command, memoryLimit: request.memoryLimit, timing: request.timing, processes: processes)
-            makeExtension = { DecryptThenExtension(keys: keys, settings: settings, program: program) }
-        } else {
-            makeExtension = { DecryptingExtension(keys: keys, settings: settings) }
+        guard let command = request.thenCommand else {
+            return { DecryptingExtension(keys: keys, settings: settings) }
+        }
+        try checkExtensionCommand(command)
+        let program = ProcessExtension.Settings(
+            command: command, memoryLimit: request.memoryLimit, timing: request.timing, processes: processes)
+        return { DecryptThenExtension(keys: keys, settings: settings, program: program) }
+    }
+
+    /// A record as bytes for stdout, and its status for the tally. Runs on the delivering
+    /// threads; writing and counting happen on the writer's own thread, so no delivering
+    /// thread waits for stdout's reader. With `--notify`, what the phone would show is
+    /// shown on the desktop too: every delivery, not a refused request.
+    private static func renderer(
+        json: Bool, field: String, notifier: DesktopNotifier?
+    ) -> @Sendable (DeliveryRecord) -> (bytes: [UInt8], status: String) {
+        { record in
+            var bytes: [UInt8]
+            if json {
+                bytes = []
+                bytes.reserveCapacity(512)
+                record.writeJSON(to: &bytes, envelopeField: field)
+            } else {
+                bytes = Array((record.text + "\n").utf8)
+            }
+            bytes.append(UInt8(ascii: "\n"))
+            if let notifier, case .delivered(let delivery) = record.outcome { notifier.show(delivery.content, status: delivery.status) }
+            return (bytes, record.status.rawValue)
         }
     }
-    // Every FILE is opened once before anything is delivered: a typo is a setup error, not a
-    // record among the others. (One that goes away after this still gets its record.)
-    if request.listen == nil, request.watch == nil {
-        for input in request.inputs where input != "-" { try InputFiles.checkReadable(input) }
-    }
-    let notifier = try request.notify ? desktopNotifier(console: console) : nil
-    let runner = ExtensionRunner(timing: request.timing, makeExtension: makeExtension)
-    // Readers of files, stdin and the spool folder check it between inputs.
-    let inputEnd = try StopRequest()
-    // Set by the listener, so output that fails stops it taking requests too.
-    let haltListener = Locked<(@Sendable () -> Void)?>(nil)
-    let stopTakingInput: @Sendable () -> Void = {
-        inputEnd.request()
-        runner.expireAll()
-        haltListener.withLock { $0 }?()
-    }
-    onStopSignal.withLock { $0 = stopTakingInput }
 
-    let json = request.json
-    let field = request.field
-    // Rendering runs on the delivering threads; writing and counting happen on the
-    // writer's own thread, so no delivering thread waits for stdout's reader.
-    let render: @Sendable (DeliveryRecord) -> (bytes: [UInt8], status: String) = { record in
-        var bytes: [UInt8]
-        if json {
-            bytes = []
-            bytes.reserveCapacity(512)
-            record.writeJSON(to: &bytes, envelopeField: field)
-        } else {
-            bytes = Array((record.text + "\n").utf8)
-        }
-        bytes.append(UInt8(ascii: "\n"))
-        // What the phone would show, shown on the desktop too: every delivery, not a refused request.
-        if let notifier, let delivery = record.delivery { notifier.show(delivery.content, status: delivery.status) }
-        return (bytes, record.status.rawValue)
-    }
-    // Output that cannot be written stops the work: nobody would see the rest.
-    let memory = request.listen.map { ListenerMemory($0) }
-    let output = RecordOutput(
-        descriptor: 1, byteLimit: memory?.plan.recordBytes ?? ListenerMemoryPlan.defaults.recordBytes,
-        render: render, failed: stopTakingInput)
+    // MARK: - The three input modes
 
-    var status = ExitStatus.ok
-    if let listen = request.listen, let memory {
+    /// `--listen`: an APNs endpoint until a signal; records still waiting for stdout get the
+    /// listener's drain time.
+    private func serve(_ listen: ListenRequest, memory: ListenerMemory, _ delivering: Delivering) throws {
         try serveListener(
-            listen, keysFolder: request.keysFolder, runner: runner, console: console,
-            onStopSignal: onStopSignal, haltListener: haltListener, inputEnd: inputEnd, records: output, memory: memory)
-        let (unwritten, failure) = output.finish(within: ListenerLimits().drainTimeout)
+            listen, keysFolder: request.keysFolder, runner: delivering.runner, console: console,
+            onStopSignal: onStopSignal, haltListener: delivering.haltListener, inputEnd: delivering.inputEnd,
+            records: delivering.output, memory: memory)
+        let (unwritten, failure) = delivering.output.finish(within: ListenerLimits().drainTimeout)
         if let failure {
             throw CLIFailure(.ioError, "cannot write to stdout: \(failure); \(unwritten) record(s) were not written")
         }
         if unwritten > 0 {
             throw CLIFailure(.ioError, "\(unwritten) record(s) could not be written: stdout did not take them in time")
         }
-    } else if let folder = request.watch {
-        let spool = SpoolFolder(folder: folder, runner: runner, stop: inputEnd) { record, written in
+    }
+
+    /// `--watch DIR`: files dropped into the folder, each moved once its record is out.
+    private func watch(_ folder: String, _ delivering: Delivering) throws {
+        let (output, render) = (delivering.output, delivering.render)
+        let spool = SpoolFolder(folder: folder, runner: delivering.runner, stop: delivering.inputEnd) { record, written in
             output.emit(rendered: render(record), then: written)
         }
         do {
@@ -137,8 +202,17 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
             processes.waitUntilAllReaped()
             throw CLIFailure(.ioError, error.message)
         }
-    } else {
-        let receiver = OrderedReceiver(runner: runner, render: render) { output.emit(rendered: $0) }
+        if case (_, let failure?) = output.finish(within: nil) {
+            throw CLIFailure(.ioError, "cannot write to stdout: \(failure)")
+        }
+    }
+
+    /// FILE… and `-`: each file is one input, each line of stdin one; the records come out
+    /// in input order. A file that cannot be read still gets its record, and sets the status.
+    private func readInputs(_ delivering: Delivering) throws -> ExitStatus {
+        let (output, inputEnd) = (delivering.output, delivering.inputEnd)
+        var status = ExitStatus.ok
+        let receiver = OrderedReceiver(runner: delivering.runner, render: delivering.render) { output.emit(rendered: $0) }
         for input in request.inputs {
             output.waitForRoom(stop: inputEnd)
             guard !inputEnd.isRequested else { break }
@@ -174,32 +248,37 @@ func runReceive(_ request: ReceiveRequest, console: Console) throws -> ExitStatu
             }
         }
         receiver.finish()
+        return status
     }
-    if request.listen == nil, case (_, let failure?) = output.finish(within: nil) {
-        throw CLIFailure(.ioError, "cannot write to stdout: \(failure)")
-    }
-    // No extension program outlives the receiver.
-    processes.waitUntilAllReaped()
-    if let tally = notifier?.finish(), tally.skipped > 0 {
-        console.warning("\(tally.skipped) deliveries were not shown on the desktop: more than \(DesktopNotifier.backlog) were waiting")
-    }
-    if let signal = forcedBy.withLock({ $0 }) { exitAtOnce(128 + signal, console: console) }
-    try console.finish()
 
-    if runner.ignoredContentHandlerCalls > 0 {
-        console.diagnostic("note: \(runner.ignoredContentHandlerCalls) content-handler call(s) after delivery were ignored, as on iOS")
+    // MARK: - Ending
+
+    /// Waits for the extension programs and the desktop, says what is worth saying on
+    /// stderr, and gives the exit status.
+    private func finish(status: ExitStatus, runner: ExtensionRunner, output: RecordOutput, notifier: DesktopNotifier?) throws -> ExitStatus {
+        // No extension program outlives the receiver.
+        processes.waitUntilAllReaped()
+        if let tally = notifier?.finish(), tally.skipped > 0 {
+            console.warning("\(tally.skipped) deliveries were not shown on the desktop: more than \(DesktopNotifier.backlog) were waiting")
+        }
+        if let signal = forcedBy.withLock({ $0 }) { exitAtOnce(128 + signal, console: console) }
+        try console.finish()
+
+        if runner.ignoredContentHandlerCalls > 0 {
+            console.diagnostic("note: \(runner.ignoredContentHandlerCalls) content-handler call(s) after delivery were ignored, as on iOS")
+        }
+        if !request.json, console.stderrIsTerminal {
+            let counts = output.tally.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+            console.diagnostic("received \(counts.isEmpty ? "nothing" : counts.joined(separator: ", "))")
+        }
+        // Files and stdin have an end of their own: a signal before it leaves input unread, and
+        // says so, as send does. A listener or a watched folder has none: a signal is its stop.
+        if request.listen == nil, request.watch == nil, let signal = stopSignal.withLock({ $0 }) {
+            console.diagnostic("stopped by \(signal == SIGINT ? "SIGINT" : "SIGTERM"): every input taken got its record; the rest was not read")
+            return signal == SIGINT ? .interrupted : .terminated
+        }
+        return status
     }
-    if !json, console.stderrIsTerminal {
-        let counts = output.tally.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
-        console.diagnostic("received \(counts.isEmpty ? "nothing" : counts.joined(separator: ", "))")
-    }
-    // Files and stdin have an end of their own: a signal before it leaves input unread, and
-    // says so, as send does. A listener or a watched folder has none: a signal is its stop.
-    if request.listen == nil, request.watch == nil, let signal = stopSignal.withLock({ $0 }) {
-        console.diagnostic("stopped by \(signal == SIGINT ? "SIGINT" : "SIGTERM"): every input taken got its record; the rest was not read")
-        return signal == SIGINT ? .interrupted : .terminated
-    }
-    return status
 }
 
 /// Refuses an `--extension` whose program cannot run: a path that is missing or not

@@ -8,185 +8,248 @@ import SealCrypto
 import Glibc
 #endif
 
-/// Runs `pushseal send`: seals the alert once (or takes the ready payload on stdin, or seals
-/// each `--batch` line), sends it to every device over one HTTP/2 connection and prints one
-/// result per device, in order.
+/// Runs `pushseal send`: every device given gets one result line, in order.
+func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
+    try SendCommand(request: request, console: console).run()
+}
+
+/// `pushseal send`, start to end: seals the alert once (or takes the ready payload on
+/// stdin, or seals each `--batch` line), sends it to every device over HTTP/2 and prints one
+/// result per device, in order, then says what went wrong, once, and gives the exit status.
 ///
 /// A first SIGINT or SIGTERM, or stdout failing, stops taking devices; the answers in
 /// flight are still awaited and printed. A signal more than a second after the first exits
 /// at once (two together, as `timeout` sends them, are one request).
-func runSend(_ request: SendRequest, console: Console) throws -> ExitStatus {
-    // A handful of descriptors (the stop pipe, the keyring's files, Dispatch's and the HTTP/2
-    // loop's epoll and eventfd, one socket a connection) or nothing works: said now, in one
-    // line, rather than as libdispatch's trap when its timers find none left.
-    DescriptorLimit.raiseToHard()
-    let needed = 10 + request.connections
-    if case let free = DescriptorLimit.free, free < needed {
-        throw CLIFailure(.temporaryFailure, "send needs \(needed) free file descriptors and \(free) are left (the limit is \(DescriptorLimit.current)); raise it with ulimit -n")
+struct SendCommand {
+    let request: SendRequest
+    let console: Console
+    /// Requested by a signal, by stdout failing, or by its reader leaving.
+    private let stop: StopRequest
+    /// The first signal, and whether sending had begun when it came.
+    private let stoppedBy = Locked<(signal: Int32?, sending: Bool)>((nil, false))
+    /// The sender, once there is one: a stop ends its retries.
+    private let running = Locked<Sender?>(nil)
+    private let progress = Sender.Progress()
+    /// Results by outcome, for the exit status.
+    private let tally = Locked<[Sender.Result.Outcome: Int]>([:])
+
+    init(request: SendRequest, console: Console) throws {
+        self.request = request
+        self.console = console
+        try Self.checkDescriptors(for: request)
+        stop = try StopRequest()
     }
-    // Set before any thread starts, so every later thread inherits the blocked signals.
-    let stop = try StopRequest()
-    let stoppedBy = Locked<(signal: Int32?, sending: Bool)>((nil, false))
-    let running = Locked<Sender?>(nil)
-    let progress = Sender.Progress()
-    let signals = StopSignals(
-        first: { signal in
-            // Before the first request there is nothing to finish: stop as the signal says.
-            guard
-                stoppedBy.withLock({ state in
-                    state.signal = signal
-                    return state.sending
-                })
-            else { exitAtOnce(128 + signal, console: console) }
+
+    /// What was taken from the command line and stdin.
+    private struct Taken {
+        var devices = 0
+        var badLines = (count: 0, of: 0)
+        var duplicates = DuplicateDevices()
+    }
+
+    func run() throws -> ExitStatus {
+        // Set before any thread starts, so every later thread inherits the blocked signals.
+        let signals = installStopSignals()
+        defer { signals.restore() }
+        let (sealer, payload) = try preparePayload()
+        if let caFile = request.caFile, TrustedCertificates.count(pem: try InputFiles.read(caFile)) == 0 {
+            throw CLIFailure(.dataError, "\(caFile) holds no PEM certificate (-----BEGIN CERTIFICATE-----); give the server's certificate or its CA's")
+        }
+        let tokens = try providerTokens(request, console: console)
+        let identity = try clientIdentity(request)
+        // Minted (or read) before connecting: a cache that cannot be kept is a setup error.
+        _ = try tokens?.token()
+        if let tokens, let mode = tokens.repairedMode {
+            console.warning("\(tokens.path) could be read by group or others (mode \(FileIO.modeText(mode))); it holds a live token, so it is now 0600")
+        }
+        let sender = try makeSender(tokens: tokens, identity: identity)
+        running.withLock { $0 = sender }
+        stoppedBy.withLock { $0.sending = true }
+        if let signal = stoppedBy.withLock({ $0.signal }) { exit(128 + signal) }
+        let flusher = startFlushing()
+
+        var taken = Taken()
+        var stoppedEarly: (any Error)?
+        do {
+            if let sealer, request.alert?.batch == true {
+                let batch = try sendBatch(sealer: sealer, sender: sender, stop: stop, console: console)
+                (taken.badLines, taken.devices) = ((batch.count, batch.of), batch.given)
+            } else {
+                try sendToDevices(payload: payload, sender: sender, taken: &taken)
+            }
+        } catch is SendError {
+            // The endpoint failed as a whole: each device had its line; why is said below, once.
+        } catch {
+            // A bad device line or a token that cannot be kept: no more devices are taken, but
+            // every request already sent gets its result before the error is said.
+            stoppedEarly = error
+        }
+        sender.finish()
+        flusher.cancel()
+        try console.finish()
+        if let note = taken.duplicates.note { console.diagnostic(note) }
+        return try finish(sender: sender, taken: taken, stoppedEarly: stoppedEarly)
+    }
+
+    // MARK: - Setting up
+
+    /// A handful of descriptors (the stop pipe, the keyring's files, Dispatch's and the HTTP/2
+    /// loop's epoll and eventfd, one socket a connection) or nothing works: said now, in one
+    /// line, rather than as libdispatch's trap when its timers find none left.
+    private static func checkDescriptors(for request: SendRequest) throws {
+        DescriptorLimit.raiseToHard()
+        let needed = 10 + request.connections
+        if case let free = DescriptorLimit.free, free < needed {
+            throw CLIFailure(.temporaryFailure, "send needs \(needed) free file descriptors and \(free) are left (the limit is \(DescriptorLimit.current)); raise it with ulimit -n")
+        }
+    }
+
+    /// The first signal stops taking devices (or exits, before sending began); a second one
+    /// after it exits at once, saying how many devices have no result line.
+    private func installStopSignals() -> StopSignals {
+        let (stop, stoppedBy, running, progress, console) = (stop, stoppedBy, running, progress, console)
+        return StopSignals(
+            first: { signal in
+                // Before the first request there is nothing to finish: stop as the signal says.
+                guard
+                    stoppedBy.withLock({ state in
+                        state.signal = signal
+                        return state.sending
+                    })
+                else { exitAtOnce(128 + signal, console: console) }
+                stop.request()
+                running.withLock { $0 }?.stopRetrying()
+            },
+            second: { signal in
+                // A signal after the stop began (and its grace): out at once, taking no lock, with
+                // one line that says what is left without a result.
+                console.flushIfFree()
+                let left = progress.unreported
+                StopSignals.say("error: stopped at once by a second \(signal == SIGINT ? "SIGINT" : "SIGTERM"): \(left) device\(left == 1 ? "" : "s") sent or queued have no result line\n")
+                _exit(128 + signal)
+            })
+    }
+
+    /// The sealers of an alert (and, unless it is a batch, the one payload sealed now), or
+    /// the ready payload read from stdin.
+    private func preparePayload() throws -> (SealerSet?, [UInt8]) {
+        guard let alert = request.alert else { return (nil, try readyPayload(pushType: request.pushType)) }
+        let sealer = try SealerSet(alert, byteLimit: request.pushType.payloadByteLimit)
+        return (sealer, alert.batch ? [] : try sealedPayload(alert, sealer: sealer.sealer(to: nil), console: console))
+    }
+
+    /// The sender, connected as the options say, printing each result as it comes.
+    private func makeSender(tokens: ProviderTokenCache?, identity: TLSClientIdentity?) throws -> Sender {
+        let connection: SendConnection
+        do {
+            // --proxy beats the environment; --proxy '' goes direct.
+            connection = try SendConnection(
+                endpoint: SendEndpoint(url: request.endpoint), proxy: request.proxy, trustFile: request.caFile,
+                connections: request.connections, streams: request.concurrency, timeout: request.timeout,
+                clientIdentity: identity)
+        } catch {
+            throw CLIFailure(.usage, error.reason)
+        }
+        let (json, tally, console, stop) = (request.json, tally, console, stop)
+        return try Sender(
+            settings: .init(
+                topic: request.topic, pushType: request.pushType, priority: request.priority,
+                expiration: request.expiration, collapseID: request.collapseID, retries: request.retries,
+                retryFor: request.retryFor),
+            tokens: tokens, connection: connection, progress: progress,
+            emit: { result in
+                tally.withLock { $0[result.outcome, default: 0] += 1 }
+                // Results nobody can read stop the sending: the rest would go out unreported.
+                var line = json ? resultJSON(result) : resultText(result)
+                line.append("\n")
+                guard console.write(Array(line.utf8)) else {
+                    return stop.request()
+                }
+            })
+    }
+
+    /// Results reach a pipe within a tenth of a second even when answers trickle in. A reader
+    /// that left (`| head -1`) is seen here too, before any result fails to be written: the
+    /// sending stops at once, retries included, for nobody would see what they bring.
+    private func startFlushing() -> any DispatchSourceTimer {
+        let (console, stop, running) = (console, stop, running)
+        let flusher = DispatchSource.makeTimerSource(queue: .global())
+        flusher.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
+        flusher.setEventHandler {
+            guard !console.flush() || StandardOutput.readerLeft else { return }
             stop.request()
             running.withLock { $0 }?.stopRetrying()
-        },
-        second: { signal in
-            // A signal after the stop began (and its grace): out at once, taking no lock, with
-            // one line that says what is left without a result.
-            console.flushIfFree()
-            let left = progress.unreported
-            StopSignals.say("error: stopped at once by a second \(signal == SIGINT ? "SIGINT" : "SIGTERM"): \(left) device\(left == 1 ? "" : "s") sent or queued have no result line\n")
-            _exit(128 + signal)
-        })
-    defer { signals.restore() }
-
-    let sealer: SealerSet?
-    let payload: [UInt8]
-    if let alert = request.alert {
-        let made = try SealerSet(alert, byteLimit: request.pushType.payloadByteLimit)
-        (sealer, payload) = alert.batch ? (made, []) : (made, try sealedPayload(alert, sealer: made.sealer(to: nil), console: console))
-    } else {
-        (sealer, payload) = (nil, try readyPayload(pushType: request.pushType))
-    }
-    if let caFile = request.caFile, TrustedCertificates.count(pem: try InputFiles.read(caFile)) == 0 {
-        throw CLIFailure(.dataError, "\(caFile) holds no PEM certificate (-----BEGIN CERTIFICATE-----); give the server's certificate or its CA's")
-    }
-    let tokens = try providerTokens(request, console: console)
-    let identity = try clientIdentity(request)
-    // Minted (or read) before connecting: a cache that cannot be kept is a setup error.
-    _ = try tokens?.token()
-    if let tokens, let mode = tokens.repairedMode {
-        console.warning("\(tokens.path) could be read by group or others (mode \(FileIO.modeText(mode))); it holds a live token, so it is now 0600")
-    }
-
-    let tally = Locked<[Sender.Result.Outcome: Int]>([:])
-    let json = request.json
-    let connection: SendConnection
-    do {
-        // --proxy beats the environment; --proxy '' goes direct.
-        connection = try SendConnection(
-            endpoint: SendEndpoint(url: request.endpoint), proxy: request.proxy, trustFile: request.caFile,
-            connections: request.connections, streams: request.concurrency, timeout: request.timeout,
-            clientIdentity: identity)
-    } catch {
-        throw CLIFailure(.usage, error.reason)
-    }
-    let sender = try Sender(
-        settings: .init(
-            topic: request.topic, pushType: request.pushType, priority: request.priority,
-            expiration: request.expiration, collapseID: request.collapseID, retries: request.retries,
-            retryFor: request.retryFor),
-        tokens: tokens, connection: connection, progress: progress,
-        emit: { result in
-            tally.withLock { $0[result.outcome, default: 0] += 1 }
-            // Results nobody can read stop the sending: the rest would go out unreported.
-            var line = json ? resultJSON(result) : resultText(result)
-            line.append("\n")
-            guard console.write(Array(line.utf8)) else {
-                return stop.request()
-            }
-        })
-    running.withLock { $0 = sender }
-    stoppedBy.withLock { $0.sending = true }
-    if let signal = stoppedBy.withLock({ $0.signal }) { exit(128 + signal) }
-    // Results reach a pipe within a tenth of a second even when answers trickle in. A reader
-    // that left (`| head -1`) is seen here too, before any result fails to be written: the
-    // sending stops at once, retries included, for nobody would see what they bring.
-    let flusher = DispatchSource.makeTimerSource(queue: .global())
-    flusher.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
-    flusher.setEventHandler {
-        guard !console.flush() || StandardOutput.readerLeft else { return }
-        stop.request()
-        running.withLock { $0 }?.stopRetrying()
-    }
-    flusher.resume()
-
-    var badLines = (count: 0, of: 0)
-    var taken = 0
-    var duplicates = DuplicateDevices()
-    var stoppedEarly: (any Error)?
-    do {
-        if let sealer, request.alert?.batch == true {
-            let batch = try sendBatch(sealer: sealer, sender: sender, stop: stop, console: console)
-            (badLines, taken) = ((batch.count, batch.of), batch.given)
-        } else {
-            for device in request.devices {
-                guard !stop.isRequested else { break }
-                guard duplicates.isNew(device, at: "--device") else { continue }
-                try sender.add(device: device, payload: payload)
-                taken += 1
-            }
-            if let file = request.devicesFile {
-                // A token line is 65 bytes or more: the file's size bounds the count.
-                var info = stat()
-                if file != "-", stat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
-                    duplicates.expect(Int(info.st_size) / 65)
-                }
-                var lines = 0
-                try forEachDevice(
-                    in: file, stop: stop,
-                    { device, line in
-                        lines += 1
-                        guard duplicates.isNew(device, at: "\(file == "-" ? "stdin" : file) line \(line)") else { return }
-                        try sender.add(device: device, payload: payload)
-                        taken += 1
-                    },
-                    refused: { line, reason in
-                        lines += 1
-                        badLines.count += 1
-                        console.error("\(file == "-" ? "stdin" : file) line \(line): \(reason)")
-                    })
-                badLines.of = lines
-            }
         }
-    } catch is SendError {
-        // The endpoint failed as a whole: each device had its line; why is said below, once.
-    } catch {
-        // A bad device line or a token that cannot be kept: no more devices are taken, but
-        // every request already sent gets its result before the error is said.
-        stoppedEarly = error
+        flusher.resume()
+        return flusher
     }
-    sender.finish()
-    flusher.cancel()
-    try console.finish()
-    if let note = duplicates.note { console.diagnostic(note) }
-    if let failure = sender.failure {
-        // --cacert helps only when no trusted issuer was found, not for an expired
-        // certificate or one made for another host.
-        let unknownIssuer = ["self-signed", "self signed", "local issuer"].contains { failure.reason.contains($0) }
-        throw CLIFailure(
-            failure.code == .unreachable ? .temporaryFailure : .configuration,
-            failure.reason + (failure.code == .untrusted && unknownIssuer ? "; give --cacert FILE to trust it" : ""))
+
+    // MARK: - Devices
+
+    /// `--device` tokens, then `--devices FILE`'s lines (a bad line is said and counted, and
+    /// the rest go on); a token given twice is sent once.
+    private func sendToDevices(payload: [UInt8], sender: Sender, taken: inout Taken) throws {
+        for device in request.devices {
+            guard !stop.isRequested else { break }
+            guard taken.duplicates.isNew(device, at: "--device") else { continue }
+            try sender.add(device: device, payload: payload)
+            taken.devices += 1
+        }
+        guard let file = request.devicesFile else { return }
+        // A token line is 65 bytes or more: the file's size bounds the count.
+        var info = stat()
+        if file != "-", stat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+            taken.duplicates.expect(Int(info.st_size) / 65)
+        }
+        let shownFile = file == "-" ? "stdin" : file
+        var lines = 0
+        try forEachDevice(
+            in: file, stop: stop,
+            { device, line in
+                lines += 1
+                guard taken.duplicates.isNew(device, at: "\(shownFile) line \(line)") else { return }
+                try sender.add(device: device, payload: payload)
+                taken.devices += 1
+            },
+            refused: { line, reason in
+                lines += 1
+                taken.badLines.count += 1
+                console.error("\(shownFile) line \(line): \(reason)")
+            })
+        taken.badLines.of = lines
     }
-    if let stoppedEarly { throw stoppedEarly }
-    if let signal = stoppedBy.withLock({ $0.signal }) {
-        console.error("stopped by \(signal == SIGINT ? "SIGINT" : "SIGTERM"): devices after the last result were not sent")
-        return signal == SIGINT ? .interrupted : .terminated
+
+    // MARK: - Ending
+
+    /// Says why sending ended early, if it did, and gives the exit status.
+    private func finish(sender: Sender, taken: Taken, stoppedEarly: (any Error)?) throws -> ExitStatus {
+        if let failure = sender.failure {
+            // --cacert helps only when no trusted issuer was found, not for an expired
+            // certificate or one made for another host.
+            let unknownIssuer = ["self-signed", "self signed", "local issuer"].contains { failure.reason.contains($0) }
+            throw CLIFailure(
+                failure.code == .unreachable ? .temporaryFailure : .configuration,
+                failure.reason + (failure.code == .untrusted && unknownIssuer ? "; give --cacert FILE to trust it" : ""))
+        }
+        if let stoppedEarly { throw stoppedEarly }
+        if let signal = stoppedBy.withLock({ $0.signal }) {
+            console.error("stopped by \(signal == SIGINT ? "SIGINT" : "SIGTERM"): devices after the last result were not sent")
+            return signal == SIGINT ? .interrupted : .terminated
+        }
+        // Nothing to send to is a mistake in the command, not a success with no results.
+        if taken.devices == 0 && taken.badLines.count == 0 {
+            let source = request.alert?.batch == true ? "no --batch lines on stdin" : "no device tokens in \(request.devicesFile ?? "the devices given")"
+            throw CLIFailure(.usage, "\(source): nothing was sent")
+        }
+        if taken.badLines.count > 0 {
+            console.error("\(taken.badLines.count) of \(taken.badLines.of) lines were not sent")
+            return .dataError
+        }
+        let counts = tally.withLock { $0 }
+        if counts[.refused, default: 0] > 0 { return .unavailable }
+        if counts[.failed, default: 0] > 0 { return .temporaryFailure }
+        return .ok
     }
-    // Nothing to send to is a mistake in the command, not a success with no results.
-    if taken == 0 && badLines.count == 0 {
-        let source = request.alert?.batch == true ? "no --batch lines on stdin" : "no device tokens in \(request.devicesFile ?? "the devices given")"
-        throw CLIFailure(.usage, "\(source): nothing was sent")
-    }
-    if badLines.count > 0 {
-        console.error("\(badLines.count) of \(badLines.of) lines were not sent")
-        return .dataError
-    }
-    let counts = tally.withLock { $0 }
-    if counts[.refused, default: 0] > 0 { return .unavailable }
-    if counts[.failed, default: 0] > 0 { return .temporaryFailure }
-    return .ok
 }
 
 /// stdout as `send` sees it while results wait.
