@@ -167,6 +167,35 @@ struct ArchitectureTests {
         #expect(seen >= 15, "the scan finds the catches that quote their error")
     }
 
+    /// The suite waits on conditions, never on the clock alone: a sleep in a test is a
+    /// pause inside a loop that polls something (Swift or shell), a seeded random kill point,
+    /// or the workload of a program under test (an extension that outlives its budget).
+    @Test func noTestSleepsToSynchronise() throws {
+        let sleep = try NSRegularExpression(pattern: #"usleep|Thread\.sleep|Task\.sleep|sleep [0-9]"#)
+        let swiftSleep = try NSRegularExpression(pattern: #"usleep|Thread\.sleep|Task\.sleep"#)
+        let loop = try NSRegularExpression(pattern: #"\bwhile\b|\bfor\b|\brepeat\b|\buntil\b"#)
+        let workload = try NSRegularExpression(pattern: #"--extension|--then|"-c"|program|exec |\.sh"|#!/bin/sh"#)
+        func matches(_ pattern: NSRegularExpression, _ text: String) -> Bool {
+            pattern.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+        }
+        var seen = 0
+        let tests = Self.root.appendingPathComponent("Tests")
+        let files = FileManager.default.enumerator(atPath: tests.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
+        for file in files.sorted() {
+            let lines = try String(contentsOf: tests.appendingPathComponent(file), encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            for (index, line) in lines.enumerated() where matches(sleep, line) && !line.contains("#expect") && !line.contains("NSRegularExpression") {
+                seen += 1
+                let context = lines[max(0, index - 4)...index].joined(separator: "\n")
+                let allowed =
+                    matches(swiftSleep, line)
+                    ? matches(loop, context) || line.contains("using: &generator")
+                    : matches(loop, context) || matches(workload, context)
+                #expect(allowed, "Tests/\(file):\(index + 1) sleeps without polling anything: \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+        #expect(seen >= 30, "the scan sees the suite's sleeps")
+    }
+
     /// Scripts/fuzz.sh builds the CLI's modules by hand: every module `PushSealCLI` depends on
     /// (through the table) is built there, and every C file of those modules compiled.
     @Test func theFuzzBuildListsEveryModuleTheCLIIsMadeOf() throws {
