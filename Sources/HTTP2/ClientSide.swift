@@ -55,7 +55,7 @@ final class ClientSide: LoopSide, @unchecked Sendable {
     private var stalledSince: MonotonicClock.Instant?
 
     /// The client session's callbacks; each finds its connection in `user_data`.
-    let callbacks = ClientConnection.makeCallbacks()
+    let callbacks: OpaquePointer
 
     init(settings: HTTP2Client.Settings, onResponses: @escaping @Sendable ([HTTP2Client.Response]) -> Void) throws(HTTP2ClientError) {
         self.settings = settings
@@ -67,6 +67,8 @@ final class ClientSide: LoopSide, @unchecked Sendable {
         } catch {
             throw HTTP2ClientError(error.message, underlying: SystemCallFailure(errno: error.errno))
         }
+        // Made once the init can no longer fail: a deinit does not run for one that did.
+        callbacks = ClientConnection.makeCallbacks()
     }
 
     deinit {

@@ -69,7 +69,7 @@ final class ServerSide: LoopSide, @unchecked Sendable {
     private let handedOver = Locked<(newcomers: [Int32], ended: Bool)>(([], false))
     /// The server session's callbacks, made once per loop; each finds its connection in
     /// `user_data`.
-    let callbacks = ServerConnection.makeCallbacks()
+    let callbacks: OpaquePointer
 
     init(shared: Shared) throws(HTTP2ServerError) {
         self.shared = shared
@@ -78,6 +78,8 @@ final class ServerSide: LoopSide, @unchecked Sendable {
         } catch {
             throw HTTP2ServerError(.resources, error.message, errno: error.errno)
         }
+        // Made once the init can no longer fail: a deinit does not run for one that did.
+        callbacks = ServerConnection.makeCallbacks()
         loop.watch(shared.listener, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue, add: true)
     }
 
