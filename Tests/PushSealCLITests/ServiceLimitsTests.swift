@@ -405,6 +405,7 @@ struct ServiceLimitsTests {
         #expect(seen["closed"] as? Bool == true, "\(seen)")
         let after = try curl(served.listener.url + "/3/device/" + deviceToken, headers: acceptable, body: served.payload)
         #expect(after.status == 200)
+        #expect(served.listener.finish().status == 0)
     }
 
     @Test func anHPACKBombEndsItsConnectionAndOthersAreServed() throws {

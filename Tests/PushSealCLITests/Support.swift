@@ -180,6 +180,14 @@ final class RunningProcess: @unchecked Sendable {
         try process.run()
     }
 
+    /// A process its test did not end (an early return, a thrown error, a forgotten
+    /// `finish`) ends with it, rather than running on beside the rest of the suite.
+    deinit {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
     func send(_ text: String) {
         input.fileHandleForWriting.write(Data(text.utf8))
     }
