@@ -12,19 +12,23 @@ public enum AESGCM {
     /// - Parameter nonce: leave `nil` for a fresh random nonce. Only tests pass one:
     ///   reusing a nonce under the same key reveals the XOR of the plaintexts.
     public static func seal(
-        _ plaintext: [UInt8],
+        _ plaintext: some Collection<UInt8>,
         using key: SymmetricKey,
         nonce: [UInt8]? = nil,
-        authenticating authenticatedData: [UInt8] = []
+        authenticating authenticatedData: some Collection<UInt8> = [UInt8]()
     ) throws -> SealedBox {
-        let count = sealedByteCount(plaintext.count)
+        try plaintext.withBytes { input in
+            try authenticatedData.withBytes { aad in try sealBox(input, using: key, nonce: nonce, authenticating: aad) }
+        }
+    }
+
+    private static func sealBox(
+        _ input: UnsafeRawBufferPointer, using key: SymmetricKey, nonce: [UInt8]?, authenticating aad: UnsafeRawBufferPointer
+    ) throws -> SealedBox {
+        let count = sealedByteCount(input.count)
         // Every byte is written by the seal, so the box is not zeroed first.
         let combined = try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            try plaintext.withUnsafeBytes { input in
-                try authenticatedData.withUnsafeBytes { aad in
-                    try seal(input, using: key, nonce: nonce, authenticating: aad, into: UnsafeMutableRawBufferPointer(buffer))
-                }
-            }
+            try seal(input, using: key, nonce: nonce, authenticating: aad, into: UnsafeMutableRawBufferPointer(buffer))
             initialized = count
         }
         return try SealedBox(combined: combined)
@@ -72,11 +76,11 @@ public enum AESGCM {
     public static func open(
         _ box: SealedBox,
         using key: SymmetricKey,
-        authenticating authenticatedData: [UInt8] = []
+        authenticating authenticatedData: some Collection<UInt8> = [UInt8]()
     ) throws -> [UInt8] {
         var plaintext = [UInt8](repeating: 0, count: box.ciphertextByteCount)
         try box.combined.withUnsafeBytes { combined in
-            try authenticatedData.withUnsafeBytes { aad in
+            try authenticatedData.withBytes { aad in
                 try plaintext.withUnsafeMutableBytes { try open(combined: combined, using: key, authenticating: aad, into: $0) }
             }
         }
@@ -141,7 +145,8 @@ public struct SealedBox: Sendable, Equatable {
     public let combined: [UInt8]
 
     /// Wraps a combined buffer, refusing one too short to hold a nonce and a full tag.
-    public init(combined: [UInt8]) throws {
+    public init(combined: some Collection<UInt8>) throws {
+        let combined = Array(combined)
         guard combined.count >= AESGCM.nonceByteCount + AESGCM.tagByteCount else { throw Self.tooShort(combined.count) }
         self.combined = combined
     }
@@ -153,14 +158,14 @@ public struct SealedBox: Sendable, Equatable {
     }
 
     /// Assembles a box from its parts; the nonce must be 12 bytes and the tag 16.
-    public init(nonce: [UInt8], ciphertext: [UInt8], tag: [UInt8]) throws {
+    public init(nonce: some Collection<UInt8>, ciphertext: some Collection<UInt8>, tag: some Collection<UInt8>) throws {
         guard nonce.count == AESGCM.nonceByteCount else {
             throw SealCryptoError(.invalidNonceSize, "a nonce is \(AESGCM.nonceByteCount) bytes, not \(nonce.count)")
         }
         guard tag.count == AESGCM.tagByteCount else {
             throw SealCryptoError(.invalidSealedBox, "a tag is \(AESGCM.tagByteCount) bytes, not \(tag.count)")
         }
-        try self.init(combined: nonce + ciphertext + tag)
+        try self.init(combined: Array(nonce) + Array(ciphertext) + Array(tag))
     }
 
     public var nonce: ArraySlice<UInt8> { combined[..<AESGCM.nonceByteCount] }

@@ -12,9 +12,9 @@ public final class ES256Key: @unchecked Sendable {
 
     /// Reads PEM text: `PUBLIC KEY`, or `PRIVATE KEY` (PKCS#8, Apple's `.p8`) or
     /// `EC PRIVATE KEY`. Anything but a P-256 key is refused.
-    public init(pem: [UInt8]) throws(SealCryptoError) {
+    public init(pem: some Collection<UInt8>) throws(SealCryptoError) {
         func read(_ load: (OpaquePointer) -> OpaquePointer?) -> OpaquePointer? {
-            pem.withUnsafeBytes { bytes in
+            pem.withBytes { bytes in
                 guard let bio = BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else { return nil }
                 defer { BIO_free(bio) }
                 return load(bio)

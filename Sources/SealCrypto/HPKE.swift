@@ -20,7 +20,8 @@ public final class P256PublicKey: @unchecked Sendable {
 
     public static let byteCount = 65
 
-    public init(x963Representation bytes: [UInt8]) throws(SealCryptoError) {
+    public init(x963Representation given: some Collection<UInt8>) throws(SealCryptoError) {
+        let bytes = Array(given)
         guard bytes.count == Self.byteCount, bytes[0] == 0x04 else {
             throw SealCryptoError(.invalidKey, "a P-256 public key is 65 bytes starting 04, not \(bytes.count) bytes")
         }
@@ -76,8 +77,8 @@ public final class P256PrivateKey: @unchecked Sendable {
     }
 
     /// The same from bytes the caller keeps (and wipes): published test vectors.
-    public convenience init(scalar: [UInt8]) throws(SealCryptoError) {
-        try self.init(scalar: scalar.withUnsafeBytes { SecureBytes(copying: $0) })
+    public convenience init(scalar: some Collection<UInt8>) throws(SealCryptoError) {
+        try self.init(scalar: scalar.withBytes { SecureBytes(copying: $0) })
     }
 
     private init(taking scalar: OpaquePointer) throws(SealCryptoError) {
@@ -135,13 +136,14 @@ public enum HPKE {
 
     /// Single shot: `enc ‖ ciphertext ‖ tag` of `plaintext` for `recipient`, bound to `info`,
     /// with empty associated data (the layout of Python cryptography's `Suite.encrypt`).
-    public static func seal(_ plaintext: [UInt8], to recipient: P256PublicKey, info: [UInt8]) throws -> [UInt8] {
+    public static func seal(_ plaintext: some Collection<UInt8>, to recipient: P256PublicKey, info: some Collection<UInt8>) throws -> [UInt8] {
         let (enc, context) = try sender(to: recipient, info: info)
         return enc + (try context.seal(plaintext))
     }
 
     /// Opens what `seal` made; no plaintext byte comes out unless the tag verifies.
-    public static func open(_ message: [UInt8], with recipient: P256PrivateKey, info: [UInt8]) throws -> [UInt8] {
+    public static func open(_ given: some Collection<UInt8>, with recipient: P256PrivateKey, info: some Collection<UInt8>) throws -> [UInt8] {
+        let message = Array(given)
         guard message.count >= encapsulatedKeyByteCount + AESGCM.tagByteCount else {
             throw SealCryptoError(.invalidSealedBox, "an HPKE message holds a 65-byte key and a 16-byte tag at least, this one has \(message.count) bytes")
         }
@@ -153,22 +155,23 @@ public enum HPKE {
     /// - Parameter ephemeral: only the RFC's test vectors pass one; a reused ephemeral key
     ///   makes every message to that recipient share a key.
     @_spi(Testing)
-    public static func sender(to recipient: P256PublicKey, info: [UInt8], ephemeral: P256PrivateKey? = nil) throws -> ([UInt8], Context) {
+    public static func sender(to recipient: P256PublicKey, info: some Collection<UInt8>, ephemeral: P256PrivateKey? = nil) throws -> ([UInt8], Context) {
         let ephemeral = try ephemeral ?? P256PrivateKey.generate()
         let enc = ephemeral.publicKey.x963Representation
         let dh = try ephemeral.sharedSecret(with: recipient)
         let shared = try extractAndExpand(dh: dh, kemContext: enc + recipient.x963Representation)
-        return (enc, try keySchedule(sharedSecret: shared, info: info))
+        return (enc, try keySchedule(sharedSecret: shared, info: Array(info)))
     }
 
     /// The recipient's side: the context that opens, from `enc` (checked to be a point on
     /// the curve before it is used).
     @_spi(Testing)
-    public static func receiver(enc: [UInt8], recipient: P256PrivateKey, info: [UInt8]) throws -> Context {
+    public static func receiver(enc given: some Collection<UInt8>, recipient: P256PrivateKey, info: some Collection<UInt8>) throws -> Context {
+        let enc = Array(given)
         let ephemeral = try P256PublicKey(x963Representation: enc)
         let dh = try recipient.sharedSecret(with: ephemeral)
         let shared = try extractAndExpand(dh: dh, kemContext: enc + recipient.publicKey.x963Representation)
-        return try keySchedule(sharedSecret: shared, info: info)
+        return try keySchedule(sharedSecret: shared, info: Array(info))
     }
 
     /// An encryption context: the AEAD key and base nonce, and the sequence number that
@@ -191,23 +194,23 @@ public enum HPKE {
         }
 
         /// `ciphertext ‖ tag` of the next message.
-        public func seal(_ plaintext: [UInt8], authenticating aad: [UInt8] = []) throws -> [UInt8] {
+        public func seal(_ plaintext: some Collection<UInt8>, authenticating aad: some Collection<UInt8> = [UInt8]()) throws -> [UInt8] {
             let box = try AESGCM.seal(plaintext, using: key, nonce: nextNonce(), authenticating: aad)
             return Array(box.combined[AESGCM.nonceByteCount...])
         }
 
         /// The next message's plaintext, only if its tag verifies.
-        public func open(_ sealed: [UInt8], authenticating aad: [UInt8] = []) throws -> [UInt8] {
-            try sealed.withUnsafeBytes { try open(sealed: $0, authenticating: aad) }
+        public func open(_ sealed: some Collection<UInt8>, authenticating aad: some Collection<UInt8> = [UInt8]()) throws -> [UInt8] {
+            try sealed.withBytes { sealed in try aad.withBytes { try open(sealed: sealed, authenticating: $0) } }
         }
 
         /// The same over bytes the caller holds (`open` of a whole message reads in place).
-        func open(sealed: UnsafeRawBufferPointer, authenticating aad: [UInt8] = []) throws -> [UInt8] {
+        func open(sealed: UnsafeRawBufferPointer, authenticating aad: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)) throws -> [UInt8] {
             guard sealed.count >= AESGCM.tagByteCount else {
                 throw SealCryptoError(.invalidSealedBox, "an HPKE ciphertext ends in a 16-byte tag; this one has \(sealed.count) bytes")
             }
             return try nextNonce().withUnsafeBytes { nonce in
-                try aad.withUnsafeBytes { try AESGCM.open(nonce: nonce, ciphertextAndTag: sealed, using: key, authenticating: $0) }
+                try AESGCM.open(nonce: nonce, ciphertextAndTag: sealed, using: key, authenticating: aad)
             }
         }
     }

@@ -24,6 +24,10 @@ struct PayloadTests {
         let opener = PayloadOpener(keyring: keyring)
         let opened = try opener.open(try opener.envelope(inPayload: bytes), now: 1_000)
         #expect(opened == alert)
+        // Any collection of bytes at the public edge: Foundation's Data, a slice.
+        #expect(try opener.open(try opener.envelope(inPayload: Data(bytes)), now: 1_000) == alert)
+        #expect(try opener.envelope(inPayload: bytes[...]) == opener.envelope(inPayload: bytes))
+        #expect(try SealedAlert(plaintext: Data(alert.plaintext(paddedTo: 1))) == alert)
     }
 
     /// The plaintext is written member by member, without building the JSON object; it must

@@ -6,6 +6,24 @@ import Testing
 struct AESGCMTests {
     let key = try! SymmetricKey(bytes: [UInt8](repeating: 7, count: 32))
 
+    /// The public edge takes any collection of bytes, as swift-crypto takes DataProtocol:
+    /// Foundation's Data, slices, a String's UTF-8, and collections that are not contiguous.
+    @Test func thePublicEdgeTakesAnyCollectionOfBytes() throws {
+        let plaintext = Data("the disk is full".utf8)
+        let box = try AESGCM.seal(plaintext, using: key, authenticating: "ps1.kid".utf8)
+        #expect(try AESGCM.open(box, using: key, authenticating: Array("ps1.kid".utf8)[...]) == Array(plaintext))
+        let backwards = try AESGCM.seal(Array("lluf si ksid eht".utf8).reversed(), using: key)
+        #expect(try AESGCM.open(backwards, using: key) == Array(plaintext))
+        #expect(try SealedBox(combined: Data(box.combined)) == box)
+        #expect(try SealedBox(nonce: box.nonce, ciphertext: box.ciphertext, tag: Data(box.tag)) == box)
+
+        let recipient = try P256PrivateKey.generate()
+        let message = try HPKE.seal(plaintext, to: recipient.publicKey, info: "info".utf8)
+        #expect(try HPKE.open(message[...], with: recipient, info: Data("info".utf8)) == Array(plaintext))
+        let point = try P256PublicKey(x963Representation: Data(recipient.publicKey.x963Representation))
+        #expect(point.x963Representation == recipient.publicKey.x963Representation)
+    }
+
     @Test func roundTripWithAssociatedData() throws {
         let message = Array("the disk is full".utf8)
         let box = try AESGCM.seal(message, using: key, authenticating: Array("ps1.kid".utf8))

@@ -143,8 +143,8 @@ public struct SealedAlert: Sendable, Equatable {
     /// Reads an opened plaintext. Unknown members are ignored so later senders may add some.
     /// The members are taken as they are read, with no tree of the whole alert: the
     /// receiver opens one for every notification.
-    public init(plaintext: [UInt8]) throws {
-        self = try plaintext.withUnsafeBytes { try SealedAlert(plaintext: $0) }
+    public init(plaintext: some Collection<UInt8>) throws {
+        self = try plaintext.withBytes { try SealedAlert(plaintext: $0) }
     }
 
     /// The same from bytes wherever they lie (the receiver opens onto the stack).

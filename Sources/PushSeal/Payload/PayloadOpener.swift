@@ -12,10 +12,10 @@ public struct PayloadOpener: Sendable {
     }
 
     /// The envelope in a payload's custom field.
-    public func envelope(inPayload bytes: [UInt8]) throws -> SealedEnvelope {
+    public func envelope(inPayload bytes: some Collection<UInt8>) throws -> SealedEnvelope {
         let value: JSONValue
         do {
-            value = try JSONParser.parse(bytes)
+            value = try bytes.withBytes { try JSONParser.parse($0) }
         } catch {
             throw PayloadError(.invalidPayload, "the input is not JSON: \(error)", underlying: error)
         }
