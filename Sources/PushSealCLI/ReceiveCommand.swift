@@ -79,10 +79,13 @@ struct ReceiveCommand {
         var status = ExitStatus.ok
         if let listen = request.listen, let memory {
             try serve(listen, memory: memory, delivering)
-        } else if let folder = request.watch {
-            try watch(folder, delivering)
         } else {
-            status = try readInputs(delivering)
+            if let folder = request.watch {
+                try watch(folder, delivering)
+            } else {
+                status = try readInputs(delivering)
+            }
+            // Files, stdin and a watched folder have no drain deadline: every record goes out.
             if case (_, let failure?) = output.finish(within: nil) {
                 throw CLIFailure(.ioError, "cannot write to stdout: \(failure)")
             }
@@ -201,9 +204,6 @@ struct ReceiveCommand {
         } catch {
             processes.waitUntilAllReaped()
             throw CLIFailure(.ioError, error.message)
-        }
-        if case (_, let failure?) = output.finish(within: nil) {
-            throw CLIFailure(.ioError, "cannot write to stdout: \(failure)")
         }
     }
 

@@ -142,13 +142,14 @@ public enum HPKE {
     }
 
     /// Opens what `seal` made; no plaintext byte comes out unless the tag verifies.
-    public static func open(_ given: some Collection<UInt8>, with recipient: P256PrivateKey, info: some Collection<UInt8>) throws -> [UInt8] {
-        let message = Array(given)
-        guard message.count >= encapsulatedKeyByteCount + AESGCM.tagByteCount else {
-            throw SealCryptoError(.invalidSealedBox, "an HPKE message holds a 65-byte key and a 16-byte tag at least, this one has \(message.count) bytes")
+    public static func open(_ message: some Collection<UInt8>, with recipient: P256PrivateKey, info: some Collection<UInt8>) throws -> [UInt8] {
+        try message.withBytes { message in
+            guard message.count >= encapsulatedKeyByteCount + AESGCM.tagByteCount else {
+                throw SealCryptoError(.invalidSealedBox, "an HPKE message holds a 65-byte key and a 16-byte tag at least, this one has \(message.count) bytes")
+            }
+            let context = try receiver(enc: message[..<encapsulatedKeyByteCount], recipient: recipient, info: info)
+            return try context.open(sealed: UnsafeRawBufferPointer(rebasing: message[encapsulatedKeyByteCount...]))
         }
-        let context = try receiver(enc: Array(message[..<encapsulatedKeyByteCount]), recipient: recipient, info: info)
-        return try message.withUnsafeBytes { try context.open(sealed: UnsafeRawBufferPointer(rebasing: $0[encapsulatedKeyByteCount...])) }
     }
 
     /// The sender's side of the key schedule: `enc` and the context that seals.
