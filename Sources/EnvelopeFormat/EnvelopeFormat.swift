@@ -40,6 +40,16 @@ public enum EnvelopeVersion: String, Sendable, CaseIterable {
         }
     }
 
+    /// Whether `name` is a version's name, `"ps"` and a number (1 to 9999, no leading zero):
+    /// the names later versions will have. docs/FORMAT.md §3's `version-name`.
+    @inlinable
+    public static func isLaterVersionName(_ name: UnsafeRawBufferPointer) -> Bool {
+        guard (3...6).contains(name.count), name[0] == UInt8(ascii: "p"), name[1] == UInt8(ascii: "s"),
+            name[2] != UInt8(ascii: "0")
+        else { return false }
+        return name[2...].allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
+
     /// The versions this build reads, for messages: "ps1 and ps2".
     public static var readable: String {
         allCases.map(\.rawValue).joined(separator: " and ")
@@ -77,9 +87,9 @@ public enum KeyIDRule {
 public enum EnvelopeFormatError: Error, Sendable, Equatable {
     /// Not `<version>.<kid>.<sealed>` at all.
     case notAnEnvelope
-    /// The shape of an envelope, under a version this build does not read (`ps3`, say): a
-    /// later sender's, which a receiver reports as unsupported rather than damaged. The
-    /// name is given when it is short and plain enough to show.
+    /// A version this build does not read (`ps3`, say): a later sender's, which a receiver
+    /// reports as unsupported rather than damaged, whatever follows the name. The name is
+    /// `ps` and at most four digits, so it is always plain enough to show.
     case unsupportedVersion(String?)
     /// The key id breaks `KeyIDRule`.
     case invalidKeyID
@@ -94,20 +104,22 @@ public struct EnvelopeLayout: Sendable, Equatable {
     public let sealed: Range<Int>
 
     /// Finds the parts of `bytes`, checking the version and the kid (not the sealed text,
-    /// which the caller decodes).
+    /// which the caller decodes). docs/FORMAT.md §3: the version is the text before the
+    /// first dot (all of it when there is none); `ps1` and `ps2` are read; any other
+    /// `ps<number>` is a later version, unsupported whatever follows it; anything else is
+    /// not an envelope.
     @inlinable
     public init(utf8 bytes: UnsafeRawBufferPointer) throws(EnvelopeFormatError) {
         let dot = UInt8(ascii: ".")
+        let firstDot = bytes.firstIndex(of: dot)
+        let name = UnsafeRawBufferPointer(rebasing: bytes[..<(firstDot ?? bytes.count)])
+        guard let version = EnvelopeVersion(utf8: name) else {
+            guard EnvelopeVersion.isLaterVersionName(name) else { throw .notAnEnvelope }
+            throw .unsupportedVersion(String(decoding: name, as: UTF8.self))
+        }
         // The kid's end is looked for from the front: neither a kid nor base64url has a dot,
         // so a dot further on is the sealed part's decoder's to refuse.
-        guard let firstDot = bytes.firstIndex(of: dot),
-            let secondDot = bytes[(firstDot + 1)...].firstIndex(of: dot)
-        else { throw .notAnEnvelope }
-        let name = UnsafeRawBufferPointer(rebasing: bytes[..<firstDot])
-        guard let version = EnvelopeVersion(utf8: name) else {
-            let plain = name.count <= 16 && KeyIDRule.isValid(utf8: name)
-            throw .unsupportedVersion(plain ? String(decoding: name, as: UTF8.self) : nil)
-        }
+        guard let firstDot, let secondDot = bytes[(firstDot + 1)...].firstIndex(of: dot) else { throw .notAnEnvelope }
         guard KeyIDRule.isValid(utf8: UnsafeRawBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot])) else {
             throw .invalidKeyID
         }

@@ -20,9 +20,6 @@ func runDecrypt(_ request: DecryptRequest, console: Console) throws -> ExitStatu
         for (index, line) in lines {
             do {
                 let alert = try open(line, with: opener, now: now)
-                if let expires = alert.expires, expires <= now {
-                    console.warning("line \(index + 1): this message expired at \(Timestamp.format(expires)); receivers show a placeholder instead")
-                }
                 console.output(JSONWriter.string(.object(alert.json)))
             } catch {
                 failed += 1
@@ -35,29 +32,27 @@ func runDecrypt(_ request: DecryptRequest, console: Console) throws -> ExitStatu
         }
         return .ok
     }
-    if let expires = whole.expires, expires <= now {
-        console.warning("this message expired at \(Timestamp.format(expires)); receivers show a placeholder instead")
-    }
     console.output(JSONWriter.string(.object(whole.json)))
     return .ok
 }
 
-/// One payload, or one bare envelope, opened.
+/// One payload, or one bare envelope, opened by the receiver's judge (docs/FORMAT.md §6):
+/// `decrypt` prints an alert exactly when `pushseal receive` would show it decrypted, and
+/// otherwise names the status the receiver gives.
 private func open(_ input: ArraySlice<UInt8>, with opener: PayloadOpener, now: Int64) throws -> SealedAlert {
     let bytes = Array(input)
     let text = String(decoding: bytes, as: UTF8.self).trimmingASCIIWhitespace()
-    let envelope =
-        text.hasPrefix("ps1.") || text.hasPrefix("ps2.")
-        ? try SealedEnvelope(parsing: text)
-        : try opener.envelope(inPayload: bytes)
-    do {
-        return try opener.open(envelope, now: now)
-    } catch let error as KeyringError where error.code != .corrupt && error.code != .io {
-        // The kid came from the input, not from the user: a kid this keyring cannot use is
-        // bad input (65), like any other altered character of the envelope. A key the user
-        // names on the command line (keys export KID) stays "missing" (66).
-        throw CLIFailure(.dataError, error.reason)
-    }
+    // A payload is a JSON object; anything else is read as a bare envelope of some version
+    // (`ps3.…` is then unsupported, not "not JSON").
+    let judgement =
+        text.hasPrefix("{")
+        ? bytes.withUnsafeBytes { PayloadJudgement.of(payload: $0, field: opener.field, keyring: opener.keyring, now: now) }
+        : PayloadJudgement.of(envelope: text, field: opener.field, keyring: opener.keyring, now: now)
+    if judgement.status == .decrypted, let alert = judgement.alert { return alert }
+    let status = judgement.status ?? .malformed
+    // The kid came from the input, not from the user: a kid this keyring cannot use is bad
+    // input (65), like any other altered character of the envelope.
+    throw CLIFailure(.dataError, "\(status.rawValue): \(judgement.reason ?? "the receiver does not show it decrypted")")
 }
 
 extension Specs {
@@ -67,7 +62,9 @@ extension Specs {
         options: [fieldOption, keysOption],
         discussion: """
             Reads a payload (or a bare ps1 or ps2 envelope) from FILE or stdin ('-') and prints the sealed
-            alert as one line of JSON. An altered envelope exits 65 and prints nothing on stdout.
+            alert as one line of JSON, exactly when 'pushseal receive' would show it decrypted. Otherwise
+            it prints nothing on stdout, names the receiver's status on stderr (malformed, unsupported,
+            key-missing, auth-failed, expired, passthrough, ...) and exits 65.
             """, arguments: .files)
 }
 

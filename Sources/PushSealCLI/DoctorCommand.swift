@@ -2,8 +2,9 @@ import PushSeal
 import PushSealJSON
 
 /// Runs `pushseal doctor PAYLOAD|-`: says what an iPhone will do with a payload and why, one
-/// finding per line, each problem with its fix. Exits 0 when nothing stands in the way, 65
-/// when something does.
+/// finding per line, each problem with its fix. The verdict is the status `pushseal receive`
+/// gives (the same code judges both). Exits 0 when nothing stands in the way, 65 when
+/// something does, 66 when the seal could not be checked without --keys.
 func runDoctor(_ request: DoctorRequest, console: Console) throws -> ExitStatus {
     let bytes = try InputFiles.read(request.source)
     var keyring: Keyring?
@@ -27,7 +28,8 @@ func runDoctor(_ request: DoctorRequest, console: Console) throws -> ExitStatus 
         for finding in diagnosis.findings { console.output(DoctorReport.line(finding)) }
         console.output("verdict: \(verdict)")
     }
-    return diagnosis.hasProblem ? .dataError : .ok
+    if diagnosis.hasProblem || (diagnosis.status != nil && diagnosis.status != .decrypted) { return .dataError }
+    return diagnosis.status == nil ? .noInput : .ok
 }
 
 /// How doctor's findings are written, for payloads and senders alike.
@@ -58,7 +60,7 @@ enum DoctorReport {
             "the device shows the placeholder (\(status.rawValue))"
         case let status?: "status \(status.rawValue)"
         case nil where diagnosis.hasProblem: "it will not arrive as meant: see the problems above"
-        case nil: "it reaches the extension sealed; give --keys DIR to check that it opens"
+        case nil: "could not check the seal without --keys: it reaches the extension sealed; give --keys DIR to check that it opens"
         }
     }
 }
@@ -87,7 +89,9 @@ extension Specs {
             not a background push), its size against the push type's limit, the envelope's shape down
             to the precise base64 fault (padding, a space or line break, the standard alphabet, cut
             off), the version, and with --keys the key, whether it opens, exp, and what is shown.
-            Each problem comes with its fix. Exits 0 when nothing stands in the way, 65 otherwise.
+            Each problem comes with its fix. The verdict is the status 'pushseal receive' gives the same
+            payload (one judge, docs/FORMAT.md section 6). Exits 0 when nothing stands in the way, 65 when
+            something does, 66 when the seal could not be checked for want of --keys.
 
             'pushseal doctor send' takes send's options (the .p8, key id, team id, topic, endpoint,
             proxy) and checks the set-up without sending a notification.

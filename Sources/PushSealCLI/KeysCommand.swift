@@ -33,7 +33,7 @@ struct KeysCommand {
         case .promote(let kid, let grace): try promote(kid, grace: grace)
         case .rotate(let grace): try rotate(grace: grace)
         case .list(let json): try list(json: json)
-        case .export(let kid, let wantsPublic, let picture): try export(kid, wantsPublic: wantsPublic, as: picture)
+        case .export(let kid, let wantsPublic, let wantsPrivate, let picture): try export(kid, wantsPublic: wantsPublic, wantsPrivate: wantsPrivate, as: picture)
         case .importShare(let source): try importShare(from: source)
         case .disable(let kid):
             try store.update { try $0.disable(kid) }
@@ -116,10 +116,19 @@ struct KeysCommand {
         for line in table(rows) { console.output(line) }
     }
 
-    private func export(_ kid: String?, wantsPublic: Bool, as picture: SharePicture?) throws {
+    private func export(_ kid: String?, wantsPublic: Bool, wantsPrivate: Bool, as picture: SharePicture?) throws {
         let keyring = try store.load()
         guard let chosen = kid ?? keyring.primary?.id else { throw KeyringError(.noPrimary, "the keyring has no primary key") }
         guard let entry = keyring.entry(chosen) else { throw KeyringError(.unknownKey, "no key \(chosen) in the keyring") }
+        if wantsPrivate {
+            // Only by explicit request, and with a word on where it may go.
+            guard entry.kind == .private else {
+                throw KeyringError(.notAllowed, "key \(chosen) is not a recipient key pair, so it has no private share")
+            }
+            let key = try keyring.recipientKey(for: chosen, now: now)
+            console.warning("this is key \(chosen)'s private key: it opens every message sealed to this device; import it only on another receiver of yours, never on a sender")
+            return try show(PrivateShare(kid: chosen, privateKey: key).text(), of: chosen, secret: true, as: picture, console: console)
+        }
         guard wantsPublic || entry.kind != .secret else {
             let key = try keyring.decryptionKey(for: chosen, now: now)
             return try show(KeyShare(kid: chosen, secret: key).text, of: chosen, secret: true, as: picture, console: console)
@@ -146,6 +155,13 @@ struct KeysCommand {
                 console.warning("a key share typed as an argument shows in 'ps' and shell history; pipe it in with 'pushseal keys import -' next time")
             }
             text = share
+        }
+        if text.trimmingASCIIWhitespace().hasPrefix(PrivateShare.prefix) {
+            let share = try PrivateShare(parsing: text)
+            let added = try store.update(creatingIfMissing: true) { try $0.importPrivate(share, now: now) }
+            console.output(share.kid)
+            note(console, added ? "imported the private key \(share.kid) into \(store.path); it opens ps2 messages sealed to it" : "key \(share.kid) was already in \(store.path)")
+            return
         }
         if text.trimmingASCIIWhitespace().hasPrefix(PublicShare.prefix) {
             let share = try PublicShare(parsing: text)
@@ -242,21 +258,22 @@ extension Specs {
             discussion: ""),
         CommandSpec(
             name: ["keys", "export"], overview: "Print a key as a one-line share for a receiver.",
-            usage: "pushseal keys export [KID] [--public] [--qr | --qr-png FILE] [--keys DIR]",
+            usage: "pushseal keys export [KID] [--public | --private] [--qr | --qr-png FILE] [--keys DIR]",
             options: [
                 keysOption, lockTimeoutOption,
                 OptionSpec("public", help: "Print a recipient key's public share (ppk1.…), which holds no secret."),
+                OptionSpec("private", help: "Print a recipient key's private share (prk1.…), for another receiver of yours; a secret."),
                 OptionSpec("qr", help: "Draw the share as a QR code in the terminal for a phone's camera (a psk1 share: only on a terminal)."),
                 OptionSpec("qr-png", value: "file", help: "Write the share's QR code to FILE as a PNG image (mode 0600) instead of printing it.")
             ],
             discussion:
-                "Prints psk1.<kid>.<secret> for the primary key, or for KID. This is the only command that\nshows a secret: send it over a channel you trust, e.g. 'pushseal keys export | ssh host pushseal keys import -'.\nWith --public it prints ppk1.<kid>.<point> for a recipient key: safe to paste anywhere.\n--qr draws the share as a QR code instead (Unicode half blocks, dark on light); since a psk1\nshare is a secret, its QR code is drawn only when stdout is a terminal, never into a pipe or\na file, and an image of it is written only to the FILE --qr-png names.",
+                "Prints psk1.<kid>.<secret> for the primary key, or for KID. This is the only command that\nshows a secret: send it over a channel you trust, e.g. 'pushseal keys export | ssh host pushseal keys import -'.\nWith --public it prints ppk1.<kid>.<point> for a recipient key: safe to paste anywhere.\nWith --private it prints prk1.<kid>.<scalar>, the device's private key, for a second receiver\nor a backup of yours: a secret that opens every message sealed to the device, never for a sender.\n--qr draws the share as a QR code instead (Unicode half blocks, dark on light); since a psk1\nshare is a secret, its QR code is drawn only when stdout is a terminal, never into a pipe or\na file, and an image of it is written only to the FILE --qr-png names.",
             arguments: .keyIDs),
         CommandSpec(
-            name: ["keys", "import"], overview: "Add a shared key, or a recipient's public key, to this keyring.",
+            name: ["keys", "import"], overview: "Add a shared key, or a recipient's public or private key, to this keyring.",
             usage: "pushseal keys import SHARE|FILE|- [--keys DIR]", options: [keysOption, lockTimeoutOption],
             discussion:
-                "Reads the share from stdin ('-') or a FILE; creates the keyring if there is none. A psk1\nkey is added enabled: it decrypts, and 'keys promote KID' makes it the key that encrypts.\nA ppk1 public key only encrypts ('encrypt --to KID', or promote it to seal to it by default).\nA psk1 share typed as an argument works but shows in 'ps' and shell history, so it earns a\nwarning; a ppk1 share holds no secret and may be given as it is.",
+                "Reads the share from stdin ('-') or a FILE; creates the keyring if there is none. A psk1\nkey is added enabled: it decrypts, and 'keys promote KID' makes it the key that encrypts.\nA ppk1 public key only encrypts ('encrypt --to KID', or promote it to seal to it by default).\nA prk1 private key (from 'keys export --private' on another receiver of yours) opens ps2.\nA psk1 share typed as an argument works but shows in 'ps' and shell history, so it earns a\nwarning; a ppk1 share holds no secret and may be given as it is.",
             arguments: .files),
         CommandSpec(
             name: ["keys", "disable"], overview: "Stop a key from decrypting.",
@@ -286,7 +303,7 @@ enum KeysAction: Equatable {
     case promote(kid: String, grace: Duration)
     case rotate(grace: Duration)
     case list(json: Bool)
-    case export(kid: String?, public: Bool, picture: SharePicture? = nil)
+    case export(kid: String?, public: Bool, private: Bool = false, picture: SharePicture? = nil)
     case importShare(source: ShareSource)
     case disable(kid: String)
     case enable(kid: String)
@@ -371,7 +388,10 @@ func parseKeys(_ arguments: [String], environment: [String: String]) throws(Usag
         } else if parsed.has("qr") {
             picture = .terminal
         }
-        action = .export(kid: try kid(optional: true), public: parsed.has("public"), picture: picture)
+        guard !(parsed.has("public") && parsed.has("private")) else {
+            throw UsageError("give --public (the share senders import) or --private (the device's own key), not both", command: spec.name)
+        }
+        action = .export(kid: try kid(optional: true), public: parsed.has("public"), private: parsed.has("private"), picture: picture)
     case "import":
         guard parsed.positionals.count == 1, let source = parsed.positionals.first else {
             throw UsageError("expected one SHARE: '-' to read it from stdin, or a file holding it", command: spec.name)

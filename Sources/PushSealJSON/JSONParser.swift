@@ -173,13 +173,16 @@ public struct JSONParser {
         var object = JSONObject(reservingCapacity: 8)
         // Small objects check for duplicates by scanning; large ones by hashing, so a hostile
         // object with a million members costs linear time, not quadratic.
-        var names: Set<String>?
+        // Names are compared as their UTF-8 bytes after unescaping, never as Swift Strings:
+        // String equality is Unicode canonical equivalence, which would call "é" and "e\u0301"
+        // one name where every other parser sees two.
+        var names: Set<[UInt8]>?
         try parseMembers(
             depth: depth, name: { try $0.parseString() },
             isNew: { key in
-                if names != nil { return names!.insert(key).inserted }
-                if object.count >= 16 { names = Set(object.keys) }
-                return names?.insert(key).inserted ?? !object.members.contains { $0.key == key }
+                if names != nil { return names!.insert(Array(key.utf8)).inserted }
+                if object.count >= 16 { names = Set(object.keys.map { Array($0.utf8) }) }
+                return names?.insert(Array(key.utf8)).inserted ?? !object.members.contains { $0.key.utf8.elementsEqual(key.utf8) }
             }, shown: { $0 }, { key, value in object.append(key, value) })
         return .object(object)
     }

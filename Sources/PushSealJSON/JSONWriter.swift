@@ -97,6 +97,10 @@ public enum JSONWriter {
         switch byte {
         case UInt8(ascii: "\""): output.append(UInt8(ascii: "\""))
         case UInt8(ascii: "\\"): output.append(UInt8(ascii: "\\"))
+        // The short escapes wherever JSON has one, as ECMAScript's JSON.stringify and Python's
+        // json.dumps write them: docs/FORMAT.md's canonical form, so other senders' bytes match.
+        case 0x08: output.append(UInt8(ascii: "b"))
+        case 0x0C: output.append(UInt8(ascii: "f"))
         case 0x0A: output.append(UInt8(ascii: "n"))
         case 0x0D: output.append(UInt8(ascii: "r"))
         case 0x09: output.append(UInt8(ascii: "t"))

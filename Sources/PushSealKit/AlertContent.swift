@@ -112,7 +112,8 @@ public struct AlertContent: Sendable, Equatable {
                 interruptionLevel = nil
                 break
             }
-            guard let level = InterruptionLevel(named: name) else {
+            // APNs' spelling alone: `timeSensitive` is the CLI's convenience, never the wire's.
+            guard let level = InterruptionLevel(rawValue: name) else {
                 throw OpeningError(.malformed, "alert field 'interruption-level' is not passive, active, time-sensitive or critical")
             }
             interruptionLevel = level

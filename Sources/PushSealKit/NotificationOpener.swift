@@ -110,16 +110,24 @@ public struct NotificationOpener: Sendable {
         open(payload: UserInfo.json(userInfo), now: now)
     }
 
-    /// The payload's JSON bytes; anything but a JSON object is malformed.
+    /// The payload's JSON bytes, as APNs carried them: anything but a JSON object, and a
+    /// payload over APNs' 4096 bytes (white space at its end not counted), is malformed
+    /// (docs/FORMAT.md §6 steps 1 and 3).
     public func open(json: Data, now: Date = Date()) -> OpenedNotification {
-        guard case .object(let payload)? = try? JSONParser.parse(Array(json)) else {
+        func malformed(_ reason: String) -> OpenedNotification {
             let changes = placeholderChanges(for: .malformed)
-            return OpenedNotification(
-                status: .malformed, changes: changes, content: changes, kid: nil,
-                reason: "the payload is not a JSON object", data: JSONObject())
+            return OpenedNotification(status: .malformed, changes: changes, content: changes, kid: nil, reason: reason, data: JSONObject())
         }
+        let bytes = Array(json)
+        guard case .object(let payload)? = try? JSONParser.parse(bytes) else { return malformed("the payload is not a JSON object") }
+        var size = bytes.count
+        while size > 0, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[size - 1]) { size -= 1 }
+        guard size <= Self.payloadByteLimit else { return malformed("the payload is \(size) bytes, over APNs' \(Self.payloadByteLimit)") }
         return open(payload: payload, now: now)
     }
+
+    /// APNs' limit for an alert push's payload.
+    static let payloadByteLimit = 4096
 
     /// The payload as JSON: the one path every entry point takes.
     public func open(payload: JSONObject, now: Date = Date()) -> OpenedNotification {
@@ -141,6 +149,12 @@ public struct NotificationOpener: Sendable {
             return OpenedNotification(
                 status: status, changes: changes, content: delivered.changed(by: changes), kid: kid,
                 reason: reason, data: JSONObject())
+        }
+        // Every APNs payload has `aps`; a receiver refuses one without (step 2).
+        guard case .object? = payload["aps"] else {
+            let changes = placeholderChanges(for: .malformed)
+            return OpenedNotification(
+                status: .malformed, changes: changes, content: changes, kid: nil, reason: "the payload has no 'aps' dictionary", data: JSONObject())
         }
         // Apple's rule for running an extension at all.
         guard payload["aps"]?.objectValue?["mutable-content"]?.integerValue == 1, delivered.hasText else {
@@ -180,7 +194,7 @@ public struct NotificationOpener: Sendable {
         }
         let alert: SealedAlert
         do {
-            alert = try SealedAlert(plaintext: try envelope.open(with: key, hpkeAvailable: hpkeAvailable))
+            alert = try SealedAlert(plaintext: try envelope.open(with: key, hpkeAvailable: hpkeAvailable), field: field)
         } catch {
             let status: OpenedNotification.Status =
                 switch error.reason {
@@ -215,7 +229,7 @@ struct SealedAlert {
     var data = JSONObject()
     var expires: Int64?
 
-    init(plaintext: Data) throws(OpeningError) {
+    init(plaintext: Data, field: String) throws(OpeningError) {
         // Padding is trailing spaces, which JSON skips: nothing to remove first.
         guard let value = try? JSONParser.parse(Array(plaintext)) else {
             throw OpeningError(.malformed, "the opened envelope is not a JSON alert")
@@ -232,6 +246,12 @@ struct SealedAlert {
                 case .object(let object): data = object
                 default: throw OpeningError(.malformed, "alert field 'data' is \(value.kindName), not an object")
                 }
+            case "id":
+                switch value {
+                case .null: break
+                case .string(let id) where (1...64).contains(id.utf8.count): break
+                default: throw OpeningError(.malformed, "alert field 'id' is not a string of 1 to 64 bytes")
+                }
             case "sent", "exp":
                 guard value == .null || value.integerValue != nil else {
                     throw OpeningError(.malformed, "alert field '\(key)' is not a whole number")
@@ -240,6 +260,12 @@ struct SealedAlert {
             default:
                 break
             }
+        }
+        guard content.title?.isEmpty == false || content.body?.isEmpty == false else {
+            throw OpeningError(.malformed, "the sealed alert has neither a title nor a body to show")
+        }
+        for name in ["aps", field] where data[name] != nil {
+            throw OpeningError(.malformed, "the sealed data names '\(name)', which the payload's own member holds")
         }
     }
 }

@@ -32,8 +32,8 @@ struct ExampleTests {
         let senderKeys: String
         let recipientKid: String
         let publicShare: String
-        /// The device's private scalar as its keyring holds it (standard base64).
-        let privateScalar: String
+        /// A file holding the device's prk1 share, as `keys export --private` prints it.
+        let privateShareFile: String
 
         init() throws {
             secretKeys = scratch.file("Secret")
@@ -44,10 +44,11 @@ struct ExampleTests {
             publicShare = try pushseal(["keys", "export", "--public", "--keys", deviceKeys]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             senderKeys = scratch.file("Sender")
             #expect(try pushseal(["keys", "import", "--keys", senderKeys, "-"], stdin: publicShare).status == 0)
-            let keyring = jsonObject(try String(contentsOfFile: deviceKeys + "/keyring.json", encoding: .utf8))
-            let kid = recipientKid
-            let entry = (keyring["keys"] as! [[String: Any]]).first { $0["id"] as? String == kid }!
-            privateScalar = entry["secret"] as! String
+            let exported = try pushseal(["keys", "export", "--private", "--keys", deviceKeys])
+            #expect(exported.status == 0 && exported.stdout.hasPrefix("prk1.\(recipientKid)."), "\(exported.stderr)")
+            #expect(exported.stderr.contains("private key") && !exported.stderr.contains(exported.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+            privateShareFile = scratch.file("device.prk1")
+            try exported.stdout.write(toFile: privateShareFile, atomically: true, encoding: .utf8)
         }
     }
 
@@ -58,6 +59,10 @@ struct ExampleTests {
             VectorTests.repository.appendingPathComponent("docs/vectors/ps2.json").path
         ])
         #expect(run.status == 0, "\(run.stderr)")
+        for version in ["ps1", "ps2"] {
+            let edge = try ConformanceTests.cases(version).edge
+            #expect(run.stdout.contains("\(version).json: ") && run.stdout.contains("\(edge) edge cases judged alike"), "\(run.stdout)")
+        }
         #expect(run.stdout.contains("ps1.json: 5 positive reproduced byte for byte, 13 negative refused"), "\(run.stdout)")
         #expect(run.stdout.contains("ps2.json: 3 positive reproduced byte for byte, 10 negative refused"), "\(run.stdout)")
     }
@@ -88,7 +93,7 @@ struct ExampleTests {
 
         let ps2 = try pushseal(["encrypt", "--keys", keys.senderKeys, "--to", keys.recipientKid, "-t", "To the device", "-b", "sealed to its key"])
         #expect(ps2.status == 0, "\(ps2.stderr)")
-        let openedPS2 = try language.run(["open", "--private", "\(keys.recipientKid)=\(keys.privateScalar)"], stdin: ps2.stdout)
+        let openedPS2 = try language.run(["open", "--private", keys.privateShareFile], stdin: ps2.stdout)
         #expect(openedPS2.status == 0, "\(openedPS2.stderr)")
         #expect(jsonObject(openedPS2.stdout)["title"] as? String == "To the device", "\(openedPS2.stdout)")
 

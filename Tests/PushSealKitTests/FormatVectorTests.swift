@@ -89,4 +89,29 @@ struct FormatVectorTests {
             #expect(opened.status.rawValue == entry["status"] as? String, "\(version) '\(name)': \(opened.status) (\(opened.reason ?? ""))")
         }
     }
+
+    /// docs/FORMAT.md's edge cases (the `edge` list, each naming the section it checks) get the
+    /// status the file states, as `pushseal receive`, `doctor`, `decrypt` and both examples give
+    /// them (ConformanceTests); ps2's keys come in through their prk1 lines.
+    @Test(arguments: ["ps1", "ps2"])
+    func everyEdgeCaseGetsItsStatus(version: String) throws {
+        let document = try Self.document(version)
+        var store = try Self.keyStore(version, document)
+        if version == "ps2" {
+            var keys: [String: OpeningKey] = [:]
+            for (_, material) in document["keys"] as! [String: [String: String]] {
+                let (kid, key) = try KeyShare.privateKey(parsing: material["private_share"]!)
+                keys[kid] = .recipient(key)
+            }
+            store = InMemoryKeyStore(keys)
+        }
+        let cases = document["edge"] as! [[String: Any]]
+        #expect(cases.count >= (version == "ps1" ? 60 : 4))
+        for entry in cases {
+            let name = entry["name"] as? String ?? "?"
+            #expect((entry["spec"] as? String)?.hasPrefix("§") == true, "\(name) names its rule")
+            let opened = NotificationOpener(keys: store).open(json: Data((entry["payload"] as! String).utf8))
+            #expect(opened.status.rawValue == entry["status"] as? String, "\(version) '\(name)': \(opened.status) (\(opened.reason ?? ""))")
+        }
+    }
 }

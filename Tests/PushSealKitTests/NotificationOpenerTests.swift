@@ -21,7 +21,14 @@ struct NotificationOpenerTests {
 
     @Test func sealedDataJoinsUserInfoButNeverReplacesApsOrTheField() throws {
         let key = SymmetricKey(size: .bits256)
-        let enc = try Self.sealed(["title": "T", "body": "B", "data": ["aps": "replaced?", "enc": "replaced?", "order": 42]], kid: "k1", key: key)
+        // docs/FORMAT.md §5: data naming aps or the field is refused whole, never merged in part.
+        for name in ["aps", "enc"] {
+            let refused = try Self.sealed(["title": "T", "body": "B", "data": [name: "replaced?", "order": 42]], kid: "k1", key: key)
+            let aps: [String: Any] = ["alert": ["title": "fallback"], "mutable-content": 1]
+            let opened = NotificationOpener(keys: InMemoryKeyStore(["k1": .secret(key)])).open(userInfo: ["aps": aps, "enc": refused])
+            #expect(opened.status == .malformed && opened.data.isEmpty, "\(name)")
+        }
+        let enc = try Self.sealed(["title": "T", "body": "B", "data": ["order": 42]], kid: "k1", key: key)
         let userInfo: [AnyHashable: Any] = ["aps": ["alert": ["title": "fallback", "body": "fallback"], "mutable-content": 1], "enc": enc, 7: "not a string key"]
         let opened = NotificationOpener(keys: InMemoryKeyStore(["k1": .secret(key)])).open(userInfo: userInfo)
         #expect(opened.status == .decrypted && opened.title == "T" && opened.subtitle == "" && opened.body == "B")
@@ -37,7 +44,7 @@ struct NotificationOpenerTests {
         let key = SymmetricKey(size: .bits256)
         let enc = try Self.sealed(
             [
-                "title": "T", "badge": 4, "sound": "chime", "thread-id": "ops", "interruption-level": "timeSensitive",
+                "title": "T", "badge": 4, "sound": "chime", "thread-id": "ops", "interruption-level": "time-sensitive",
                 "relevance-score": 0.25, "target-content-id": "w1"
             ], kid: "k1", key: key)
         let aps: [String: Any] = [

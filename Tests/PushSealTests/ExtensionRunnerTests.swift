@@ -351,11 +351,13 @@ struct DecryptingExtensionTests {
         #expect(content.targetContentIdentifier == nil && content.interruptionLevel == nil)
     }
 
-    @Test func sealedDataNeverReplacesApsOrTheEnvelopeField() async throws {
+    /// docs/FORMAT.md §5: `data` must not name `aps` or the field; a receiver refuses such an
+    /// alert as malformed (shows the placeholder) rather than quietly dropping members.
+    @Test(arguments: ["aps", "enc"])
+    func sealedDataNamingApsOrTheEnvelopeFieldIsMalformed(name: String) async throws {
         var request = AlertRequest()
         request.title = "Secret title"
-        request.data["aps"] = .string("replaced")
-        request.data["enc"] = .string("replaced")
+        request.data[name] = .string("replaced")
         request.data["kept"] = .integer(1)
         // pushseal's sender refuses such data; another sender may write it.
         #expect(throws: PayloadError.self) { try PayloadSealer(keyring: keyring).payload(for: try request.alert(now: now)) }
@@ -363,10 +365,10 @@ struct DecryptingExtensionTests {
         let envelope = try SealedEnvelope.seal(try request.alert(now: now).plaintext(paddedTo: 1), kid: kid, key: key)
         let payload = #"{"aps":{"alert":{"title":"fallback"},"mutable-content":1},"enc":""# + envelope.text + #""}"#
         let delivery = await deliver(payload, keys: FixedKeySource(keyring))
-        #expect(delivery.status == .decrypted && delivery.content.title == "Secret title")
+        #expect(delivery.status == .malformed && delivery.content.title != "Secret title")
         #expect(delivery.content.userInfo["aps"]?.objectValue?["mutable-content"] == .integer(1))
         #expect(delivery.content.userInfo["enc"] == .string(envelope.text))
-        #expect(delivery.content.userInfo["kept"] == .integer(1))
+        #expect(delivery.content.userInfo["kept"] == nil, "nothing sealed reaches userInfo")
     }
 
     @Test func eachFailureShowsThePlaceholderWithItsStatus() async throws {

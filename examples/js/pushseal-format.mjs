@@ -6,11 +6,13 @@
 //   node pushseal-format.mjs seal --share psk1.KID.SECRET --title T --body B [--pad 32] [--field enc]
 //   node pushseal-format.mjs seal --share ppk1.KID.POINT  --title T --body B      (ps2: to a device)
 //   node pushseal-format.mjs open --share psk1.KID.SECRET [--field enc] < payload.json
-//   node pushseal-format.mjs open --private KID=SCALAR    [--field enc] < payload.json
+//   node pushseal-format.mjs open --private FILE          [--field enc] < payload.json
+//        FILE: a prk1 share (pushseal keys export --private), kept out of the arguments
 //   node pushseal-format.mjs vectors docs/vectors/ps1.json [...]
 //
-// `open` prints the opened alert as JSON; a payload it must refuse ends it with exit 1 and
-// one line `STATUS: reason` (malformed, key-missing, auth-failed, expired, unsupported).
+// `open` prints the opened alert as JSON; a payload it does not open ends it with exit 1 and
+// one line `STATUS: reason` (docs/FORMAT.md section 6: malformed, passthrough, unsupported,
+// key-missing, auth-failed, expired).
 import { webcrypto, createECDH } from "node:crypto";
 import { readFileSync } from "node:fs";
 
@@ -48,9 +50,10 @@ export function fromB64url(text) {
   return bytes;
 }
 
-/** JSON as pushseal writes it: no spaces, UTF-8 as is, '/' never escaped, and control
- *  characters other than \n, \r and \t as \u00XX. */
-export const jsonText = (value) => JSON.stringify(value).replaceAll("\\b", "\\u0008").replaceAll("\\f", "\\u000c");
+/** JSON in the canonical form of docs/FORMAT.md section 4.1: no spaces, UTF-8 as is, '/'
+ *  never escaped, the short escapes \b \f \n \r \t and \u00xx for other control
+ *  characters: exactly what JSON.stringify writes. */
+export const jsonText = (value) => JSON.stringify(value);
 
 export function plaintext(alert, pad) {
   let bytes = encoder.encode(jsonText(alert));
@@ -149,103 +152,213 @@ export async function seal(share, alert, { pad = 32, field = "enc", fallback = F
 }
 
 // --- opening ------------------------------------------------------------------------------
+// docs/FORMAT.md section 6, step by step: every refusal carries the status it gives.
 
-/** Throws unless `text` is JSON whose objects name no member twice (JSON.parse keeps the
- *  last of two, another parser the first: a receiver refuses both). */
-function refuseDuplicateMembers(text) {
-  let at = 0;
-  const space = () => { while (/\s/.test(text[at] ?? "")) at++; };
-  const string = () => {
-    const start = at++;
-    while (text[at] !== '"') { if (at >= text.length) throw new Refused("malformed", "not JSON"); at += text[at] === "\\" ? 2 : 1; }
-    at++;
-    return JSON.parse(text.slice(start, at));
-  };
-  const value = () => {
-    space();
-    if (text[at] === "{") {
-      at++; space();
-      const names = new Set();
-      if (text[at] === "}") { at++; return; }
-      for (;;) {
-        space();
-        const name = string();
-        if (names.has(name)) throw new Refused("malformed", `member "${name}" is named twice`);
-        names.add(name);
-        space(); at++; value(); space();
-        if (text[at++] === "}") return;
-      }
-    } else if (text[at] === "[") {
-      at++; space();
-      if (text[at] === "]") { at++; return; }
-      for (;;) { value(); space(); if (text[at++] === "]") return; }
-    } else if (text[at] === '"') {
-      string();
-    } else {
-      while (at < text.length && !/[,\]}\s]/.test(text[at])) at++;
-    }
-  };
-  value();
+/** A JSON number as it was written: integers are judged by their text (section 2.1). */
+class JSONNumber {
+  constructor(text) { this.text = text; }
+  /** The value, when the text is an integer of section 2.1 (as a BigInt); else null. */
+  integer() {
+    if (!/^-?(0|[1-9][0-9]*)$/.test(this.text)) return null;
+    const value = BigInt(this.text);
+    return value >= -(2n ** 63n) && value < 2n ** 63n ? value : null;
+  }
 }
 
-function strictObject(text) {
-  let value;
-  try { value = JSON.parse(text); } catch (error) { throw new Refused("malformed", `not JSON: ${error.message}`); }
-  refuseDuplicateMembers(text);
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Refused("malformed", "not a JSON object");
+/** Section 2.1: RFC 8259 JSON with no name twice in any object (JSON.parse keeps the last of
+ *  two), at most 64 levels deep, no lone surrogate, no byte order mark; numbers kept as their
+ *  text. A small parser of its own, as JSON.parse cannot say any of that. */
+function strictJSON(text) {
+  let at = 0;
+  const fail = (why) => { throw new Refused("malformed", `not JSON: ${why} at ${at}`); };
+  const space = () => { while (" \t\n\r".includes(text[at] ?? "x")) at++; };
+  const string = () => {
+    at++;
+    let out = "";
+    for (;;) {
+      const char = text[at++];
+      if (char === undefined) fail("unterminated string");
+      if (char === '"') return out;
+      if (char < " ") fail("a control character in a string");
+      if (char !== "\\") { out += char; continue; }
+      const escape = text[at++];
+      const simple = { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" }[escape];
+      if (simple !== undefined) { out += simple; continue; }
+      if (escape !== "u") fail("an invalid escape");
+      const unit = () => {
+        const hex = text.slice(at, at + 4);
+        if (!/^[0-9A-Fa-f]{4}$/.test(hex)) fail("an invalid \\u escape");
+        at += 4;
+        return parseInt(hex, 16);
+      };
+      const high = unit();
+      if (high >= 0xdc00 && high <= 0xdfff) fail("a lone surrogate escape");
+      if (high >= 0xd800 && high <= 0xdbff) {
+        if (text.slice(at, at + 2) !== "\\u") fail("a lone surrogate escape");
+        at += 2;
+        const low = unit();
+        if (low < 0xdc00 || low > 0xdfff) fail("a lone surrogate escape");
+        out += String.fromCharCode(high, low);
+      } else {
+        out += String.fromCharCode(high);
+      }
+    }
+  };
+  const value = (depth) => {
+    space();
+    const char = text[at];
+    if (char === "{" || char === "[") {
+      if (depth + 1 > 64) fail("nested deeper than 64 levels");
+      at++; space();
+      const close = char === "{" ? "}" : "]";
+      const result = char === "{" ? new Map() : [];
+      if (text[at] === close) { at++; return char === "{" ? Object.fromEntries(result) : result; }
+      for (;;) {
+        if (char === "{") {
+          space();
+          if (text[at] !== '"') fail("a member name expected");
+          const name = string();
+          if (result.has(name)) throw new Refused("malformed", `member "${name}" is named twice`);
+          space();
+          if (text[at++] !== ":") fail("':' expected");
+          result.set(name, value(depth + 1));
+        } else {
+          result.push(value(depth + 1));
+        }
+        space();
+        const next = text[at++];
+        if (next === close) return char === "{" ? Object.fromEntries(result) : result;
+        if (next !== ",") fail(`',' or '${close}' expected`);
+      }
+    }
+    if (char === '"') return string();
+    for (const [word, literal] of [["true", true], ["false", false], ["null", null]]) {
+      if (text.startsWith(word, at)) { at += word.length; return literal; }
+    }
+    const number = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(text.slice(at, at + 400));
+    if (!number) fail("unexpected character");
+    at += number[0].length;
+    return new JSONNumber(number[0]);
+  };
+  const result = value(0);
+  space();
+  if (at !== text.length) fail("text after the value");
+  return result;
+}
+
+/** The parsed JSON with numbers as JavaScript numbers. */
+function plain(value) {
+  if (value instanceof JSONNumber) return Number(value.text);
+  if (Array.isArray(value)) return value.map(plain);
+  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([name, member]) => [name, plain(member)]));
   return value;
 }
 
-function checkAlert(alert) {
+function strictObject(text) {
+  const value = strictJSON(text);
+  if (typeof value !== "object" || value === null || Array.isArray(value) || value instanceof JSONNumber) throw new Refused("malformed", "not a JSON object");
+  return value;
+}
+
+const has = (object, name) => Object.prototype.hasOwnProperty.call(object, name);
+
+/** Section 5: every known member of the right type and value, and something to show. */
+function checkAlert(alert, field) {
   for (const name of ["title", "subtitle", "body", "sound", "thread-id", "category", "target-content-id", "interruption-level"]) {
     if (alert[name] != null && typeof alert[name] !== "string") throw new Refused("malformed", `${name} is not a string`);
   }
-  if (alert.badge != null && !(Number.isInteger(alert.badge) && alert.badge >= 0)) throw new Refused("malformed", "badge is not a whole number, 0 or more");
   if (alert["interruption-level"] != null && !["passive", "active", "time-sensitive", "critical"].includes(alert["interruption-level"])) {
     throw new Refused("malformed", "interruption-level is not passive, active, time-sensitive or critical");
   }
+  const badge = alert.badge;
+  if (badge != null && !(badge instanceof JSONNumber && badge.integer() !== null && badge.integer() >= 0n)) throw new Refused("malformed", "badge is not an integer, 0 or more");
   const score = alert["relevance-score"];
-  if (score != null && !(typeof score === "number" && score >= 0 && score <= 1)) throw new Refused("malformed", "relevance-score is not a number from 0 to 1");
-  if (alert.data != null && (typeof alert.data !== "object" || Array.isArray(alert.data))) throw new Refused("malformed", "data is not an object");
-  for (const name of ["sent", "exp"]) {
-    if (alert[name] != null && !Number.isInteger(alert[name])) throw new Refused("malformed", `${name} is not a whole number`);
+  if (score != null && !(score instanceof JSONNumber && Number(score.text) >= 0 && Number(score.text) <= 1)) throw new Refused("malformed", "relevance-score is not a number from 0 to 1");
+  const data = alert.data;
+  if (data != null && (typeof data !== "object" || Array.isArray(data) || data instanceof JSONNumber)) throw new Refused("malformed", "data is not an object");
+  if (data != null && (has(data, "aps") || has(data, field))) throw new Refused("malformed", "data names aps or the field");
+  if (alert.id != null && !(typeof alert.id === "string" && encoder.encode(alert.id).length >= 1 && encoder.encode(alert.id).length <= 64)) {
+    throw new Refused("malformed", "id is not a string of 1 to 64 bytes");
   }
+  for (const name of ["sent", "exp"]) {
+    if (alert[name] != null && !(alert[name] instanceof JSONNumber && alert[name].integer() !== null)) throw new Refused("malformed", `${name} is not an integer`);
+  }
+  if (!alert.title && !alert.body) throw new Refused("malformed", "neither a title nor a body to show");
   return alert;
 }
 
-/** The alert sealed in a payload, or `Refused` with the status a receiver gives.
- *  secrets: {kid: 32-byte key}; privates: {kid: {key, point}} from privateKeyPair. */
+const TEXT_KEYS = ["title", "subtitle", "body", "title-loc-key", "subtitle-loc-key", "loc-key"];
+function hasText(aps) {
+  const alert = aps.alert;
+  if (typeof alert === "string") return alert !== "";
+  return alert !== null && typeof alert === "object" && !Array.isArray(alert) && TEXT_KEYS.some((key) => typeof alert[key] === "string" && alert[key] !== "");
+}
+
+/** The alert sealed in a payload, or `Refused` with the status a receiver gives (passthrough
+ *  included: shown as it came). secrets: {kid: 32-byte key}; privates: {kid: {key, point}}
+ *  from privateKeyPair. */
 export async function openPayload(text, { secrets = {}, privates = {}, field = "enc", now = Math.floor(Date.now() / 1000) } = {}) {
-  const envelope = strictObject(text)[field];
-  if (typeof envelope !== "string") throw new Refused("malformed", `no '${field}' string in the payload`);
-  const first = envelope.indexOf("."), second = envelope.indexOf(".", first + 1);
+  const payload = strictObject(text);                                                      // step 1
+  const aps = payload.aps;
+  if (aps === undefined || aps === null || typeof aps !== "object" || Array.isArray(aps) || aps instanceof JSONNumber) {
+    throw new Refused("malformed", "no aps dictionary");                                    // step 2
+  }
+  const size = encoder.encode(text.replace(/[ \t\n\r]+$/, "")).length;
+  if (size > 4096) throw new Refused("malformed", `${size} bytes, over APNs' 4096`);        // step 3
+  const mutable = aps["mutable-content"];
+  if (!(mutable instanceof JSONNumber && mutable.text === "1") || !hasText(aps)) {
+    throw new Refused("passthrough", "iOS runs no extension for it");                       // step 4
+  }
+  if (!has(payload, field)) throw new Refused("passthrough", `no '${field}' field`);       // step 5
+  if (typeof payload[field] !== "string") throw new Refused("malformed", `'${field}' is not a string`);
+  return plain(await openEnvelope(payload[field], { secrets, privates, field, now }));
+}
+
+/** Steps 6 to 11, for an envelope's text. */
+export async function openEnvelope(envelope, { secrets = {}, privates = {}, field = "enc", now = Math.floor(Date.now() / 1000) } = {}) {
+  const first = envelope.indexOf(".");
+  const version = first < 0 ? envelope : envelope.slice(0, first);                          // step 6
+  if (version !== "ps1" && version !== "ps2") {
+    if (/^ps[1-9][0-9]{0,3}$/.test(version)) throw new Refused("unsupported", `version '${version}' is not one this reader knows`);
+    throw new Refused("malformed", "not <version>.<kid>.<sealed>");
+  }
+  const second = envelope.indexOf(".", first + 1);
   if (first < 0 || second < 0) throw new Refused("malformed", "not <version>.<kid>.<sealed>");
-  const [version, kid] = [envelope.slice(0, first), envelope.slice(first + 1, second)];
-  if (version !== "ps1" && version !== "ps2") throw new Refused("unsupported", `version '${version}' is not one this reader knows`);
+  const kid = envelope.slice(first + 1, second);
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(kid)) throw new Refused("malformed", "the kid is not 1 to 64 of A-Z a-z 0-9 _ -");
-  const sealed = fromB64url(envelope.slice(second + 1));
+  const sealed = fromB64url(envelope.slice(second + 1));                                    // step 7
   const header = encoder.encode(`${version}.${kid}`);
   let opened;
   if (version === "ps1") {
     if (sealed.length < 28) throw new Refused("malformed", `${sealed.length} sealed bytes, fewer than nonce and tag`);
-    if (!(kid in secrets)) throw new Refused("key-missing", `no key ${kid}`);
+    if (!(kid in secrets)) throw new Refused("key-missing", `no key ${kid}`);               // step 8
     try { opened = await aesGcm("decrypt", secrets[kid], sealed.slice(0, 12), sealed.slice(12), header); } catch { throw new Refused("auth-failed", "the tag does not verify"); }
   } else {
     if (sealed.length < 81) throw new Refused("malformed", `${sealed.length} sealed bytes, fewer than enc and tag`);
     if (!(kid in privates)) throw new Refused("key-missing", `no key ${kid}`);
-    try { opened = await hpkeOpen(privates[kid], header, sealed); } catch (error) {
+    try { opened = await hpkeOpen(privates[kid], header, sealed); } catch (error) {         // step 9
       if (error instanceof Refused) throw error;
       throw new Refused("auth-failed", "the tag does not verify");
     }
   }
-  let decoded;
-  try { decoded = new TextDecoder("utf-8", { fatal: true }).decode(opened); } catch { throw new Refused("malformed", "not UTF-8"); }
-  const alert = checkAlert(strictObject(decoded));
-  if (alert.exp != null && alert.exp <= now) throw new Refused("expired", `exp ${alert.exp} has passed`);
+  let decoded;                                                                              // step 10
+  try { decoded = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(opened); } catch { throw new Refused("malformed", "not UTF-8"); }
+  const alert = checkAlert(strictObject(decoded), field);
+  if (alert.exp != null && alert.exp.integer() <= BigInt(now)) throw new Refused("expired", `exp ${alert.exp.text} has passed`);  // step 11
   return alert;
 }
 
 // --- the vectors --------------------------------------------------------------------------
+
+/** A prk1 share (section 7): the kid and the P-256 key pair it holds. */
+export async function privateShare(share) {
+  const [kind, kid, scalar] = share.trim().split(".");
+  const raw = fromB64url(scalar ?? "");
+  const value = BigInt("0x" + Buffer.from(raw).toString("hex"));
+  const order = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+  if (kind !== "prk1" || raw.length !== 32 || value === 0n || value >= order) throw new Error("not a prk1 share of a P-256 scalar");
+  return { kid, key: await privateKeyPair(raw) };
+}
 
 async function checkVectors(path) {
   const vectors = JSON.parse(readFileSync(path, "utf8"));
@@ -253,7 +366,7 @@ async function checkVectors(path) {
   const secrets = {}, privates = {};
   for (const [kid, key] of Object.entries(vectors.keys)) {
     if (version === "ps1") secrets[kid] = fromB64url(key.secret);
-    else privates[kid] = await privateKeyPair(fromB64url(key.private));
+    else privates[kid] = (await privateShare(key.private_share)).key;
   }
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   for (const entry of vectors.positive) {
@@ -266,17 +379,18 @@ async function checkVectors(path) {
     if (made !== entry.payload) throw new Error(`${entry.name}: payload differs\n${made}\n${entry.payload}`);
     if (!same(await openPayload(entry.payload, { secrets, privates, field: entry.field }), entry.alert)) throw new Error(`${entry.name}: opened differs`);
   }
-  for (const entry of vectors.negative) {
+  const edge = vectors.edge ?? [];
+  for (const entry of [...vectors.negative, ...edge]) {
+    let status = "decrypted";
     try {
       await openPayload(entry.payload, { secrets, privates });
     } catch (error) {
       if (!(error instanceof Refused)) throw error;
-      if (error.status !== entry.status) throw new Error(`${entry.name}: ${error.status}, not ${entry.status} (${error.message})`);
-      continue;
+      status = error.status;
     }
-    throw new Error(`${entry.name}: opened, but must be ${entry.status}`);
+    if (status !== entry.status) throw new Error(`${entry.name}: ${status}, not ${entry.status}`);
   }
-  return `${path}: ${vectors.positive.length} positive reproduced byte for byte, ${vectors.negative.length} negative refused`;
+  return `${path}: ${vectors.positive.length} positive reproduced byte for byte, ${vectors.negative.length} negative refused, ${edge.length} edge cases judged alike`;
 }
 
 async function main(argv) {
@@ -306,8 +420,8 @@ async function main(argv) {
     secrets[share.slice(5, share.lastIndexOf("."))] = fromB64url(share.slice(share.lastIndexOf(".") + 1));
   }
   if (options["--private"]) {
-    const [kid, scalar] = options["--private"].split("=", 2);
-    privates[kid] = await privateKeyPair(new Uint8Array(Buffer.from(scalar, "base64")));
+    const { kid, key } = await privateShare(readFileSync(options["--private"], "utf8"));
+    privates[kid] = key;
   }
   try {
     console.log(jsonText(await openPayload(readFileSync(0, "utf8"), { secrets, privates, field })));

@@ -7,13 +7,13 @@ pushseal's receivers (the Linux runner, PushSealKit on iOS) open, without the CL
   pushseal_format.py seal --share psk1.KID.SECRET --title T --body B [--pad 32] [--field enc]
   pushseal_format.py seal --share ppk1.KID.POINT  --title T --body B      (ps2: to a device)
   pushseal_format.py open --share psk1.KID.SECRET [--field enc] < payload.json
-  pushseal_format.py open --private KID=SCALAR    [--field enc] < payload.json
-        SCALAR: the device's P-256 private key, 32 bytes in base64 or base64url
+  pushseal_format.py open --private FILE          [--field enc] < payload.json
+        FILE: a prk1 share (pushseal keys export --private), kept out of the arguments
   pushseal_format.py vectors docs/vectors/ps1.json [...]
 
-`open` prints the opened alert as JSON; a payload it must refuse ends it with exit 1 and
-one line `STATUS: reason` (the statuses of docs/FORMAT.md: malformed, key-missing,
-auth-failed, expired, unsupported).
+`open` prints the opened alert as JSON; a payload it does not open ends it with exit 1 and
+one line `STATUS: reason` (the statuses of docs/FORMAT.md section 6: malformed,
+passthrough, unsupported, key-missing, auth-failed, expired).
 """
 import base64
 import hashlib
@@ -62,10 +62,20 @@ def from_b64url(text):
 
 
 def json_text(value):
-    """JSON as pushseal writes it: no spaces, UTF-8 as is, '/' never escaped, and control
-    characters other than \\n, \\r and \\t as \\u00XX."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return text.replace("\\b", "\\u0008").replace("\\f", "\\u000c")
+    """JSON in the canonical form of docs/FORMAT.md section 4.1: no spaces, UTF-8 as is, '/'
+    never escaped, the short escapes \\b \\f \\n \\r \\t and \\u00xx for other control
+    characters: exactly what json.dumps writes with these settings."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def private_share(share):
+    """A prk1 share (section 7): the kid and the P-256 private key it holds."""
+    kind, kid, scalar = share.strip(" \t\r\n").split(".", 2)
+    raw = from_b64url(scalar)
+    value = int.from_bytes(raw, "big")
+    if kind != "prk1" or len(raw) != 32 or not 0 < value < 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551:
+        raise ValueError("not a prk1 share of a P-256 scalar")
+    return kid, ec.derive_private_key(value, ec.SECP256R1())
 
 
 def plaintext(alert, pad):
@@ -159,67 +169,157 @@ def seal(share, alert, pad=32, field="enc", fallback=FALLBACK, nonce=None, ephem
 
 
 # --- opening ------------------------------------------------------------------------------
+# docs/FORMAT.md section 6, step by step: every refusal carries the status it gives.
 
-def strict_object(text):
-    """A JSON object with no member named twice (two parsers could read it differently)."""
+INTEGER = re.compile(r"^-?(0|[1-9][0-9]*)$")
+VERSION_NAME = re.compile(r"^ps[1-9][0-9]{0,3}$")
+TEXT_KEYS = ["title", "subtitle", "body", "title-loc-key", "subtitle-loc-key", "loc-key"]
+
+
+class Number:
+    """A JSON number as it was written: integers are judged by their text (section 2.1)."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def plain(self):
+        return int(self.text) if INTEGER.match(self.text) else float(self.text)
+
+    def integer(self):
+        """The value, when the text is an integer of section 2.1; else None."""
+        if not INTEGER.match(self.text):
+            return None
+        value = int(self.text)
+        return value if -2**63 <= value < 2**63 else None
+
+
+def plain(value):
+    """The parsed JSON with numbers as Python numbers."""
+    if isinstance(value, Number):
+        return value.plain()
+    if isinstance(value, dict):
+        return {name: plain(member) for name, member in value.items()}
+    if isinstance(value, list):
+        return [plain(item) for item in value]
+    return value
+
+
+def strict_json(text):
+    """Section 2.1: RFC 8259 JSON with no name twice in any object, at most 64 levels deep,
+    no lone surrogate, no byte order mark; numbers kept as their text."""
     def pairs(items):
         names = [name for name, _ in items]
         if len(names) != len(set(names)):
             raise Refused("malformed", "a member is named twice")
         return dict(items)
+
+    def constant(name):
+        raise Refused("malformed", f"{name} is not JSON")
     try:
-        value = json.loads(text, object_pairs_hook=pairs)
-    except (ValueError, UnicodeDecodeError) as error:
-        if isinstance(error, Refused):
-            raise
+        value = json.loads(text, object_pairs_hook=pairs, parse_int=Number, parse_float=Number, parse_constant=constant)
+    except Refused:
+        raise
+    except (ValueError, RecursionError) as error:
         raise Refused("malformed", f"not JSON: {error}")
+
+    def check(value, depth):
+        if isinstance(value, (dict, list)):
+            if depth + 1 > 64:
+                raise Refused("malformed", "nested deeper than 64 levels")
+            for item in (list(value.keys()) + list(value.values())) if isinstance(value, dict) else value:
+                check(item, depth + 1)
+        elif isinstance(value, str) and any(0xD800 <= ord(char) <= 0xDFFF for char in value):
+            raise Refused("malformed", "a lone surrogate escape")
+    check(value, 0)
+    return value
+
+
+def strict_object(text):
+    value = strict_json(text)
     if not isinstance(value, dict):
         raise Refused("malformed", "not a JSON object")
     return value
 
 
-def check_alert(alert):
+def check_alert(alert, field):
+    """Section 5: every known member of the right type and value, and something to show."""
     for name in ["title", "subtitle", "body", "sound", "thread-id", "category", "target-content-id", "interruption-level"]:
-        if name in alert and alert[name] is not None and not isinstance(alert[name], str):
+        if alert.get(name) is not None and not isinstance(alert[name], str):
             raise Refused("malformed", f"{name} is not a string")
-    if "badge" in alert and alert["badge"] is not None and (not isinstance(alert["badge"], int) or isinstance(alert["badge"], bool) or alert["badge"] < 0):
-        raise Refused("malformed", "badge is not a whole number, 0 or more")
     if alert.get("interruption-level") not in (None, "passive", "active", "time-sensitive", "critical"):
         raise Refused("malformed", "interruption-level is not passive, active, time-sensitive or critical")
+    badge = alert.get("badge")
+    if badge is not None and (not isinstance(badge, Number) or badge.integer() is None or badge.integer() < 0):
+        raise Refused("malformed", "badge is not an integer, 0 or more")
     score = alert.get("relevance-score")
-    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1):
+    if score is not None and (not isinstance(score, Number) or not 0 <= float(score.text) <= 1):
         raise Refused("malformed", "relevance-score is not a number from 0 to 1")
-    if "data" in alert and alert["data"] is not None and not isinstance(alert["data"], dict):
+    data = alert.get("data")
+    if data is not None and not isinstance(data, dict):
         raise Refused("malformed", "data is not an object")
+    if data is not None and ("aps" in data or field in data):
+        raise Refused("malformed", "data names aps or the field")
+    message_id = alert.get("id")
+    if message_id is not None and (not isinstance(message_id, str) or not 1 <= len(message_id.encode()) <= 64):
+        raise Refused("malformed", "id is not a string of 1 to 64 bytes")
     for name in ["sent", "exp"]:
-        if name in alert and alert[name] is not None and (not isinstance(alert[name], int) or isinstance(alert[name], bool)):
-            raise Refused("malformed", f"{name} is not a whole number")
+        if alert.get(name) is not None and (not isinstance(alert[name], Number) or alert[name].integer() is None):
+            raise Refused("malformed", f"{name} is not an integer")
+    if not alert.get("title") and not alert.get("body"):
+        raise Refused("malformed", "neither a title nor a body to show")
     return alert
 
 
+def has_text(aps):
+    alert = aps.get("alert")
+    if isinstance(alert, str):
+        return alert != ""
+    return isinstance(alert, dict) and any(isinstance(alert.get(key), str) and alert[key] != "" for key in TEXT_KEYS)
+
+
 def open_payload(text, secrets=None, privates=None, field="enc", now=None):
-    """The alert sealed in a payload, or `Refused` with the status a receiver gives.
-    secrets: {kid: 32-byte key}; privates: {kid: P-256 private key}."""
-    payload = strict_object(text)
-    envelope = payload.get(field)
+    """The alert sealed in a payload, or `Refused` with the status a receiver gives
+    (passthrough included: shown as it came). secrets: {kid: 32-byte key}; privates:
+    {kid: P-256 private key}."""
+    payload = strict_object(text)                                               # step 1
+    if not isinstance(payload.get("aps"), dict):                                # step 2
+        raise Refused("malformed", "no aps dictionary")
+    size = len(text.rstrip(" \t\n\r").encode())
+    if size > 4096:                                                             # step 3
+        raise Refused("malformed", f"{size} bytes, over APNs' 4096")
+    aps = payload["aps"]
+    mutable = aps.get("mutable-content")
+    if not (isinstance(mutable, Number) and mutable.text == "1") or not has_text(aps):  # step 4
+        raise Refused("passthrough", "iOS runs no extension for it")
+    if field not in payload:                                                    # step 5
+        raise Refused("passthrough", f"no '{field}' field")
+    envelope = payload[field]
     if not isinstance(envelope, str):
-        raise Refused("malformed", f"no '{field}' string in the payload")
+        raise Refused("malformed", f"'{field}' is not a string")
+    return plain(open_envelope(envelope, secrets, privates, field, now))
+
+
+def open_envelope(envelope, secrets=None, privates=None, field="enc", now=None):
+    """Steps 6 to 11, for an envelope's text."""
+    version = envelope.split(".", 1)[0]                                         # step 6
+    if version not in ("ps1", "ps2"):
+        if VERSION_NAME.match(version):
+            raise Refused("unsupported", f"version '{version}' is not one this reader knows")
+        raise Refused("malformed", "not <version>.<kid>.<sealed>")
     parts = envelope.split(".", 2)
     if len(parts) != 3:
         raise Refused("malformed", "not <version>.<kid>.<sealed>")
-    version, kid, sealed_text = parts
-    if version not in ("ps1", "ps2"):
-        raise Refused("unsupported", f"version '{version}' is not one this reader knows")
+    _, kid, sealed_text = parts
     if not KID.match(kid):
         raise Refused("malformed", "the kid is not 1 to 64 of A-Z a-z 0-9 _ -")
-    sealed = from_b64url(sealed_text)
+    sealed = from_b64url(sealed_text)                                           # step 7
     header = f"{version}.{kid}".encode()
     if version == "ps1":
         if len(sealed) < 28:
             raise Refused("malformed", f"{len(sealed)} sealed bytes, fewer than nonce and tag")
-        if kid not in (secrets or {}):
+        if kid not in (secrets or {}):                                          # step 8
             raise Refused("key-missing", f"no key {kid}")
-        try:
+        try:                                                                    # step 9
             opened = AESGCM(secrets[kid]).decrypt(sealed[:12], sealed[12:], header)
         except InvalidTag:
             raise Refused("auth-failed", "the tag does not verify")
@@ -232,9 +332,14 @@ def open_payload(text, secrets=None, privates=None, field="enc", now=None):
             opened = hpke_open(privates[kid], header, sealed)
         except InvalidTag:
             raise Refused("auth-failed", "the tag does not verify")
-    alert = check_alert(strict_object(opened.decode("utf-8", errors="strict")))
-    if alert.get("exp") is not None and alert["exp"] <= (now if now is not None else int(time.time())):
-        raise Refused("expired", f"exp {alert['exp']} has passed")
+    try:                                                                        # step 10
+        decoded = opened.decode("utf-8", errors="strict")
+    except UnicodeDecodeError:
+        raise Refused("malformed", "the plaintext is not UTF-8")
+    alert = check_alert(strict_object(decoded), field)
+    exp = alert.get("exp")
+    if exp is not None and exp.integer() <= (now if now is not None else int(time.time())):  # step 11
+        raise Refused("expired", f"exp {exp.text} has passed")
     return alert
 
 
@@ -248,7 +353,7 @@ def check_vectors(path):
         if version == "ps1":
             secrets[kid] = from_b64url(key["secret"])
         else:
-            privates[kid] = ec.derive_private_key(int.from_bytes(from_b64url(key["private"]), "big"), ec.SECP256R1())
+            privates[kid] = private_share(key["private_share"])[1]
     for case in vectors["positive"]:
         kid = case["kid"]
         if version == "ps1":
@@ -261,13 +366,15 @@ def check_vectors(path):
         assert plaintext(case["alert"], case["pad"]).decode() == case["plaintext"], f"{case['name']}: plaintext differs"
         assert made == case["payload"], f"{case['name']}: payload differs\n{made}\n{case['payload']}"
         assert open_payload(case["payload"], secrets, privates, case["field"]) == case["alert"], f"{case['name']}: opened differs"
-    for case in vectors["negative"]:
+    for case in vectors["negative"] + vectors.get("edge", []):
         try:
             open_payload(case["payload"], secrets, privates)
-            raise AssertionError(f"{case['name']}: opened, but must be {case['status']}")
+            status = "decrypted"
         except Refused as refused:
-            assert refused.status == case["status"], f"{case['name']}: {refused.status}, not {case['status']} ({refused})"
-    return f"{path}: {len(vectors['positive'])} positive reproduced byte for byte, {len(vectors['negative'])} negative refused"
+            status = refused.status
+        assert status == case["status"], f"{case['name']}: {status}, not {case['status']}"
+    edge = len(vectors.get("edge", []))
+    return f"{path}: {len(vectors['positive'])} positive reproduced byte for byte, {len(vectors['negative'])} negative refused, {edge} edge cases judged alike"
 
 
 def main(argv):
@@ -290,9 +397,8 @@ def main(argv):
         _, kid, secret = options["--share"].split(".", 2)
         secrets[kid] = from_b64url(secret)
     if "--private" in options:
-        kid, scalar = options["--private"].split("=", 1)
-        raw = base64.urlsafe_b64decode(scalar.replace("+", "-").replace("/", "_") + "=" * (-len(scalar) % 4))
-        privates[kid] = ec.derive_private_key(int.from_bytes(raw, "big"), ec.SECP256R1())
+        kid, key = private_share(open(options["--private"], encoding="utf-8").read())
+        privates[kid] = key
     try:
         print(json_text(open_payload(sys.stdin.read(), secrets, privates, field)))
     except Refused as refused:

@@ -31,10 +31,10 @@ public struct SealedAlert: Sendable, Equatable {
     public var fields: AlertFields
     /// Merged into the notification's userInfo by the receiving extension.
     public var data: JSONObject
-    /// Message id, random unless the sender chose one.
-    public var id: String
-    /// Unix seconds when the alert was sealed.
-    public var sent: Int64
+    /// Message id, random unless the sender chose one; nil when an opened alert has none.
+    public var id: String?
+    /// Unix seconds when the alert was sealed; nil when an opened alert does not say.
+    public var sent: Int64?
     /// Unix seconds after which receivers show a placeholder instead.
     public var expires: Int64?
 
@@ -89,8 +89,8 @@ public struct SealedAlert: Sendable, Equatable {
         var object = JSONObject()
         fields.write(into: &object)
         object.append(Key.data.description, data.isEmpty ? nil : .object(data))
-        object.append(Key.id.description, .string(id))
-        object.append(Key.sent.description, .integer(sent))
+        object.append(Key.id.description, id.map(JSONValue.string))
+        object.append(Key.sent.description, sent.map { JSONValue.integer($0) })
         object.append(Key.expires.description, expires.map { JSONValue.integer($0) })
         return object
     }
@@ -129,10 +129,14 @@ public struct SealedAlert: Sendable, Equatable {
             key("\"data\":")
             JSONWriter.write(.object(data), to: &output)
         }
-        key("\"id\":")
-        JSONWriter.writeString(id, to: &output)
-        key("\"sent\":")
-        JSONWriter.writeInteger(sent, to: &output)
+        if let id {
+            key("\"id\":")
+            JSONWriter.writeString(id, to: &output)
+        }
+        if let sent {
+            key("\"sent\":")
+            JSONWriter.writeInteger(sent, to: &output)
+        }
         if let expires {
             key("\"exp\":")
             JSONWriter.writeInteger(expires, to: &output)
@@ -140,16 +144,18 @@ public struct SealedAlert: Sendable, Equatable {
         output.append(UInt8(ascii: "}"))
     }
 
-    /// Reads an opened plaintext. Unknown members are ignored so later senders may add some.
-    /// The members are taken as they are read, with no tree of the whole alert: the
-    /// receiver opens one for every notification.
-    public init(plaintext: some Collection<UInt8>) throws {
-        self = try plaintext.withBytes { try SealedAlert(plaintext: $0) }
+    /// Reads an opened plaintext by docs/FORMAT.md §5, the envelope having been in `field`.
+    /// Unknown members are ignored so later senders may add some; a known member of the wrong
+    /// type or value, an alert with neither a title nor a body to show, and `data` that
+    /// names `aps` or the field are refused. The members are taken as they are read, with no
+    /// tree of the whole alert: the receiver opens one for every notification.
+    public init(plaintext: some Collection<UInt8>, field: String = PayloadSealer.defaultField) throws {
+        self = try plaintext.withBytes { try SealedAlert(plaintext: $0, field: field) }
     }
 
     /// The same from bytes wherever they lie (the receiver opens onto the stack).
-    package init(plaintext: UnsafeRawBufferPointer) throws {
-        self.init(fields: AlertFields(), id: "", sent: 0)
+    package init(plaintext: UnsafeRawBufferPointer, field: String) throws {
+        self.init(fields: AlertFields(), data: JSONObject(), id: nil, sent: nil)
         let isObject: Bool
         do {
             isObject = try JSONParser.forEachMember(namedIn: plaintext) { name, value in try take(name, value) }
@@ -160,11 +166,26 @@ public struct SealedAlert: Sendable, Equatable {
             let kind = (try? JSONParser.parse(plaintext))?.kindName ?? "something else"
             throw EnvelopeError(.invalidAlert, "the opened envelope holds \(kind), not an alert object")
         }
+        guard fields.title?.isEmpty == false || fields.body?.isEmpty == false else {
+            throw EnvelopeError(.invalidAlert, "the sealed alert has neither a title nor a body to show")
+        }
+        for name in ["aps", field] where data[name] != nil {
+            throw EnvelopeError(.invalidAlert, "the sealed data names '\(name)', which the payload's own member holds")
+        }
+    }
+
+    /// The members every initialiser starts from; `id` and `sent` nil until read.
+    private init(fields: AlertFields, data: JSONObject, id: String?, sent: Int64?) {
+        self.fields = fields
+        self.data = data
+        self.id = id
+        self.sent = sent
+        self.expires = nil
     }
 
     /// Reads an alert object as the sender wrote it, in one pass over its members.
     public init(json object: JSONObject) throws {
-        self.init(fields: AlertFields(), id: "", sent: 0)
+        self.init(fields: AlertFields(), data: JSONObject(), id: nil, sent: nil)
         for (key, value) in object {
             var key = key
             try key.withUTF8 { try take(UnsafeRawBufferPointer($0), value) }
@@ -182,6 +203,11 @@ public struct SealedAlert: Sendable, Equatable {
             return number
         }
         if let (field, isAlias) = AlertField.spelling(bytes: name), !isAlias {
+            // The sealed form takes APNs' spelling alone: the CLI's `timeSensitive` alias is
+            // the sender's convenience, never the wire's.
+            if field == .interruptionLevel, case .string(let text) = value, InterruptionLevel(rawValue: text) == nil {
+                throw EnvelopeError(.invalidAlert, "alert field 'interruption-level' is not passive, active, time-sensitive or critical")
+            }
             do {
                 try fields.set(field, json: value)
             } catch {
@@ -194,9 +220,13 @@ public struct SealedAlert: Sendable, Equatable {
             default: throw EnvelopeError(.invalidAlert, "alert field 'data' is \(value.kindName), not an object")
             }
         } else if JSONName.is(name, Key.id) {
-            id = value.stringValue ?? ""
+            switch value {
+            case .null: id = nil
+            case .string(let text) where (1...64).contains(text.utf8.count): id = text
+            default: throw EnvelopeError(.invalidAlert, "alert field 'id' is not a string of 1 to 64 bytes")
+            }
         } else if JSONName.is(name, Key.sent) {
-            sent = try integer(value) ?? 0
+            sent = try integer(value)
         } else if JSONName.is(name, Key.expires) {
             expires = try integer(value)
         }

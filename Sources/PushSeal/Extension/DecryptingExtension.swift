@@ -1,5 +1,6 @@
 import Locking
 import NotificationText
+import PushSealJSON
 import SealCrypto
 
 extension Placeholder {
@@ -48,30 +49,30 @@ public final class DecryptingExtension: NotificationServiceExtension {
     public func didReceive(_ request: NotificationRequest, contentHandler: ContentHandler) {
         pending.withLock { $0 = (request, contentHandler, nil) }
         let envelope: SealedEnvelope
-        switch request.content.userInfo[settings.field] {
-        case nil:
-            contentHandler(request.content, note: DeliveryNote(status: .passthrough, reason: "no '\(settings.field)' field"))
+        switch Self.readField(of: request.content.userInfo, field: settings.field) {
+        case .notSealed(let note):
+            contentHandler(request.content, note: note)
             return
-        case .string(let text)?:
-            do {
-                envelope = try SealedEnvelope(parsing: text)
-            } catch let error as EnvelopeError where error.code == .unsupportedVersion {
-                deliverPlaceholder(request, contentHandler, DeliveryNote(status: .unsupported, reason: "\(error)"))
-                return
-            } catch {
-                deliverPlaceholder(request, contentHandler, DeliveryNote(status: .malformed, reason: "\(error)"))
-                return
-            }
-        case let other?:
-            deliverPlaceholder(request, contentHandler, DeliveryNote(status: .malformed, reason: "the '\(settings.field)' field is \(other.kindName), not an envelope"))
+        case .refused(let note):
+            deliverPlaceholder(request, contentHandler, note)
             return
+        case .sealed(let sealed):
+            envelope = sealed
         }
         pending.withLock { $0?.kid = envelope.kid }
         keys.keyring(for: envelope.kid) { [self] result in
-            let outcome = Self.open(envelope, with: result, request: request, settings: settings)
+            let outcome: Result<SealedAlert, DeliveryNote>
+            switch result {
+            case .success(let held):
+                outcome = Self.open(envelope, with: held, field: settings.field, now: settings.now())
+            case .failure(let error):
+                // Not an answer about the key: the keyring itself could not be read.
+                outcome = .failure(DeliveryNote(status: .locked, kid: envelope.kid, reason: "the keyring could not be read: \(error)"))
+            }
             switch outcome {
-            case .success(let content):
-                contentHandler(content, note: DeliveryNote(status: .decrypted, kid: envelope.kid))
+            case .success(let alert):
+                contentHandler(
+                    Self.content(showing: alert, over: request.content, field: settings.field), note: DeliveryNote(status: .decrypted, kid: envelope.kid))
             case .failure(let note) where note.status == .locked:
                 // The sender's fallback alert, as it came: the key may be there once the keyring reads again.
                 contentHandler(request.content, note: note)
@@ -79,6 +80,62 @@ public final class DecryptingExtension: NotificationServiceExtension {
                 deliverPlaceholder(request, contentHandler, note)
             }
         }
+    }
+
+    /// What the payload's field holds: docs/FORMAT.md §6 steps 5 to 7.
+    package enum FieldReading {
+        /// No field: the notification is shown as it came (`passthrough`).
+        case notSealed(DeliveryNote)
+        /// A field that is not an envelope this build reads (`malformed`, `unsupported`).
+        case refused(DeliveryNote)
+        case sealed(SealedEnvelope)
+    }
+
+    /// Reads the envelope in `field` of a payload: the runner's and `doctor`'s one reading.
+    package static func readField(of payload: JSONObject, field: String) -> FieldReading {
+        switch payload[field] {
+        case nil:
+            return .notSealed(DeliveryNote(status: .passthrough, reason: "no '\(field)' field"))
+        case .string(let text)?:
+            do {
+                return .sealed(try SealedEnvelope(parsing: text))
+            } catch let error as EnvelopeError where error.code == .unsupportedVersion {
+                return .refused(DeliveryNote(status: .unsupported, reason: "\(error)"))
+            } catch {
+                return .refused(DeliveryNote(status: .malformed, reason: "\(error)"))
+            }
+        case let other?:
+            return .refused(DeliveryNote(status: .malformed, reason: "the '\(field)' field is \(other.kindName), not an envelope"))
+        }
+    }
+
+    /// Opens `envelope` with `keyring` as of `now`: docs/FORMAT.md §6 steps 8 to 12, the
+    /// runner's, `doctor`'s and `decrypt`'s one judge of a sealed alert. The key is looked up,
+    /// and found usable, before any opening is tried: its errors are the keyring's, the rest
+    /// the envelope's.
+    package static func open(_ envelope: SealedEnvelope, with keyring: Keyring, field: String, now: Int64) -> Result<SealedAlert, DeliveryNote> {
+        let kid = envelope.kid
+        func note(_ status: DeliveryStatus, _ error: any Error) -> DeliveryNote {
+            DeliveryNote(status: status, kid: kid, reason: "\(error)")
+        }
+        let alert: SealedAlert
+        do {
+            alert = try envelope.withOpened(with: keyring, now: now) { try SealedAlert(plaintext: $0, field: field) }
+        } catch let error as KeyringError {
+            switch error.code {
+            case .keyDisabled: return .failure(note(.keyDisabled, error))
+            case .keyExpired: return .failure(note(.keyExpired, error))
+            default: return .failure(note(.keyMissing, error))
+            }
+        } catch let error as EnvelopeError where error.code == .authenticationFailed {
+            return .failure(note(.authenticationFailed, error))
+        } catch {
+            return .failure(note(.malformed, error))
+        }
+        if let expires = alert.expires, expires <= now {
+            return .failure(DeliveryNote(status: .expired, kid: kid, reason: "the message expired at \(Timestamp.format(expires))"))
+        }
+        return .success(alert)
     }
 
     public func serviceExtensionTimeWillExpire() {
@@ -92,48 +149,6 @@ public final class DecryptingExtension: NotificationServiceExtension {
         content.subtitle = ""
         content.body = settings.placeholder.body(for: note.status)
         handler(content, note: note)
-    }
-
-    private static func open(
-        _ envelope: SealedEnvelope, with keyring: Result<Keyring, any Error>,
-        request: NotificationRequest, settings: Settings
-    ) -> Result<NotificationContent, DeliveryNote> {
-        let kid = envelope.kid
-        func note(_ status: DeliveryStatus, _ error: any Error) -> DeliveryNote {
-            DeliveryNote(status: status, kid: kid, reason: "\(error)")
-        }
-        /// A key that is not there, or not usable: the status says which.
-        func keyNote(_ error: any Error) -> DeliveryNote {
-            switch (error as? KeyringError)?.code {
-            case .keyDisabled?: note(.keyDisabled, error)
-            case .keyExpired?: note(.keyExpired, error)
-            default: note(.keyMissing, error)
-            }
-        }
-        let now = settings.now()
-        let held: Keyring
-        do {
-            held = try keyring.get()
-        } catch {
-            // Not an answer about the key: the keyring itself could not be read.
-            return .failure(DeliveryNote(status: .locked, kid: kid, reason: "the keyring could not be read: \(error)"))
-        }
-        let alert: SealedAlert
-        do {
-            // The key is looked up, and found usable, before any opening is tried: its
-            // errors are the keyring's, the rest the envelope's.
-            alert = try envelope.withOpened(with: held, now: now) { try SealedAlert(plaintext: $0) }
-        } catch let error as KeyringError {
-            return .failure(keyNote(error))
-        } catch let error as EnvelopeError where error.code == .authenticationFailed {
-            return .failure(note(.authenticationFailed, error))
-        } catch {
-            return .failure(note(.malformed, error))
-        }
-        if let expires = alert.expires, expires <= now {
-            return .failure(DeliveryNote(status: .expired, kid: kid, reason: "the message expired at \(Timestamp.format(expires))"))
-        }
-        return .success(content(showing: alert, over: request.content, field: settings.field))
     }
 
     /// The original content with the sealed fields put in place, as an NSE does with

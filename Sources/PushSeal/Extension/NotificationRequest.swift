@@ -48,8 +48,17 @@ public final class NotificationRequest: Sendable, Equatable {
         // Read in place, with no copy of `aps`: the runner asks for every notification.
         // "1" is the one JSON number text whose whole-number value is 1.
         guard case .object(let aps)? = content.userInfo["aps"], case .number("1")? = aps["mutable-content"] else { return false }
-        return content.hasAlertText
+        return content.hasAlertText || Self.hasLocalizedText(aps)
     }
+
+    /// `title-loc-key`, `subtitle-loc-key` or `loc-key` in `aps.alert`: text iOS shows from
+    /// the app's strings, which counts as an alert to show (docs/FORMAT.md §2).
+    package static func hasLocalizedText(_ aps: JSONObject) -> Bool {
+        guard case .object(let alert)? = aps["alert"] else { return false }
+        return localizedTextKeys.contains { alert[$0]?.stringValue?.isEmpty == false }
+    }
+
+    package static let localizedTextKeys = ["title-loc-key", "subtitle-loc-key", "loc-key"]
 
     public static func == (lhs: NotificationRequest, rhs: NotificationRequest) -> Bool {
         lhs.identifier == rhs.identifier && lhs.content == rhs.content && lhs.headers == rhs.headers

@@ -231,6 +231,22 @@ public struct Keyring: Sendable {
         return true
     }
 
+    /// Adds a device's private key from another of the recipient's receivers, enabled: it
+    /// opens what is sealed to it. The same key twice changes nothing; the same kid with
+    /// another key is refused. Returns false when it was already there.
+    @discardableResult
+    public mutating func importPrivate(_ share: PrivateShare, now: Int64) throws -> Bool {
+        if let existing = entry(share.kid) {
+            guard existing.kind == .private, existing.publicKey?.x963Representation == share.privateKey.publicKey.x963Representation else {
+                throw KeyringError(.conflict, "the keyring already has a key \(share.kid) that is not this private key (state \(existing.state.rawValue)); nothing was imported")
+            }
+            return false
+        }
+        keys.append(
+            KeyEntry(id: share.kid, kind: .private, privateKey: share.privateKey, publicKey: share.privateKey.publicKey, state: .enabled, created: now))
+        return true
+    }
+
     // MARK: Helpers
 
     /// Rotation keeps the keyring's kind: a device's keyring makes key pairs.

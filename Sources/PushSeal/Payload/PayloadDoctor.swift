@@ -62,18 +62,23 @@ public struct PayloadDiagnosis: Sendable {
         priority: APNs.Priority = .now, keyring: Keyring? = nil, keysName: String = "the keyring",
         now: Int64 = Timestamp.now()
     ) -> PayloadDiagnosis {
-        var diagnosis = PayloadDiagnosis()
-        diagnosis.run(bytes, field: field, pushType: pushType, priority: priority, keyring: keyring, keysName: keysName, now: now)
-        // What is sealed is still checked, but an extension that does not run reads none of it.
-        if diagnosis.extensionRuns == false {
-            diagnosis.status = .passthrough
-            diagnosis.shown = nil
+        // One judge: the status is what `pushseal receive` gives these bytes, found by the
+        // runner's own steps; the findings only say why, and what fixes it.
+        let judgement = bytes.withUnsafeBytes {
+            PayloadJudgement.of(payload: $0, field: field, pushType: pushType.rawValue, keyring: keyring, now: now)
         }
+        var diagnosis = PayloadDiagnosis()
+        diagnosis.status = judgement.status
+        diagnosis.extensionRuns = judgement.request?.invokesServiceExtension
+        if judgement.status == .decrypted, let shown = judgement.shown {
+            diagnosis.shown = (shown.title, shown.body)
+        }
+        diagnosis.explain(bytes, judgement, field: field, pushType: pushType, priority: priority, keyring: keyring, keysName: keysName, now: now)
         return diagnosis
     }
 
-    private mutating func run(
-        _ bytes: [UInt8], field: String, pushType: APNs.PushType, priority: APNs.Priority,
+    private mutating func explain(
+        _ bytes: [UInt8], _ judgement: PayloadJudgement, field: String, pushType: APNs.PushType, priority: APNs.Priority,
         keyring: Keyring?, keysName: String, now: Int64
     ) {
         // JSON, strictly: a name twice is refused by every pushseal receiver.
@@ -84,51 +89,53 @@ public struct PayloadDiagnosis: Sendable {
             add(
                 "json", .problem, "not strict JSON: \(error)",
                 fix: "send one JSON object (RFC 8259), each member named once; check the quoting in your shell or template")
-            status = .malformed
             return
         }
         guard case .object(let payload) = value else {
             add("json", .problem, "the payload is \(value.kindName), not a JSON object", fix: "send a JSON object with 'aps' and the sealed field")
-            status = .malformed
             return
         }
         add("json", .ok, "\(bytes.count) bytes of strict JSON")
 
-        // The push type's size limit.
-        let limit = pushType.payloadByteLimit
-        let article = pushType == .alert ? "an" : "a"
-        if bytes.count > limit {
+        guard case .object(let aps)? = payload["aps"] else {
             add(
-                "size", .problem, "\(bytes.count) bytes, \(bytes.count - limit) over the \(limit) bytes APNs takes for \(article) \(pushType.rawValue) push (it answers 413 PayloadTooLarge)",
-                fix: "shorten the alert, or seal with 'pushseal encrypt --truncate', which cuts the body to fit")
-        } else {
-            add("size", .ok, "\(bytes.count) of the \(limit) bytes APNs takes for \(article) \(pushType.rawValue) push")
+                "aps", .problem,
+                payload["aps"] == nil ? "no 'aps': APNs payloads carry one, and receivers refuse a payload without it (malformed)" : "'aps' is not an object (malformed)",
+                fix: #"add "aps":{"alert":{"title":"…","body":"…"},"mutable-content":1} (pushseal encrypt writes it)"#)
+            return
         }
 
-        // Will iOS run the extension at all?
-        let aps = payload["aps"]?.objectValue
-        let content = NotificationContent(payload: payload)
-        let hasText = content.hasAlertText || Self.hasLocalizedText(aps)
-        extensionRuns = aps != nil && hasText && aps?["mutable-content"] == .number("1")
-        if aps == nil {
+        // The push type's size limit, counted as the receiver counts it.
+        let limit = pushType.payloadByteLimit
+        let size = bytes.withUnsafeBytes { ReceivedInput.payloadByteCount($0) }
+        let article = pushType == .alert ? "an" : "a"
+        if size > limit {
             add(
-                "extension", .problem, payload["aps"] == nil ? "no 'aps': iOS has nothing to show and runs no extension" : "'aps' is not an object",
-                fix: #"add "aps":{"alert":{"title":"…","body":"…"},"mutable-content":1} (pushseal encrypt writes it)"#)
-        } else if !hasText {
-            let silent = aps?["content-available"] == .number("1")
+                "size", .problem,
+                "\(size) bytes, \(size - limit) over the \(limit) bytes APNs takes for \(article) \(pushType.rawValue) push (it answers 413 PayloadTooLarge; receivers refuse it as malformed)",
+                fix: "shorten the alert, or seal with 'pushseal encrypt --truncate', which cuts the body to fit")
+            return
+        }
+        add("size", .ok, "\(size) of the \(limit) bytes APNs takes for \(article) \(pushType.rawValue) push")
+
+        // Will iOS run the extension at all?
+        let content = NotificationContent(payload: payload)
+        let hasText = content.hasAlertText || NotificationRequest.hasLocalizedText(aps)
+        if !hasText {
+            let silent = aps["content-available"] == .number("1")
             add(
                 "extension", .problem,
                 silent
                     ? "a background push (content-available only): iOS shows nothing and runs no Notification Service Extension"
                     : "no alert text: iOS runs a Notification Service Extension only for a notification it would show",
                 fix: "give aps.alert a fallback title or body (never the secret): 'pushseal encrypt' writes \"New notification\"")
-        } else if aps?["mutable-content"] == nil {
+        } else if aps["mutable-content"] == nil {
             add(
                 "extension", .problem, "no mutable-content: iOS shows the fallback as it came and never runs the extension",
                 fix: #"add "mutable-content":1 to aps"#)
-        } else if aps?["mutable-content"] != .number("1") {
+        } else if aps["mutable-content"] != .number("1") {
             add(
-                "extension", .problem, "mutable-content is \(JSONWriter.string(aps!["mutable-content"]!)), and only the number 1 makes iOS run the extension",
+                "extension", .problem, "mutable-content is \(JSONWriter.string(aps["mutable-content"]!)), and only the number 1 makes iOS run the extension",
                 fix: #"write "mutable-content":1 (a number, not "1" or true)"#)
         } else {
             add("extension", .ok, "iOS runs the Notification Service Extension (mutable-content 1, an alert to show)")
@@ -147,7 +154,7 @@ public struct PayloadDiagnosis: Sendable {
             add("push type", .ok, "\(pushType.rawValue) push at priority \(priority.rawValue)")
         }
 
-        // The envelope.
+        // The envelope: explained even when the extension does not run, for the sender's sake.
         guard let sealedValue = payload[field] else {
             if let (other, _) = payload.first(where: { $0.key != "aps" && Self.looksSealed($0.value) }) {
                 add(
@@ -158,12 +165,10 @@ public struct PayloadDiagnosis: Sendable {
                     "envelope", .problem, "no '\(field)' field: nothing is sealed, the device shows the fallback as it came",
                     fix: "seal the alert with 'pushseal encrypt' (or name the field with --field)")
             }
-            status = .passthrough
             return
         }
         guard case .string(let text) = sealedValue else {
             add("envelope", .problem, "the '\(field)' field is \(sealedValue.kindName), not an envelope string", fix: "put the envelope text there: ps1.<kid>.<sealed>")
-            status = .malformed
             return
         }
         let envelope: SealedEnvelope
@@ -172,11 +177,9 @@ public struct PayloadDiagnosis: Sendable {
         } catch let error as EnvelopeError {
             let (says, fix) = Self.explain(text, error)
             add("envelope", .problem, says, fix: fix)
-            status = error.code == .unsupportedVersion ? .unsupported : .malformed
             return
         } catch {
             add("envelope", .problem, "\(error)")
-            status = .malformed
             return
         }
         add(
@@ -186,95 +189,81 @@ public struct PayloadDiagnosis: Sendable {
 
         // The key, and whether it opens.
         guard let keyring else {
-            add("key", .note, "it needs key \(envelope.kid) (\(envelope.version == .ps1 ? "a shared secret" : "the device's private key")); give --keys DIR to check that it opens")
+            add(
+                "key", .note,
+                "could not check the seal without --keys: it needs key \(envelope.kid) (\(envelope.version == .ps1 ? "a shared secret" : "the device's private key"))",
+                fix: "give --keys DIR with that key to check that it opens and what it shows")
             return
         }
-        guard let entry = keyring.entry(envelope.kid) else {
+        explainKey(envelope, judgement, keyring: keyring, keysName: keysName)
+    }
+
+    /// The key and opening findings, for the status the judgement gave.
+    private mutating func explainKey(_ envelope: SealedEnvelope, _ judgement: PayloadJudgement, keyring: Keyring, keysName: String) {
+        let kid = envelope.kid
+        let reason = judgement.reason ?? ""
+        guard let entry = keyring.entry(kid) else {
             add(
-                "key", .problem, "no key \(envelope.kid) in \(keysName): the device shows the placeholder (key-missing)",
+                "key", .problem, "no key \(kid) in \(keysName): the device shows the placeholder (key-missing)",
                 fix: envelope.version == .ps1
-                    ? "on the sender: 'pushseal keys export \(envelope.kid)'; here: 'pushseal keys import' that line"
-                    : "the device that made key \(envelope.kid) holds its private key; open it there")
-            status = .keyMissing
+                    ? "on the sender: 'pushseal keys export \(kid)'; here: 'pushseal keys import' that line"
+                    : "the device that made key \(kid) holds its private key: 'pushseal keys export --private \(kid)' there, 'pushseal keys import' here")
             return
         }
         switch (envelope.version, entry.kind) {
         case (.ps1, .private), (.ps1, .public):
             add(
-                "key", .problem, "key \(envelope.kid) in \(keysName) is a recipient key, but the envelope is ps1 (a shared secret)",
-                fix: "import the sender's psk1 share for \(envelope.kid)")
-            status = .keyMissing
+                "key", .problem, "key \(kid) in \(keysName) is a recipient key, but the envelope is ps1 (a shared secret): key-missing",
+                fix: "import the sender's psk1 share for \(kid)")
             return
         case (.ps2, .secret):
             add(
-                "key", .problem, "key \(envelope.kid) in \(keysName) is a shared secret, but the envelope is ps2 (sealed to a device's key)",
-                fix: "open it on the device whose key pair is \(envelope.kid)")
-            status = .keyMissing
+                "key", .problem, "key \(kid) in \(keysName) is a shared secret, but the envelope is ps2 (sealed to a device's key): key-missing",
+                fix: "open it on the device whose key pair is \(kid)")
             return
         case (.ps2, .public):
             add(
-                "key", .problem, "\(keysName) holds only key \(envelope.kid)'s public half: it seals, the device's private key opens",
+                "key", .problem, "\(keysName) holds only key \(kid)'s public half: it seals, the device's private key opens (key-missing)",
                 fix: "open it on the device (its keyring holds the private key)")
-            status = .keyMissing
             return
         default:
             break
         }
-        let alert: SealedAlert
-        do {
-            alert = try envelope.withOpened(with: keyring, now: now) { try SealedAlert(plaintext: $0) }
-        } catch let error as KeyringError {
-            switch error.code {
-            case .keyDisabled:
-                add("key", .problem, "key \(envelope.kid) is disabled in \(keysName)", fix: "'pushseal keys enable \(envelope.kid)' if it should still open")
-                status = .keyDisabled
-            case .keyExpired:
-                add(
-                    "key", .problem, "key \(envelope.kid) is past its rotation grace period in \(keysName)",
-                    fix: "seal with the new primary key; the old one no longer opens anything")
-                status = .keyExpired
-            default:
-                add("key", .problem, "key \(envelope.kid) cannot be used: \(error.reason)", fix: "import the key again")
-                status = .keyMissing
-            }
-            return
-        } catch let error as EnvelopeError where error.code == .authenticationFailed {
-            add("key", .ok, "key \(envelope.kid) is in \(keysName)")
+        switch judgement.status {
+        case .keyDisabled?:
+            add("key", .problem, "key \(kid) is disabled in \(keysName)", fix: "'pushseal keys enable \(kid)' if it should still open")
+        case .keyExpired?:
+            add("key", .problem, "key \(kid) is past its rotation grace period in \(keysName)", fix: "seal with the new primary key; the old one no longer opens anything")
+        case .keyMissing?:
+            add("key", .problem, "key \(kid) cannot be used: \(reason)", fix: "import the key again")
+        case .authenticationFailed?:
+            add("key", .ok, "key \(kid) is in \(keysName)")
             add(
-                "opens", .problem, "authentication failed: the payload was changed after sealing, or sealed with another key that is also called \(envelope.kid)",
-                fix: "compare 'pushseal keys export \(envelope.kid)' on both sides; send the payload byte for byte (no reformatting of the envelope)")
-            status = .authenticationFailed
-            return
-        } catch {
-            add("key", .ok, "key \(envelope.kid) is in \(keysName)")
+                "opens", .problem, "authentication failed: the payload was changed after sealing, or sealed with another key that is also called \(kid)",
+                fix: "compare 'pushseal keys export \(kid)' on both sides; send the payload byte for byte (no reformatting of the envelope)")
+        case .malformed?:
+            add("key", .ok, "key \(kid) is in \(keysName)")
             add(
-                "opens", .problem, "it opens, but what it holds is not a sealed alert: \(error)",
-                fix: "seal a JSON object of docs/FORMAT.md section 5 (title or body, each member once, the right types)")
-            status = .malformed
-            return
-        }
-        add("key", .ok, "key \(envelope.kid) is in \(keysName) (\(entry.state.rawValue))")
-        if let expires = alert.expires {
-            if expires <= now {
-                add(
-                    "exp", .problem, "it expired at \(Timestamp.format(expires)): the device shows the placeholder (expired)",
-                    fix: "seal it again with a later --ttl, and check the sender's clock")
-                status = .expired
-                return
+                "opens", .problem, "it opens, but what it holds is not a sealed alert: \(reason)",
+                fix: "seal a JSON object of docs/FORMAT.md section 5 (a non-empty title or body, each member once, the right types)")
+        case .expired?:
+            add("key", .ok, "key \(kid) is in \(keysName) (\(entry.state.rawValue))")
+            add(
+                "exp", .problem, "\(reason.replacingFirst("the message ", with: "it ")): the device shows the placeholder (expired)",
+                fix: "seal it again with a later --ttl, and check the sender's clock")
+        case .decrypted?:
+            add("key", .ok, "key \(kid) is in \(keysName) (\(entry.state.rawValue))")
+            if let expires = judgement.alert?.expires {
+                add("exp", .ok, "expires at \(Timestamp.format(expires))")
+            } else {
+                add("exp", .ok, "no expiry")
             }
-            add("exp", .ok, "expires at \(Timestamp.format(expires))")
-        } else {
-            add("exp", .ok, "no expiry")
+            let title = judgement.alert?.fields.title ?? ""
+            let body = judgement.alert?.fields.body ?? ""
+            add("opens", .ok, "the device shows \(JSONWriter.string(.string(title))) / \(JSONWriter.string(.string(body)))")
+        default:
+            break
         }
-        shown = (alert.fields.title ?? "", alert.fields.body ?? "")
-        add("opens", .ok, "the device shows \(JSONWriter.string(.string(alert.fields.title ?? ""))) / \(JSONWriter.string(.string(alert.fields.body ?? "")))")
-        status = .decrypted
-    }
-
-    /// `title-loc-key`, `subtitle-loc-key` or `loc-key` in `aps.alert`: text iOS shows too.
-    private static func hasLocalizedText(_ aps: JSONObject?) -> Bool {
-        guard case .object(let alert)? = aps?["alert"] else { return false }
-        return ["title-loc-key", "subtitle-loc-key", "loc-key"].contains { alert[$0]?.stringValue?.isEmpty == false }
     }
 
     /// A string value that reads as an envelope of some version: `psN.<kid>.…`.
@@ -302,7 +291,7 @@ public struct PayloadDiagnosis: Sendable {
         }
         if let index = sealed.firstIndex(where: { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }) {
             let position = sealed.distance(from: sealed.startIndex, to: index)
-            let kind = sealed[index] == " " ? "a space" : "a line break"
+            let kind = sealed[index] == " " ? "a space" : sealed[index] == "\t" ? "a tab" : "a line break"
             return (
                 "the sealed part has \(kind) at character \(position + 1) (base64 wrapped at 76 columns, or a template's white space)",
                 "remove every space and line break (Python: base64.urlsafe_b64encode(…) has none; avoid base64.encodebytes)"

@@ -34,6 +34,6 @@ public struct PayloadOpener: Sendable {
 
     /// Opens `envelope` with the key its kid names, as of `now`.
     public func open(_ envelope: SealedEnvelope, now: Int64) throws -> SealedAlert {
-        try envelope.withOpened(with: keyring, now: now) { try SealedAlert(plaintext: $0) }
+        try envelope.withOpened(with: keyring, now: now) { try SealedAlert(plaintext: $0, field: field) }
     }
 }

@@ -12,7 +12,9 @@ package enum ReceivedInput: Sendable {
     /// Reads a payload as a receiver gets it. Accepted shapes:
     /// - an APNs payload: an object with `aps` (`.json`, or `.apns` for `simctl push`);
     /// - a wrapped one with the request headers: `{"apns-id":"…","headers":{…},"payload":{…}}`.
-    package init(bytes: UnsafeRawBufferPointer) {
+    /// `pushType` is the `apns-push-type` it came with, when a wrapped input does not say
+    /// (the size limit depends on it).
+    package init(bytes: UnsafeRawBufferPointer, pushType: String? = nil) {
         let value: JSONValue
         do {
             value = try JSONParser.parse(bytes)
@@ -25,6 +27,7 @@ package enum ReceivedInput: Sendable {
             return
         }
         var headers: [String: String] = [:]
+        if let pushType { headers[APNs.Header.pushType.rawValue] = pushType }
         var identifier: String?
         var wrapped = false
         if case .object(let payload)? = object["payload"], object["aps"] == nil {
@@ -43,7 +46,7 @@ package enum ReceivedInput: Sendable {
         }
         // APNs refuses what is over its limit, so no device would ever run an extension on it.
         let limit = APNsRules.payloadByteLimit(pushTypeHeader: headers[APNs.Header.pushType.rawValue])
-        let size = wrapped ? JSONWriter.bytes(.object(object)).count : Self.trimmedCount(bytes)
+        let size = wrapped ? JSONWriter.bytes(.object(object)).count : Self.payloadByteCount(bytes)
         guard size <= limit else {
             self = .unreadable(reason: "the payload is \(size) bytes, over APNs' \(limit)-byte limit\(limit == Self.voipByteLimit ? " for voip" : "")")
             return
@@ -78,7 +81,9 @@ package enum ReceivedInput: Sendable {
     /// APNs' limit for `apns-push-type: voip`; every other type has `PayloadSealer.byteLimit`.
     package static let voipByteLimit = APNs.PushType.voip.payloadByteLimit
 
-    private static func trimmedCount(_ bytes: UnsafeRawBufferPointer) -> Int {
+    /// A payload's size as APNs' limit judges it: its bytes without trailing white space (a
+    /// file's last newline), docs/FORMAT.md §6 step 3.
+    package static func payloadByteCount(_ bytes: UnsafeRawBufferPointer) -> Int {
         var end = bytes.count
         while end > 0, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[end - 1]) { end -= 1 }
         return end
