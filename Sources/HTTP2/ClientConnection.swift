@@ -315,7 +315,7 @@ final class ClientConnection: LoopConnection {
             guard id == NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE.rawValue else {
                 // Not the connection's doing but the request's (nghttp2 refused its headers):
                 // no connection would take it.
-                return side.answer(item.request.id, failure: .init(kind: .notSent, message: "the request cannot be sent: \(String(cString: nghttp2_strerror(id)))"))
+                return side.answer(item.request.id, failure: .init(kind: .refused, message: "the request cannot be sent: \(String(cString: nghttp2_strerror(id)))"))
             }
             // Stream ids used up: another connection takes it.
             draining = true

@@ -117,6 +117,9 @@ package final class HTTP2Client: Sendable {
             case unknownOutcome
             /// The server cannot have acted on it, and the client gave up sending it.
             case notSent
+            /// The client refused the request itself (nghttp2 would not take its headers): no
+            /// connection would ever send it, so sending it again is pointless.
+            case refused
             /// Not this request's failure but the endpoint's: no request can succeed.
             case endpoint(EndpointProblem)
         }

@@ -98,6 +98,15 @@ func exitStatus(for error: any Error) -> ExitStatus {
         }
     case is EnvelopeError, is PayloadError:
         return .dataError
+    case let error as SendError:
+        switch error.code {
+        // Nothing reached it: a later try may.
+        case .unreachable: return .temporaryFailure
+        // The token could not be kept on disk.
+        case .token where error.underlying is FileIOFailure: return .ioError
+        // The endpoint, the proxy, the trust file or the clock as configured cannot work.
+        case .untrusted, .refused, .setup, .token: return .configuration
+        }
     case is CompanionProgram.Missing:
         return .unavailable
     default:

@@ -47,11 +47,18 @@ enum Manual {
         }
         out += [
             ".SH EXIT STATUS",
-            "From sysexits(3), so scripts can tell failures apart:"
+            "From sysexits(3), so scripts can tell failures apart; what a code means depends on the command that gives it:"
         ]
         for status in ExitStatus.allCases {
-            out += [".TP", "\\fB\(status.rawValue)\\fR", escapeLine(status.meaning)]
+            out += [".TP", "\\fB\(status.rawValue)\\fR"]
+            if let shared = ExitCodes.every.first(where: { $0.status == status }) { out.append(escapeLine("Every command: \(shared.meaning).") + "\n.br") }
+            for (name, uses) in ExitCodes.rows {
+                let own = uses.filter { $0.status == status && !ExitCodes.every.contains($0) }
+                guard !own.isEmpty else { continue }
+                out.append(escapeLine("\(name): " + own.map(\.meaning).joined(separator: "; ") + ".") + "\n.br")
+            }
         }
+        out += [".TP", "\\fBother\\fR", escapeLine("run: the status its command exited with (127: it cannot be started; 126: it is not executable).")]
         out += [
             ".SH FILES",
             ".TP", "\\fIKeys/keyring.json\\fR", "The keyring (mode 0600, its folder 0700). Never share it; share keys with \\fBkeys export\\fR.",

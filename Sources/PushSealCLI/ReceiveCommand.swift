@@ -385,11 +385,6 @@ extension Specs {
               their budget) and --watch exit 0, a signal being their normal stop. A second
               signal stops at once (exit 130 or 143).
 
-            EXIT STATUS: 0 every input got its record (whatever its status); 64 usage; 66 a FILE
-              or the keyring is missing; 74 records could not be written (full disk) or a --watch
-              file could not be moved; 77 permission; 78 the keyring is damaged; 141 the reader
-              of the records went away (| head), without a word.
-
             EXAMPLES:
               pushseal encrypt -t Hi -b there | pushseal receive -
               pushseal receive --json --budget 2s payloads/*.json

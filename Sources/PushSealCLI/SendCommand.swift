@@ -77,11 +77,10 @@ struct SendCommand {
             } else {
                 try sendToDevices(payload: payload, sender: sender, taken: &taken)
             }
-        } catch is SendError {
-            // The endpoint failed as a whole: each device had its line; why is said below, once.
         } catch {
-            // A bad device line or a token that cannot be kept: no more devices are taken, but
-            // every request already sent gets its result before the error is said.
+            // A bad device line or a token that cannot be made or kept: no more devices are
+            // taken, but every request already sent gets its result before the error is said.
+            // (An endpoint that fails as a whole throws nothing here: it is `sender.failure`.)
             stoppedEarly = error
         }
         sender.finish()
@@ -228,8 +227,7 @@ struct SendCommand {
             // certificate or one made for another host.
             let unknownIssuer = ["self-signed", "self signed", "local issuer"].contains { failure.reason.contains($0) }
             throw CLIFailure(
-                failure.code == .unreachable ? .temporaryFailure : .configuration,
-                failure.reason + (failure.code == .untrusted && unknownIssuer ? "; give --cacert FILE to trust it" : ""))
+                exitStatus(for: failure), failure.reason + (failure.code == .untrusted && unknownIssuer ? "; give --cacert FILE to trust it" : ""))
         }
         if let stoppedEarly { throw stoppedEarly }
         if let signal = stoppedBy.withLock({ $0.signal }) {
@@ -541,12 +539,6 @@ extension Specs {
               (SIGINT) or 143 (SIGTERM). Two signals within a second are one request (timeout
               sends two at once); a later one exits at once, saying how many devices were left
               without a result line.
-
-            EXIT STATUS: 0 every device accepted; 69 some refused for good; 75 only temporary
-              failures left, or the endpoint cannot be reached; 78 its certificate is not
-              accepted, it does not speak HTTP/2, or the proxy refused; 64 usage; 65 a bad
-              payload, batch line or .p8; 66 a missing file; 74 results could not be written
-              (sending stops: nobody would see them).
 
             EXAMPLES:
               pushseal send --device "$TOKEN" --topic com.example.app -t "Deploy" -b "api-7 is live"

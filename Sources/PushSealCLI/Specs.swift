@@ -107,5 +107,7 @@ func helpText(for spec: CommandSpec) -> String {
     if !spec.discussion.isEmpty {
         lines += ["", spec.discussion]
     }
+    // A group's page (`keys`) lists its subcommands; each subcommand's page has the codes.
+    if spec.name != ["keys"] { lines += ExitCodes.help(for: spec.name) }
     return lines.joined(separator: "\n") + "\n"
 }

@@ -176,6 +176,18 @@ struct SenderEngineTests {
         #expect(results[1].outcome == .failed && results[1].attempts == 2, "never a third time: it may have been delivered")
     }
 
+    /// A request the client itself refuses (nghttp2 would not take its headers) is final:
+    /// no connection would send it, so it is not retried for --retry-for, and it counts as
+    /// refused for good (exit 69), not as a temporary failure.
+    @Test func aRequestTheClientRefusesIsFinalAndNotRetried() throws {
+        let refused = Self.device(0)
+        let (results, fake) = try Self.send(2, answers: [refused: [.failure(.refused)]])
+        #expect(results[0].outcome == .refused && results[0].attempts == 1 && results[0].status == 0)
+        #expect(results[0].reason == "the fake's refused")
+        #expect(fake.sent.filter { $0.device == refused }.count == 1, "sent once, never again")
+        #expect(results[1].outcome == .ok)
+    }
+
     @Test func anExpiredTokenIsRenewedOnceAndTheNotificationSentAgain() throws {
         let device = Self.device(0)
         let tokens = CountingTokens()

@@ -95,7 +95,7 @@ package final class ProviderTokenCache: Sendable {
             do throws(FileIOFailure) {
                 try FileIO.replace(path, with: json)
             } catch {
-                throw KeyringError(.io, "cannot keep the provider token in \(path): \(error.message)", underlying: error)
+                throw SendError(.token, "cannot keep the provider token in \(path): \(error.message)", underlying: error)
             }
             return (minted, now)
         }

@@ -312,6 +312,9 @@ package final class Sender: Sendable {
             report(item, outcome: .failed, status: 0, apnsID: item.apnsID, reason: words, timestamp: nil)
         case .notSent:
             retry(item, status: 0, reason: failure.message, after: nil)
+        case .refused:
+            // Refused before it left: no retry would fare better, so it is final (exit 69).
+            report(item, outcome: .refused, status: 0, apnsID: item.apnsID, reason: failure.message, timestamp: nil)
         case .unknownOutcome:
             // It may have been delivered: once more at most, and the result will say so.
             guard !item.retriedAfterUnknownOutcome else {
