@@ -23,6 +23,11 @@ static inline long pushseal_ssl_ctx_set_write_modes(SSL_CTX *ctx) {
     return SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
 }
 
+// The options every context of pushseal's TLS profile has.
+static inline long pushseal_ssl_profile_options(void) {
+    return (long)(SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
+}
+
 static inline long pushseal_ssl_ctx_set_options(SSL_CTX *ctx) {
     // No renegotiation (HTTP/2 forbids it) and no compression (CRIME).
     return (long)SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE);

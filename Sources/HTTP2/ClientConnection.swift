@@ -236,10 +236,19 @@ final class ClientConnection: LoopConnection {
                 }
                 return fail(words, problem: .untrusted)
             }
-            let reason = detail == 0 ? "the server ended the TLS handshake" : "TLS handshake failed: \(ERR_reason_error_string(detail).map { String(cString: $0) } ?? "error \(detail)")"
-            fail(reason, problem: .unreachable)
+            let words = ERR_reason_error_string(detail).map { String(cString: $0) } ?? "error \(detail)"
+            // No version or suite in common is the server's set-up, not a passing fault: final
+            // at once, not retried as if the server could not be reached.
+            if Self.noCommonTLSReasons.contains(ERR_GET_REASON(detail)) { return fail(words, problem: .noCommonTLS) }
+            fail(detail == 0 ? "the server ended the TLS handshake" : "TLS handshake failed: \(words)", problem: .unreachable)
         }
     }
+
+    /// OpenSSL's reasons for a handshake that found no protocol version or suite both sides take.
+    private static let noCommonTLSReasons: Set<Int32> = [
+        SSL_R_UNSUPPORTED_PROTOCOL, SSL_R_TLSV1_ALERT_PROTOCOL_VERSION, SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE,
+        SSL_R_NO_CIPHERS_AVAILABLE, SSL_R_NO_PROTOCOLS_AVAILABLE, SSL_R_TLSV1_ALERT_INSUFFICIENT_SECURITY
+    ]
 
     private func openSession() {
         var created: OpaquePointer?

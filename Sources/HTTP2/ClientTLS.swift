@@ -5,7 +5,8 @@ import SealCrypto
 import Glibc
 #endif
 
-/// The client's SSL_CTX: TLS 1.2 or later with the server's AEAD suites, ALPN offering `h2`
+/// The client's SSL_CTX: the listener's own TLS profile (`TLSContext.applyProfile`: TLS 1.2 or
+/// later, its AEAD suites, no renegotiation or compression), ALPN offering `h2`
 /// alone, and the peer's certificate checked against the system's CA store (OpenSSL's
 /// default paths, which honour SSL_CERT_FILE and SSL_CERT_DIR) plus a trust file.
 final class ClientTLS: @unchecked Sendable {
@@ -18,9 +19,9 @@ final class ClientTLS: @unchecked Sendable {
         }
         self.context = context
         ERR_clear_error()
-        _ = pushseal_ssl_ctx_set_min_tls12(context)
-        _ = pushseal_ssl_ctx_set_write_modes(context)
-        _ = SSL_CTX_set_cipher_list(context, TLSContext.tls12Ciphers)
+        if let failed = TLSContext.applyProfile(context) {
+            throw HTTP2ClientError(failed, underlying: OpenSSLFailure.takeQueued())
+        }
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
         Self.trustSystemStore(context)
         if let trustFile {

@@ -143,6 +143,8 @@ package final class HTTP2Client: Sendable {
         case notHTTP2
         /// The proxy refused the tunnel (407, 403, …).
         case proxyRefused
+        /// It offers no TLS the client's profile takes (TLS 1.2 or later, AEAD suites).
+        case noCommonTLS
     }
 
     /// How many times a request the server did not process is sent again before it is

@@ -20,12 +20,7 @@ final class TLSContext: @unchecked Sendable {
         func fail(_ message: String) -> HTTP2ServerError {
             HTTP2ServerError(.identity, message, underlying: OpenSSLFailure.takeQueued())
         }
-        guard pushseal_ssl_ctx_set_min_tls12(context) == 1 else { throw fail("cannot require TLS 1.2") }
-        _ = pushseal_ssl_ctx_set_write_modes(context)
-        _ = pushseal_ssl_ctx_set_options(context)
-        // TLS 1.3's suites are all AEAD already; TLS 1.2 gets the AEAD ECDHE ones alone (no
-        // CBC, no SHA-1 MACs, no static RSA key exchange).
-        guard SSL_CTX_set_cipher_list(context, Self.tls12Ciphers) == 1 else { throw fail("cannot set the TLS 1.2 cipher suites") }
+        if let failed = Self.applyProfile(context) { throw fail(failed) }
         guard access(identity.certificateFile, R_OK) == 0 else {
             let cause = errno
             throw HTTP2ServerError(.identity, "cannot read the certificate \(identity.certificateFile): \(String(cString: strerror(cause)))", errno: cause)
@@ -54,6 +49,21 @@ final class TLSContext: @unchecked Sendable {
                 out?.pointee = UnsafePointer(selected)
                 return SSL_TLSEXT_ERR_OK
             }, nil)
+    }
+
+    /// The one TLS profile of both sides, `send`'s client and the listener: TLS 1.2 or later,
+    /// no renegotiation, no compression, and for TLS 1.2 the AEAD ECDHE suites alone (TLS
+    /// 1.3's are all AEAD already; no CBC, no SHA-1 MACs, no static RSA key exchange). Each
+    /// setting is checked: a context that cannot have one is not used. Returns what failed.
+    static func applyProfile(_ context: OpaquePointer) -> String? {
+        guard pushseal_ssl_ctx_set_min_tls12(context) == 1 else { return "cannot require TLS 1.2" }
+        let options = pushseal_ssl_ctx_set_options(context)
+        guard options & Int(pushseal_ssl_profile_options()) == Int(pushseal_ssl_profile_options()) else {
+            return "cannot turn off renegotiation and compression"
+        }
+        _ = pushseal_ssl_ctx_set_write_modes(context)
+        guard SSL_CTX_set_cipher_list(context, tls12Ciphers) == 1 else { return "cannot set the TLS 1.2 cipher suites" }
+        return nil
     }
 
     deinit {

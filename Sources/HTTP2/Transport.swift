@@ -118,8 +118,7 @@ final class Transport {
                 } else {
                     let error = SSL_get_error(tls, rc)
                     if error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE { return .drained }
-                    ERR_clear_error()
-                    return .closed
+                    return Self.readEnd(tlsError: error, systemError: errno)
                 }
             } else {
                 let rc = Glibc.read(descriptor, buffer.baseAddress, wanted)
@@ -140,6 +139,25 @@ final class Transport {
             if tls == nil, count < wanted { return .drained }
         }
         return .drained
+    }
+
+    /// How a TLS read that returned nothing ended: a close (TLS's close_notify, or the peer
+    /// gone between records) is `.closed`; a failure of TLS itself or of the socket says its
+    /// own words, so a broken record is not reported as the peer having closed.
+    static func readEnd(tlsError: Int32, systemError: Int32) -> ReadEnd {
+        defer { ERR_clear_error() }
+        switch tlsError {
+        case SSL_ERROR_ZERO_RETURN:
+            return .closed
+        case SSL_ERROR_SYSCALL:
+            return systemError == 0 ? .closed : .failed("reading failed: \(String(cString: strerror(systemError)))")
+        default:
+            let code = ERR_peek_last_error()
+            // OpenSSL 3 calls a peer that closed without close_notify an error; it is a close.
+            if code == 0 || ERR_GET_REASON(code) == SSL_R_UNEXPECTED_EOF_WHILE_READING { return .closed }
+            let words = ERR_reason_error_string(code).map { String(cString: $0) } ?? "error \(code)"
+            return .failed("TLS failed: \(words)")
+        }
     }
 
     // MARK: - Writing

@@ -65,6 +65,30 @@ struct SendTransportTests {
         #expect(Self.processedCounts(standIn.log).values.allSatisfy { $0 == 1 } && standIn.log.count == 30, "each processed once")
     }
 
+    /// The client holds the listener's TLS profile (TLS 1.2 or later, AEAD suites): a server
+    /// that offers less is refused at once with words that say so and exit 78, not tried four
+    /// times and called unreachable (75), as if a later try could fare better.
+    @Test(arguments: ["1.1", "cbc"])
+    func aServerBelowTheTLSProfileIsRefusedAsConfiguration(tls: String) throws {
+        let sending = try SendTests.Sending()
+        let standIn = try APNsStandIn(for: sending, script: #"{"tls": "\#(tls)"}"#)
+        let run = try sending.send(to: standIn.url, trusting: standIn.certificate, ["--device", deviceToken, "-b", "x"])
+        #expect(run.status == 78, "\(tls): \(run.stderr)")
+        #expect(run.stderr.contains("offers no TLS that pushseal accepts (TLS 1.2 or later with AEAD suites"), "\(tls): \(run.stderr)")
+        #expect(run.stderr.split(separator: "\n").count == 1 && run.stdout.contains("(after 1 attempts)"), "\(run.stdout)")
+        #expect(standIn.log.isEmpty)
+    }
+
+    /// A TLS record that fails to decrypt is a TLS failure, said as one, not "the server
+    /// closed the connection".
+    @Test func aBrokenTLSRecordIsNamedAsSuchNotAsAClose() throws {
+        let sending = try SendTests.Sending()
+        let standIn = try APNsStandIn(for: sending, script: #"{"garble": true}"#)
+        let run = try sending.send(to: standIn.url, trusting: standIn.certificate, ["--device", deviceToken, "-b", "x"])
+        #expect(run.status == 75, "\(run.stderr)")
+        #expect(run.stderr.contains("TLS failed: ") && !run.stderr.contains("closed the connection"), "\(run.stderr)")
+    }
+
     @Test func aServerThatWillNotSpeakHTTP2IsRefusedBeforeAnyToken() throws {
         let sending = try SendTests.Sending()
         for alpn in [#"["http/1.1"]"#, "[]"] {

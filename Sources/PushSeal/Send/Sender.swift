@@ -305,7 +305,7 @@ package final class Sender: Sendable {
                 switch problem {
                 case .unreachable: .unreachable
                 case .untrusted: .untrusted
-                case .notHTTP2, .proxyRefused: .refused
+                case .notHTTP2, .proxyRefused, .noCommonTLS: .refused
                 }
             let words = Self.words(for: problem, failure.message, endpoint)
             stopped.withLock { if $0 == nil { $0 = SendError(code, words) } }
@@ -333,6 +333,7 @@ package final class Sender: Sendable {
         case .untrusted: "the certificate of \(endpoint) is not accepted (\(message))"
         case .notHTTP2: "\(endpoint) does not speak HTTP/2, as APNs does: \(message)"
         case .proxyRefused: message
+        case .noCommonTLS: "\(endpoint) offers no TLS that pushseal accepts (TLS 1.2 or later with AEAD suites, as APNs does): \(message)"
         }
     }
 

@@ -25,7 +25,9 @@ provider tokens verified with `cryptography`. Nothing here is pushseal's code.
   next gets 400 "NotTogether" after five seconds). "max_streams": N and "delay": SECONDS
   (before each answer) make a slow server. "plain": true serves HTTP/2 without TLS (prior
   knowledge); "alpn": [...] offers those protocols instead of h2. "retry_after": N adds
-  retry-after: N to 429 and 503 answers. "date_offset": N sends a date header N seconds off
+  retry-after: N to 429 and 503 answers. "tls": "1.1" offers TLS 1.0 and 1.1 only, "tls":
+  "cbc" TLS 1.2 with a CBC suite only (servers pushseal's TLS profile refuses). "garble": true
+  answers the handshake with a record that cannot be decrypted. "date_offset": N sends a date header N seconds off
   the real time. The provider token is judged first (403), then the request's fields (400),
   the device token last (BadDeviceToken for one that is not 64 hex digits).
 - Appends one JSON line per request it processed to FOLDER/log.jsonl: connection, stream,
@@ -36,10 +38,12 @@ import datetime
 import email.utils
 import ipaddress
 import json
+import os
 import re
 import socket
 import ssl
 import sys
+import warnings
 import threading
 import time
 
@@ -329,6 +333,15 @@ def main():
     standin = StandIn(folder, public_key, kid, team, topic, script)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(folder + "/cert.pem", folder + "/key.pem")
+    if script.get("tls") == "1.1":
+        context.set_ciphers("DEFAULT:@SECLEVEL=0")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            context.minimum_version = ssl.TLSVersion.TLSv1
+            context.maximum_version = ssl.TLSVersion.TLSv1_1
+    elif script.get("tls") == "cbc":
+        context.maximum_version = ssl.TLSVersion.TLSv1_2
+        context.set_ciphers("ECDHE-ECDSA-AES128-SHA")
     if script.get("alpn", ["h2"]):
         context.set_alpn_protocols(script.get("alpn", ["h2"]))
     if script.get("client_ca"):
@@ -341,12 +354,20 @@ def main():
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)
 
+    connections = []
+
     def accept():
         while True:
             try:
                 client, _ = listener.accept()
                 tls = client if plain else context.wrap_socket(client, server_side=True)
             except (OSError, ssl.SSLError):
+                continue
+            if script.get("garble"):
+                # A TLS record that cannot be decrypted, written past OpenSSL: the client's read
+                # fails in TLS itself, which is not the server closing the connection.
+                os.write(tls.fileno(), b"\x17\x03\x03\x00\x20" + bytes(32))
+                connections.append(tls)
                 continue
             threading.Thread(target=standin.serve, args=(tls,), daemon=True).start()
 
