@@ -20,7 +20,8 @@ let package = Package(
         .executable(name: "pushseal-vectors", targets: ["PushSealVectors"])
     ],
     targets: [
-        // OpenSSL's libcrypto (pkg-config libcrypto, from Debian's libssl-dev); SealCrypto is its only user.
+        // OpenSSL's libcrypto (pkg-config libcrypto, from Debian's libssl-dev): SealCrypto calls it,
+        // through CHPKE for HPKE's curve code (and HTTP2 reads its error queue, which libssl uses).
         .systemLibrary(
             name: "COpenSSL",
             pkgConfig: "libcrypto",
@@ -45,7 +46,8 @@ let package = Package(
         // The one monotonic clock and the one saturating Duration conversion, for the server
         // and the runner alike.
         .target(name: "MonotonicTime"),
-        // Linux calls that Swift's Glibc module does not import (pipe2, renameat2).
+        // Linux calls that Swift's Glibc module does not import: pipe2, renameat2, accept4,
+        // pidfd_open, a thread's name, signals passed on to a child, the tied spawn.
         .target(name: "CSystem"),
         // libnghttp2 and OpenSSL's libssl (Debian's libnghttp2-dev, libssl-dev); HTTP2 is their
         // only user. Keys and certificates (reading a key, the self-signed identity) are

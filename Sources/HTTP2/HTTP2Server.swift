@@ -131,7 +131,9 @@ package final class HTTP2Server: Sendable {
         }
     }
 
-    package typealias Handler = @Sendable (Request) -> Response
+    /// Answers a request, once per stream. A stream that was reset (`ending` `.reset`) gets
+    /// no answer, so its handler returns nil; a complete request answered nil gets a 500.
+    package typealias Handler = @Sendable (Request) -> Response?
 
     /// The address the server is bound to (the real port when 0 was asked for).
     package let host: String

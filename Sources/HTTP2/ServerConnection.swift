@@ -361,7 +361,7 @@ final class ServerConnection: LoopConnection {
         decoding = nil
         guard let request = streams[stream], let session, !request.reported else { return }
         request.ended = true
-        let response = report(request, id: stream, ending: request.headersTooLarge ? .headersTooLarge : .complete)
+        let response = report(request, id: stream, ending: request.headersTooLarge ? .headersTooLarge : .complete) ?? HTTP2Server.Response(status: 500)
         request.headers = []
         request.body = []
         releaseHeld(request.held)
@@ -372,7 +372,7 @@ final class ServerConnection: LoopConnection {
 
     /// The one call of the handler for a stream.
     @discardableResult
-    private func report(_ request: RequestStream, id: Int32, ending: HTTP2Server.Request.Ending) -> HTTP2Server.Response {
+    private func report(_ request: RequestStream, id: Int32, ending: HTTP2Server.Request.Ending) -> HTTP2Server.Response? {
         request.reported = true
         return shared.handler(
             HTTP2Server.Request(

@@ -92,6 +92,20 @@ package final class ConditionLock: @unchecked Sendable {
     /// Wakes a waiting thread, if one waits.
     package func signal() { Self.check(pthread_cond_signal(condition), "pthread_cond_signal") }
 
+    /// Wakes every waiting thread: for a condition that threads wait on for different things.
+    package func broadcast() { Self.check(pthread_cond_broadcast(condition), "pthread_cond_broadcast") }
+
+    /// With the lock held: sleeps until a `signal` or `broadcast`, holding the lock again when
+    /// it returns.
+    package func wait() { Self.check(pthread_cond_wait(condition, mutex), "pthread_cond_wait") }
+
+    /// Runs `body` with the lock held.
+    package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+
     private static func check(_ rc: Int32, _ call: StaticString) {
         precondition(rc == 0, "\(call) failed: \(rc)")
     }

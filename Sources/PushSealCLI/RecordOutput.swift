@@ -36,6 +36,8 @@ final class RecordOutput: RecordSink {
         var written = 0
         var failure: String?
         var writerIdle = false
+        /// Set by `finish` once every record is out: the writer thread then ends.
+        var closing = false
         var tally = StatusTally()
     }
 
@@ -43,8 +45,13 @@ final class RecordOutput: RecordSink {
     let byteLimit: Int
 
     private let descriptor: Int32
-    private let state = Locked(State())
-    private let wake = DispatchSemaphore(value: 0)
+    // One lock and one condition for everything that waits on the records: the writer (for
+    // records), a reader (for room) and `finish` (for the last write). Each wait is woken by
+    // the change it waits for, never by polling. `state` is read and changed only with
+    // `guarded` held, which is what makes it safe to share.
+    private nonisolated(unsafe) var state = State()
+    private let guarded = ConditionLock()
+    private let writer = Locked<pthread_t?>(nil)
     private let render: @Sendable (DeliveryRecord) -> (bytes: [UInt8], status: String)
     private let failed: @Sendable () -> Void
 
@@ -60,11 +67,12 @@ final class RecordOutput: RecordSink {
         self.byteLimit = byteLimit
         self.render = render
         self.failed = failed
-        OwnThread.start(named: "records") { [self] in writeUntilFailed() }
+        let thread = OwnThread.startJoinable(named: "records") { [self] in writeUntilDone() }
+        writer.withLock { $0 = thread }
     }
 
     var hasRoom: Bool {
-        state.withLock { $0.failure == nil && $0.waitingBytes < byteLimit }
+        guarded.withLock { state.failure == nil && state.waitingBytes < byteLimit }
     }
 
     func emit(_ record: DeliveryRecord, promised: Bool) {
@@ -75,7 +83,7 @@ final class RecordOutput: RecordSink {
     /// backlog; any other is dropped and counted when there is no room. `then` runs once the
     /// bytes are written, or at once when stdout has failed.
     func emit(rendered: (bytes: [UInt8], status: String), keep: Bool = true, then: Written? = nil) {
-        let (wakeWriter, failure) = state.withLock { state -> (Bool, String?) in
+        let (wakeWriter, failure) = guarded.withLock { () -> (Bool, String?) in
             guard state.failure == nil, keep || state.waitingBytes < byteLimit else {
                 state.dropped += 1
                 return (false, state.failure ?? "no room")
@@ -87,70 +95,97 @@ final class RecordOutput: RecordSink {
             state.tally.add(rendered.status)
             guard state.writerIdle else { return (false, nil) }
             state.writerIdle = false
+            guarded.broadcast()
             return (true, nil)
         }
-        if wakeWriter { wake.signal() }
+        _ = wakeWriter
         if let failure { then?(failure) }
     }
 
-    /// Waits, on a reading thread, while the records waiting are past the bound; returns at
-    /// once when stdout has failed or `stop` is requested.
+    /// Waits, on a reading thread, while the records waiting are past the bound; returns
+    /// once a write makes room, stdout has failed, or `stop` is requested (looked at every
+    /// `stopCheck`, as a stop does not come through this lock).
     func waitForRoom(stop: StopRequest) {
-        while state.withLock({ $0.failure == nil && $0.waitingBytes >= byteLimit }), !stop.isRequested {
-            usleep(2_000)
+        guarded.withLock {
+            while state.failure == nil, state.waitingBytes >= byteLimit, !stop.isRequested {
+                guarded.wait(untilMonotonicNanoseconds: (MonotonicClock.system.now + Self.stopCheck).nanoseconds)
+            }
         }
     }
+
+    /// How often a reader waiting for room looks at its stop request.
+    static let stopCheck = Duration.milliseconds(100)
 
     /// Records written, per status.
-    var tally: [String: Int] { state.withLock { $0.tally.byStatus } }
+    var tally: [String: Int] { guarded.withLock { state.tally.byStatus } }
 
-    /// Waits at most `limit` (nil: as long as it takes) for every record to be written.
-    /// Returns the records that were not (still waiting, or dropped when there was no room)
-    /// and why stdout failed, if it did.
+    /// Waits at most `limit` (nil: as long as it takes) for every record to be written, then
+    /// ends the writer thread once it has nothing left. Returns the records that were not
+    /// (still waiting, or dropped when there was no room) and why stdout failed, if it did.
     func finish(within limit: Duration?) -> (unwritten: Int, failure: String?) {
-        let deadline = limit.map { MonotonicClock.system.now + $0 }
-        while true {
-            let (waiting, dropped, failure) = state.withLock { ($0.waiting, $0.dropped, $0.failure) }
-            if waiting == 0 || failure != nil || deadline.map({ MonotonicClock.system.now >= $0 }) == true {
-                return (waiting + dropped, failure)
+        let deadline = limit.map { (MonotonicClock.system.now + $0).nanoseconds } ?? UInt64.max
+        let (unwritten, failure) = guarded.withLock { () -> (Int, String?) in
+            while state.waiting > 0, state.failure == nil, MonotonicClock.system.now.nanoseconds < deadline {
+                if deadline == UInt64.max { guarded.wait() } else { guarded.wait(untilMonotonicNanoseconds: deadline) }
             }
-            usleep(5_000)
+            if state.waiting == 0 || state.failure != nil {
+                state.closing = true
+                guarded.broadcast()
+            }
+            return (state.waiting + state.dropped, state.failure)
         }
+        // Past the limit with records still waiting, the writer may be stuck on stdout: it is
+        // left to the process's end rather than waited for.
+        if guarded.withLock({ state.closing }) || failure != nil,
+            let thread = writer.withLock({ held in
+                defer { held = nil }
+                return held
+            })
+        {
+            pthread_join(thread, nil)
+        }
+        return (unwritten, failure)
     }
 
-    private func writeUntilFailed() {
+    /// The writer thread: writes what gathered while it wrote the last batch, sleeps on the
+    /// condition when there is nothing, and ends once `finish` says so or stdout fails.
+    private func writeUntilDone() {
         // Two buffers take turns: records go into one while the other is written, so a
-        // batch costs no allocation, however large the backlog grew.
+        // batch costs no allocation, however large the backlog grew. Under load the records
+        // that come during one write make the next, so writes grow with the load by
+        // themselves.
         var batch: [UInt8] = []
         var afterBatch: [Written] = []
         while true {
-            let count = state.withLock { state -> Int in
-                if state.pending.isEmpty {
+            let count = guarded.withLock { () -> Int? in
+                while state.pending.isEmpty {
+                    if state.closing { return nil }
                     state.writerIdle = true
-                    return 0
+                    guarded.wait()
                 }
+                state.writerIdle = false
                 swap(&batch, &state.pending)
                 swap(&afterBatch, &state.afterPending)
                 return state.waiting
             }
-            if count == 0 {
-                wake.wait()
-                continue
-            }
+            guard let count else { return }
             do {
                 try FileIO.writeAll(descriptor, batch)
-                state.withLock { state in
+                guarded.withLock {
                     state.waiting -= count
                     state.waitingBytes -= batch.count
                     state.written += count
+                    // Room for a reader, or the last write `finish` waits for.
+                    guarded.broadcast()
                 }
                 batch.removeAll(keepingCapacity: true)
                 for written in afterBatch { written(nil) }
                 afterBatch.removeAll(keepingCapacity: true)
             } catch {
                 let failure = StdoutReader.failure(error)
-                let left = state.withLock { state in
+                let left = guarded.withLock { () -> [Written] in
                     state.failure = failure
+                    guarded.broadcast()
                     defer { state.afterPending.removeAll() }
                     return state.afterPending
                 }
@@ -158,9 +193,6 @@ final class RecordOutput: RecordSink {
                 failed()
                 return
             }
-            // Under load, a short pause lets records gather into one write, instead of one
-            // wake-up per record; an idle writer still starts on the first record at once.
-            usleep(500)
         }
     }
 }

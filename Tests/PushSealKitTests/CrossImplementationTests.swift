@@ -428,9 +428,10 @@ struct CrossImplementationTests {
         let keyring = tool.folder.appendingPathComponent("Device/keyring.json")
         try Data("{\"format\":".utf8).write(to: keyring)
         // The receiver looks at the file again within 100 ms: the payload goes again until
-        // it has (each try gets its record, read before the next).
+        // it has (each try gets its record, read before the next; a try takes a fraction of
+        // a millisecond, so the count spans those 100 ms many times over).
         var record = JSONObject()
-        for _ in 0..<200 {
+        for _ in 0..<20_000 {
             input.fileHandleForWriting.write(Data(payload.utf8))
             record = try nextRecord()
             if record["status"]?.stringValue != "decrypted" { break }

@@ -1,7 +1,9 @@
 #ifndef PUSHSEAL_CSYSTEM_H
 #define PUSHSEAL_CSYSTEM_H
 
-// The few Linux calls Swift's Glibc module leaves out (they sit behind _GNU_SOURCE).
+// The Linux calls Swift's Glibc module leaves out (behind _GNU_SOURCE, or not wrapped at all):
+// pipe2, renameat2, accept4, pidfd_open and waitid, naming a thread, passing signals on to a
+// child, and spawning a child tied to this process.
 
 /// pipe2(O_CLOEXEC): both ends are close-on-exec from the start, so a child spawned by
 /// another thread can never inherit them. Returns 0, or -1 with errno.

@@ -3,7 +3,8 @@ public typealias EnvelopeError = PushSealError<EnvelopeFailure>
 
 /// The kinds of `EnvelopeError`.
 public enum EnvelopeFailure: String, Hashable, Sendable {
-    /// Not a `ps1` envelope, or a damaged one: bad base64, short box, bad kid.
+    /// Not an envelope of a version this build reads (ps1, ps2), or a damaged one: no
+    /// `version.kid.sealed` shape, bad base64, a short box, a bad kid.
     case malformed
     /// A version this build does not read.
     case unsupportedVersion

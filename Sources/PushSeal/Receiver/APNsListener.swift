@@ -217,7 +217,8 @@ public final class APNsListener: Sendable {
                         let arrival = APNsRequestFields(device: APNsRules.deviceToken(in: request.path))
                         let given = request.values(APNs.Header.id.rawValue).first.flatMap { APNsRules.isUUID($0) ? $0 : nil }
                         records.emit(DeliveryRecord(seq: seq, source: source, reset: reason, identifier: given, arrival: arrival), promised: false)
-                        return HTTP2Server.Response(status: 500)
+                        // The stream is gone: nothing is answered.
+                        return nil
                     case .headersTooLarge:
                         let given = request.values(APNs.Header.id.rawValue).first.flatMap { APNsRules.isUUID($0) ? $0 : nil }
                         return refuse(

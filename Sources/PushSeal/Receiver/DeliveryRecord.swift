@@ -4,7 +4,8 @@ import PushSealJSON
 public struct DeliveryRecord: Sendable {
     /// 1-based position of the input in arrival order.
     public let seq: Int
-    /// Where the input came from: a file name, or `stdin:LINE`.
+    /// Where the input came from: a file's path (a watched folder's file included),
+    /// `stdin:LINE`, or `listen:CONNECTION/STREAM` for a request the listener took.
     public let source: String
     /// Set for what came through the listener: the device and the APNs headers.
     public let arrival: APNsRequestFields?

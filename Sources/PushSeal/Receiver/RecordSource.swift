@@ -1,4 +1,5 @@
-/// The `source` a record names: `stdin:LINE` or `listen:CONNECTION/STREAM`. Every input has
+/// The `source` a record names when it is not a file's path: `stdin:LINE` or
+/// `listen:CONNECTION/STREAM`. Every input has
 /// one, so it is written on the stack and made a String once, not concatenated from parts.
 package enum RecordSource {
     package static func stdin(line: Int) -> String {
