@@ -38,6 +38,10 @@ final class RecordOutput: RecordSink {
         var writerIdle = false
         /// Set by `finish` once every record is out: the writer thread then ends.
         var closing = false
+        /// Set by `finish` while it waits: the writer writes at once, without gathering.
+        var finishing = false
+        /// The writer is letting records gather after a write (see `gatherTime`).
+        var gathering = false
         var tally = StatusTally()
     }
 
@@ -93,6 +97,13 @@ final class RecordOutput: RecordSink {
             state.waiting += 1
             state.waitingBytes += rendered.bytes.count
             state.tally.add(rendered.status)
+            if state.gathering, state.pending.count >= Self.gatherBytes {
+                // Enough for one write: the writer need not wait out its gathering time.
+                // Said once: a wake-up per record would be a system call per record.
+                state.gathering = false
+                guarded.broadcast()
+                return (false, nil)
+            }
             guard state.writerIdle else { return (false, nil) }
             state.writerIdle = false
             guarded.broadcast()
@@ -116,6 +127,12 @@ final class RecordOutput: RecordSink {
     /// How often a reader waiting for room looks at its stop request.
     static let stopCheck = Duration.milliseconds(100)
 
+    /// Under load, how long the writer lets records gather after a write before the next, and
+    /// how many bytes end that wait early: one write for many records instead of one each.
+    /// An idle writer starts on the first record at once.
+    static let gatherTime = Duration.microseconds(500)
+    static let gatherBytes = 64 * 1024
+
     /// Records written, per status.
     var tally: [String: Int] { guarded.withLock { state.tally.byStatus } }
 
@@ -125,6 +142,8 @@ final class RecordOutput: RecordSink {
     func finish(within limit: Duration?) -> (unwritten: Int, failure: String?) {
         let deadline = limit.map { (MonotonicClock.system.now + $0).nanoseconds } ?? UInt64.max
         let (unwritten, failure) = guarded.withLock { () -> (Int, String?) in
+            state.finishing = true
+            guarded.broadcast()
             while state.waiting > 0, state.failure == nil, MonotonicClock.system.now.nanoseconds < deadline {
                 if deadline == UInt64.max { guarded.wait() } else { guarded.wait(untilMonotonicNanoseconds: deadline) }
             }
@@ -151,13 +170,26 @@ final class RecordOutput: RecordSink {
     /// condition when there is nothing, and ends once `finish` says so or stdout fails.
     private func writeUntilDone() {
         // Two buffers take turns: records go into one while the other is written, so a
-        // batch costs no allocation, however large the backlog grew. Under load the records
-        // that come during one write make the next, so writes grow with the load by
-        // themselves.
+        // batch costs no allocation, however large the backlog grew.
         var batch: [UInt8] = []
         var afterBatch: [Written] = []
+        var wrote = false
         while true {
             let count = guarded.withLock { () -> Int? in
+                // Right after a write, records gather for up to `gatherTime`, or until
+                // `gatherBytes` of them wait, or `finish` waits for them: under load that is
+                // one write for many records, where writing each as it came would wake this
+                // thread, and cost a write, per record.
+                if wrote, !state.finishing, !state.closing {
+                    state.gathering = true
+                    let until = (MonotonicClock.system.now + Self.gatherTime).nanoseconds
+                    while state.gathering, !state.finishing, state.pending.count < Self.gatherBytes,
+                        MonotonicClock.system.now.nanoseconds < until
+                    {
+                        guarded.wait(untilMonotonicNanoseconds: until)
+                    }
+                    state.gathering = false
+                }
                 while state.pending.isEmpty {
                     if state.closing { return nil }
                     state.writerIdle = true
@@ -178,6 +210,7 @@ final class RecordOutput: RecordSink {
                     // Room for a reader, or the last write `finish` waits for.
                     guarded.broadcast()
                 }
+                wrote = true
                 batch.removeAll(keepingCapacity: true)
                 for written in afterBatch { written(nil) }
                 afterBatch.removeAll(keepingCapacity: true)

@@ -182,7 +182,7 @@ public struct JSONParser {
             isNew: { key in
                 if names != nil { return names!.insert(Array(key.utf8)).inserted }
                 if object.count >= 16 { names = Set(object.keys.map { Array($0.utf8) }) }
-                return names?.insert(Array(key.utf8)).inserted ?? !object.members.contains { $0.key.utf8.elementsEqual(key.utf8) }
+                return names?.insert(Array(key.utf8)).inserted ?? !object.members.contains { JSONName.same($0.key, key) }
             }, shown: { $0 }, { key, value in object.append(key, value) })
         return .object(object)
     }
@@ -387,6 +387,15 @@ public enum JSONName {
     @inline(__always)
     public static func `is`(_ name: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
         name.count == text.utf8CodeUnitCount && memcmpEqual(name.baseAddress ?? UnsafeRawPointer(text.utf8Start), text.utf8Start, name.count)
+    }
+
+    /// Whether two names are the same bytes: String's `==` (canonical equivalence) with the
+    /// bytes' say where it matters. Byte-equal names are always `==`, and `==` is a memcmp
+    /// between ASCII names, so different names cost what `==` costs; only a pair `==` calls
+    /// equal is compared byte by byte, as canonically equivalent text can be other bytes.
+    @inline(__always)
+    static func same(_ lhs: String, _ rhs: String) -> Bool {
+        lhs.utf8.count == rhs.utf8.count && lhs == rhs && lhs.utf8.elementsEqual(rhs.utf8)
     }
 
     static func equal(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
