@@ -38,6 +38,8 @@ final class RecordOutput: RecordSink {
         var writerIdle = false
         /// Set by `finish` once every record is out: the writer thread then ends.
         var closing = false
+        /// Set by the writer thread as it ends (closing, or stdout failed).
+        var writerEnded = false
         /// Set by `finish` while it waits: the writer writes at once, without gathering.
         var finishing = false
         /// The writer is letting records gather after a write (see `gatherTime`).
@@ -55,7 +57,6 @@ final class RecordOutput: RecordSink {
     // `guarded` held, which is what makes it safe to share.
     private nonisolated(unsafe) var state = State()
     private let guarded = ConditionLock()
-    private let writer = Locked<pthread_t?>(nil)
     private let render: @Sendable (DeliveryRecord) -> (bytes: [UInt8], status: String)
     private let failed: @Sendable () -> Void
 
@@ -71,8 +72,13 @@ final class RecordOutput: RecordSink {
         self.byteLimit = byteLimit
         self.render = render
         self.failed = failed
-        let thread = OwnThread.startJoinable(named: "records") { [self] in writeUntilDone() }
-        writer.withLock { $0 = thread }
+        OwnThread.start(named: "records") { [self] in
+            writeUntilDone()
+            guarded.withLock {
+                state.writerEnded = true
+                guarded.broadcast()
+            }
+        }
     }
 
     var hasRoom: Bool {
@@ -148,20 +154,14 @@ final class RecordOutput: RecordSink {
                 if deadline == UInt64.max { guarded.wait() } else { guarded.wait(untilMonotonicNanoseconds: deadline) }
             }
             if state.waiting == 0 || state.failure != nil {
+                // Every record is out (or never will be): the writer ends, and is waited for.
+                // Past the limit with records still waiting, it may be stuck on stdout, and is
+                // left to the process's end instead.
                 state.closing = true
                 guarded.broadcast()
+                while !state.writerEnded { guarded.wait() }
             }
             return (state.waiting + state.dropped, state.failure)
-        }
-        // Past the limit with records still waiting, the writer may be stuck on stdout: it is
-        // left to the process's end rather than waited for.
-        if guarded.withLock({ state.closing }) || failure != nil,
-            let thread = writer.withLock({ held in
-                defer { held = nil }
-                return held
-            })
-        {
-            pthread_join(thread, nil)
         }
         return (unwritten, failure)
     }
