@@ -122,13 +122,12 @@ enum ExitCodes {
         ("receive", receive), ("send", send), ("token", token), ("run", run)
     ]
 
-    /// A command's codes, in order, each once (a command's own meaning beats the shared one).
+    /// A command's codes, in order, each once: the shared meaning and the command's own, as one line.
     static func sorted(_ uses: [Use]) -> [Use] {
         var chosen: [ExitStatus: [String]] = [:]
         for use in uses { chosen[use.status, default: []].append(use.meaning) }
         return chosen.keys.sorted { $0.rawValue < $1.rawValue }.map { status in
             let meanings = chosen[status]!
-            // The shared meaning first, then the command's own, as one line.
             return Use(status, meanings.count == 1 ? meanings[0] : meanings.joined(separator: "; "))
         }
     }
@@ -140,21 +139,29 @@ enum ExitCodes {
         return ["", "EXIT CODES:"] + uses.map { "  " + String($0.status.rawValue).padding(toLength: 5) + $0.meaning }
     }
 
+    /// What a code means across the commands, as the README's table and the manual say it:
+    /// every command's meaning, then each command's own.
+    static func said(of status: ExitStatus) -> (shared: String?, own: [(name: String, meaning: String)]) {
+        let shared = every.first { $0.status == status }
+        let own = rows.compactMap { name, uses -> (name: String, meaning: String)? in
+            let meanings = uses.filter { $0.status == status && $0 != shared }.map(\.meaning)
+            return meanings.isEmpty ? nil : (name, meanings.joined(separator: "; "))
+        }
+        return (shared?.meaning, own)
+    }
+
+    /// `run`'s statuses beyond the table: its command's own.
+    static let runsOwn = "the status its command exited with (127: it cannot be started; 126: it is not executable)"
+
     /// The README's table: a code a row, and which commands give it and why.
     static var markdown: String {
         var lines = ["| code | commands: meaning |", "| --- | --- |"]
         for status in ExitStatus.allCases {
-            var said: [String] = []
-            let shared = every.first { $0.status == status }
-            if let shared { said.append("all: \(shared.meaning)") }
-            for (name, uses) in rows {
-                let own = uses.filter { $0.status == status && $0 != shared }
-                guard !own.isEmpty else { continue }
-                said.append("`\(name)`: " + own.map(\.meaning).joined(separator: "; "))
-            }
+            let (shared, own) = said(of: status)
+            let said = (shared.map { ["all: \($0)"] } ?? []) + own.map { "`\($0.name)`: \($0.meaning)" }
             lines.append("| \(status.rawValue) | " + said.joined(separator: "<br>") + " |")
         }
-        lines.append("| any other | `run`: the status its command exited with (127: it cannot be started; 126: it is not executable) |")
+        lines.append("| any other | `run`: \(runsOwn) |")
         return lines.joined(separator: "\n")
     }
 }

@@ -45,25 +45,6 @@ extension ExitStatus {
         case .terminated: "SIGTERM"
         }
     }
-
-    /// What the code tells a script, as the manual says it.
-    var meaning: String {
-        switch self {
-        case .ok: "Success (for receive: every input got its record, whatever its status)."
-        case .usage: "Usage error."
-        case .dataError: "Bad input, or failed authentication."
-        case .noInput: "A missing input file or key."
-        case .unavailable: "send: some devices were refused for good; receive --listen: the address cannot be listened on; keys export --qr: pushseal-qr is missing."
-        case .cannotCreate: "A file cannot be created."
-        case .ioError: "Input or output failed (a full disk, an unreadable file)."
-        case .temporaryFailure: "A temporary failure (the keyring lock, APNs busy): try again later."
-        case .noPermission: "Permission denied."
-        case .configuration: "The keyring is damaged."
-        case .interrupted: "Stopped by SIGINT after finishing what was under way."
-        case .readerClosed: "The reader of stdout went away (a closed pipe, as with '| head'); nothing is printed, as cat ends by SIGPIPE."
-        case .terminated: "Stopped by SIGTERM after finishing what was under way."
-        }
-    }
 }
 
 /// A failure found by the CLI itself (reading an input file, say), with its exit code.

@@ -51,14 +51,11 @@ enum Manual {
         ]
         for status in ExitStatus.allCases {
             out += [".TP", "\\fB\(status.rawValue)\\fR"]
-            if let shared = ExitCodes.every.first(where: { $0.status == status }) { out.append(escapeLine("Every command: \(shared.meaning).") + "\n.br") }
-            for (name, uses) in ExitCodes.rows {
-                let own = uses.filter { $0.status == status && !ExitCodes.every.contains($0) }
-                guard !own.isEmpty else { continue }
-                out.append(escapeLine("\(name): " + own.map(\.meaning).joined(separator: "; ") + ".") + "\n.br")
-            }
+            let (shared, own) = ExitCodes.said(of: status)
+            if let shared { out.append(escapeLine("Every command: \(shared).") + "\n.br") }
+            for (name, meaning) in own { out.append(escapeLine("\(name): \(meaning).") + "\n.br") }
         }
-        out += [".TP", "\\fBother\\fR", escapeLine("run: the status its command exited with (127: it cannot be started; 126: it is not executable).")]
+        out += [".TP", "\\fBother\\fR", escapeLine("run: \(ExitCodes.runsOwn).")]
         out += [
             ".SH FILES",
             ".TP", "\\fIKeys/keyring.json\\fR", "The keyring (mode 0600, its folder 0700). Never share it; share keys with \\fBkeys export\\fR.",

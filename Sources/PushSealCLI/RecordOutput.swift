@@ -93,10 +93,10 @@ final class RecordOutput: RecordSink {
     /// backlog; any other is dropped and counted when there is no room. `then` runs once the
     /// bytes are written, or at once when stdout has failed.
     func emit(rendered: (bytes: [UInt8], status: String), keep: Bool = true, then: Written? = nil) {
-        let (wakeWriter, failure) = guarded.withLock { () -> (Bool, String?) in
+        let failure = guarded.withLock { () -> String? in
             guard state.failure == nil, keep || state.waitingBytes < byteLimit else {
                 state.dropped += 1
-                return (false, state.failure ?? "no room")
+                return state.failure ?? "no room"
             }
             state.pending.append(contentsOf: rendered.bytes)
             if let then { state.afterPending.append(then) }
@@ -108,14 +108,14 @@ final class RecordOutput: RecordSink {
                 // Said once: a wake-up per record would be a system call per record.
                 state.gathering = false
                 guarded.broadcast()
-                return (false, nil)
+                return nil
             }
-            guard state.writerIdle else { return (false, nil) }
-            state.writerIdle = false
-            guarded.broadcast()
-            return (true, nil)
+            if state.writerIdle {
+                state.writerIdle = false
+                guarded.broadcast()
+            }
+            return nil
         }
-        _ = wakeWriter
         if let failure { then?(failure) }
     }
 

@@ -169,7 +169,7 @@ public struct SealedAlert: Sendable, Equatable {
         guard fields.title?.isEmpty == false || fields.body?.isEmpty == false else {
             throw EnvelopeError(.invalidAlert, "the sealed alert has neither a title nor a body to show")
         }
-        for name in ["aps", field] where data[name] != nil {
+        if !data.isEmpty, let name = data["aps"] != nil ? "aps" : data[field] != nil ? field : nil {
             throw EnvelopeError(.invalidAlert, "the sealed data names '\(name)', which the payload's own member holds")
         }
     }

@@ -58,7 +58,7 @@ public final class NotificationRequest: Sendable, Equatable {
         return localizedTextKeys.contains { alert[$0]?.stringValue?.isEmpty == false }
     }
 
-    package static let localizedTextKeys = ["title-loc-key", "subtitle-loc-key", "loc-key"]
+    private static let localizedTextKeys = ["title-loc-key", "subtitle-loc-key", "loc-key"]
 
     public static func == (lhs: NotificationRequest, rhs: NotificationRequest) -> Bool {
         lhs.identifier == rhs.identifier && lhs.content == rhs.content && lhs.headers == rhs.headers

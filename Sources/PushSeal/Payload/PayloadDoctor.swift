@@ -73,13 +73,13 @@ public struct PayloadDiagnosis: Sendable {
         if judgement.status == .decrypted, let shown = judgement.shown {
             diagnosis.shown = (shown.title, shown.body)
         }
-        diagnosis.explain(bytes, judgement, field: field, pushType: pushType, priority: priority, keyring: keyring, keysName: keysName, now: now)
+        diagnosis.explain(bytes, judgement, field: field, pushType: pushType, priority: priority, keyring: keyring, keysName: keysName)
         return diagnosis
     }
 
     private mutating func explain(
         _ bytes: [UInt8], _ judgement: PayloadJudgement, field: String, pushType: APNs.PushType, priority: APNs.Priority,
-        keyring: Keyring?, keysName: String, now: Int64
+        keyring: Keyring?, keysName: String
     ) {
         // JSON, strictly: a name twice is refused by every pushseal receiver.
         let value: JSONValue
