@@ -35,6 +35,9 @@ package enum CompanionProgram {
         return folder + "/" + name
     }
 
+    /// A QR code of a share, as text or PNG, is a few KiB.
+    static let outputBound = InputBound(4 * 1024 * 1024, "a companion program's output", because: "a QR code's drawing is a few KiB")
+
     /// Runs `program` with `arguments`, `input` on its stdin (never in its arguments, which
     /// `ps` shows), and returns what it printed. Its stderr is pushseal's, so its own
     /// message reaches the user.
@@ -46,7 +49,7 @@ package enum CompanionProgram {
         // The input is small (a share): it fits the pipe, so writing it all first cannot stall.
         let wrote = Result { () throws(FileIOFailure) in try FileIO.writeAll(child.descriptor(.input), input) }
         child.close(.input)
-        let read = Result { () throws(FileIOFailure) in try FileIO.readAll(child.descriptor(.output)) }
+        let read = Result { () throws(FileIOFailure) in try FileIO.readAll(child.descriptor(.output), bound: Self.outputBound) }
         child.close(.output)
         let status = child.wait() ?? 0
         guard status == 0 else {

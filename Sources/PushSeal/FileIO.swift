@@ -20,18 +20,22 @@ package enum FileIO {
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 
-    /// Reads everything from an open descriptor.
-    package static func readAll(_ descriptor: Int32) throws(FileIOFailure) -> [UInt8] {
+    /// Reads an open descriptor to its end, but never more than `bound` bytes: past it,
+    /// reading stops and the failure names the bound and what it is for (`what`), so
+    /// `/dev/zero` or a runaway file costs at most `bound` bytes of memory.
+    package static func readAll(_ descriptor: Int32, bound: InputBound) throws(FileIOFailure) -> [UInt8] {
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        var chunk = [UInt8](repeating: 0, count: min(64 * 1024, bound.bytes + 1))
         while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            let room = bound.bytes + 1 - bytes.count
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, min($0.count, room)) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw FileIOFailure(code: errno)
             }
             if count == 0 { return bytes }
             bytes.append(contentsOf: chunk[..<count])
+            guard bytes.count <= bound.bytes else { throw FileIOFailure(message: "more than \(bound.limitText); stopped reading there") }
         }
     }
 
@@ -117,6 +121,44 @@ private func systemFsync(_ descriptor: Int32) -> Int32 { fsync(descriptor) }
 private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
 
 /// A failed system call, with the OS's own words.
+/// How much a read of a file or stdin may take: what its contents can hold at most, and the
+/// words that say so when the input is larger.
+package struct InputBound: Sendable {
+    package let bytes: Int
+    /// What the input is, for the message: "a payload input".
+    package let what: String
+    /// Why no such input can be larger.
+    package let because: String
+
+    package init(_ bytes: Int, _ what: String, because: String) {
+        self.bytes = bytes
+        self.what = what
+        self.because = because
+    }
+
+    /// What the bound is and why, for messages: "the 65536 bytes a payload input can be at most (…)".
+    package var limitText: String { "the \(bytes) bytes \(what) can be at most (\(because))" }
+
+    /// One receiver input: an APNs payload (at most 5,120 bytes) as a file holds it, white space
+    /// and all, or wrapped with its request headers.
+    package static let payloadInput = InputBound(
+        64 * 1024, "a payload input", because: "a payload is at most 5120 bytes, 64 KiB with its headers and white space")
+    /// One JSON line of a batch or a stream: an alert or a payload that fits a payload once
+    /// sealed, each byte written at worst as a six-byte escape.
+    package static let jsonLine = InputBound(
+        64 * 1024, "one line", because: "what a line holds must fit a 5120-byte payload, at most six bytes per byte as JSON escapes")
+    /// A keyring: some 200 bytes a key.
+    package static let keyring = InputBound(16 * 1024 * 1024, "a keyring", because: "some 80,000 keys")
+    /// Key shares to import, one per line.
+    package static let keyShares = InputBound(
+        1024 * 1024, "a file of key shares", because: "a share is one line of at most 200 bytes")
+    /// A PEM file: a key, a certificate chain or a bundle of trusted certificates.
+    package static let pem = InputBound(
+        8 * 1024 * 1024, "a key or certificate file", because: "a bundle of every public CA is under 1 MiB")
+    /// A small file of its own: a passphrase, a cached token, a companion's output.
+    package static let small = InputBound(64 * 1024, "this file", because: "it holds one short value")
+}
+
 package struct FileIOFailure: ChainedError {
     /// The `errno` value, when the failure came from the system.
     package let code: Int32?

@@ -146,12 +146,12 @@ final class Console: Sendable {
 
 /// Input the CLI reads itself: files and stdin.
 enum InputFiles {
-    /// Reads a whole file, or stdin for `-`.
-    static func read(_ source: String) throws -> [UInt8] {
-        if source == "-" { return try readAll(0, name: "stdin") }
+    /// Reads a whole file, or stdin for `-`, up to `bound`: past it, one line says so (65).
+    static func read(_ source: String, bound: InputBound) throws -> [UInt8] {
+        if source == "-" { return try readAll(0, name: "stdin", bound: bound) }
         let descriptor = try open(source)
         defer { close(descriptor) }
-        return try readAll(descriptor, name: source)
+        return try readAll(descriptor, name: source, bound: bound)
     }
 
     /// Fails as `read` would if the file cannot be opened: for commands that check every
@@ -191,11 +191,14 @@ enum InputFiles {
         return bytes
     }
 
-    static func readAll(_ descriptor: Int32, name: String) throws -> [UInt8] {
+    static func readAll(_ descriptor: Int32, name: String, bound: InputBound) throws -> [UInt8] {
         do {
-            return try FileIO.readAll(descriptor)
+            return try FileIO.readAll(descriptor, bound: bound)
         } catch {
-            throw CLIFailure(error.code == EISDIR ? .dataError : .ioError, "cannot read \(name): \(error.message)")
+            // No errno: the bound was crossed, so the input is wrong, not the system.
+            throw CLIFailure(
+                error.code == EISDIR || error.code == nil ? .dataError : .ioError, "cannot read \(name): \(error.message)",
+                inputIsWrong: error.code == nil)
         }
     }
 }

@@ -1,46 +1,106 @@
 import PushSeal
 import PushSealJSON
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Runs `pushseal decrypt`: prints the opened alert as one JSON line. Nothing reaches
 /// stdout unless authentication succeeded. Input that is not one payload but several, one
-/// per line, is opened line by line: one alert per line, each failure reported with its line.
+/// per line, is opened line by line as it comes: one alert per line, each failure reported
+/// with its line. A payload over several lines (pretty-printed JSON) is read whole, up to
+/// what a payload input can be.
 func runDecrypt(_ request: DecryptRequest, console: Console) throws -> ExitStatus {
-    let input = try InputFiles.read(request.source)
+    // Before any thread starts: a stop then leaves every alert already opened written.
+    let stop = try StreamStop(console: console)
     let keyring = try KeyringStore(folder: request.keysFolder).load()
     let opener = PayloadOpener(keyring: keyring, field: request.field)
     let now = Timestamp.now()
-    let whole: SealedAlert
+    let name = request.source == "-" ? "stdin" : request.source
+    let descriptor = try InputFiles.open(request.source)
+    defer { if descriptor != 0 { close(descriptor) } }
+    var reader = LineReader(descriptor: descriptor, stop: stop.request, bound: .payloadInput)
+    let overlong = "cannot read \(name): more than \(InputBound.payloadInput.limitText); stopped reading there"
+    var whole: [UInt8]?
+    var payloads = 0
+    var failed = 0
+    var number = 0
+    // The first payload's failure waits for a second payload: alone, it is the input's, and
+    // said without a line number.
+    var firstFailure: (line: Int, error: any Error)?
     do {
-        whole = try open(input[...], with: opener, now: now)
-    } catch {
-        let lines = input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated()
-            .filter { $0.element.contains { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") && $0 != UInt8(ascii: "\r") } }
-        guard lines.count > 1 else { throw error }
-        var failed = 0
-        for (index, line) in lines {
+        try reader.forEachLine(idle: { console.flush() }, overlong: { throw CLIFailure(.dataError, overlong) }) { line in
+            number += 1
+            if whole != nil {
+                whole!.append(contentsOf: line)
+                whole!.append(UInt8(ascii: "\n"))
+                guard whole!.count <= InputBound.payloadInput.bytes else { throw CLIFailure(.dataError, overlong) }
+                return
+            }
+            guard !line.isBlankLine else { return }
+            if payloads == 0, beginsObjectOverLines(line) {
+                whole = Array(line) + [UInt8(ascii: "\n")]
+                return
+            }
+            payloads += 1
             do {
-                let alert = try open(line, with: opener, now: now)
+                let alert = try open(Array(line), with: opener, now: now)
                 console.output(JSONWriter.string(.object(alert.json)))
             } catch {
                 failed += 1
-                console.error("line \(index + 1): \(message(for: error))")
+                if payloads == 1 {
+                    firstFailure = (number, error)
+                    return
+                }
+                if let first = firstFailure.take() { console.error("line \(first.line): \(message(for: first.error))") }
+                console.error("line \(number): \(message(for: error))")
             }
         }
-        guard failed == 0 else {
-            console.error("\(failed) of \(lines.count) payloads were not opened")
-            return .dataError
-        }
+    } catch let failure as CLIFailure where payloads > 1 {
+        // Past the bound after several payloads: what was opened stays written, and the line says where.
+        console.flush()
+        if let first = firstFailure.take() { console.error("line \(first.line): \(message(for: first.error))") }
+        throw failure
+    }
+    if let whole {
+        console.output(JSONWriter.string(.object(try open(whole, with: opener, now: now).json)))
         return .ok
     }
-    console.output(JSONWriter.string(.object(whole.json)))
+    console.flush()
+    if let stopped = stop.ending(done: "\(payloads - failed) of the \(payloads) payloads read were opened and written", console: console) {
+        if let first = firstFailure.take() { console.error("line \(first.line): \(message(for: first.error))") }
+        return stopped
+    }
+    if payloads == 1, let first = firstFailure { throw first.error }
+    guard payloads > 0 else { throw CLIFailure(.dataError, "malformed: \(name) holds no payload") }
+    guard failed == 0 else {
+        console.error("\(failed) of \(payloads) payloads were not opened")
+        return .dataError
+    }
     return .ok
+}
+
+/// True when a first line opens a JSON object that the line does not close: the input is
+/// then one payload written over several lines.
+private func beginsObjectOverLines(_ line: UnsafeRawBufferPointer) -> Bool {
+    guard let first = line.firstIndex(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }), line[first] == UInt8(ascii: "{") else {
+        return false
+    }
+    do {
+        _ = try JSONParser.parse(line)
+        return false
+    } catch let error as JSONParseError {
+        // Cut short, not wrong: the parser wanted more than the line holds.
+        return error.offset >= ReceivedInput.payloadByteCount(line)
+    } catch {
+        return false
+    }
 }
 
 /// One payload, or one bare envelope, opened by the receiver's judge (docs/FORMAT.md §6):
 /// `decrypt` prints an alert exactly when `pushseal receive` would show it decrypted, and
 /// otherwise names the status the receiver gives.
-private func open(_ input: ArraySlice<UInt8>, with opener: PayloadOpener, now: Int64) throws -> SealedAlert {
-    let bytes = Array(input)
+private func open(_ bytes: [UInt8], with opener: PayloadOpener, now: Int64) throws -> SealedAlert {
     let text = String(decoding: bytes, as: UTF8.self).trimmingASCIIWhitespace()
     // A payload is a JSON object; anything else is read as a bare envelope of some version
     // (`ps3.…` is then unsupported, not "not JSON").

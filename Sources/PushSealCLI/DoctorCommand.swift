@@ -6,7 +6,7 @@ import PushSealJSON
 /// gives (the same code judges both). Exits 0 when nothing stands in the way, 65 when
 /// something does, 66 when the seal could not be checked without --keys.
 func runDoctor(_ request: DoctorRequest, console: Console) throws -> ExitStatus {
-    let bytes = try InputFiles.read(request.source)
+    let bytes = try InputFiles.read(request.source, bound: .payloadInput)
     var keyring: Keyring?
     if let folder = request.keysFolder {
         keyring = try KeyringStore(folder: folder).load()

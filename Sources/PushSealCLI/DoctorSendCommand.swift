@@ -127,7 +127,7 @@ private func setUpProbe(_ request: SendRequest, report: (String, DoctorFinding.L
         add("topic", .ok, "topic \(request.topic) for \(request.pushType.rawValue) pushes")
     }
     if let caFile = request.caFile {
-        let count = TrustedCertificates.count(pem: (try? InputFiles.read(caFile)) ?? [])
+        let count = TrustedCertificates.count(pem: (try? InputFiles.read(caFile, bound: .pem)) ?? [])
         if count == 0 {
             add("trust", .problem, "\(caFile) holds no PEM certificate", fix: "give the server's certificate or its CA's (-----BEGIN CERTIFICATE-----)")
             return nil

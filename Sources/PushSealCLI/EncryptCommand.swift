@@ -6,10 +6,12 @@ import Synchronization
 /// Runs `pushseal encrypt`: one alert from options, or JSON lines with `--batch`.
 /// Returns the exit status (batch mode finishes the stream before reporting bad lines).
 func runEncrypt(_ request: EncryptRequest, console: Console) throws -> ExitStatus {
-    let sealers = try SealerSet(request)
     if request.batch {
-        return try runBatch(sealers: sealers, jobs: request.jobs, truncate: request.truncate, console: console)
+        // Before any thread starts: a stop then writes every payload already sealed.
+        let stop = try StreamStop(console: console)
+        return try runBatch(sealers: try SealerSet(request), jobs: request.jobs, truncate: request.truncate, stop: stop, console: console)
     }
+    let sealers = try SealerSet(request)
     console.output(bytes: try sealedPayload(request, sealer: sealers.sealer(to: nil), console: console))
     return .ok
 }
@@ -62,7 +64,7 @@ private struct SealedLines: Sendable {
 /// JSON lines in, one payload per line out, in input order, on `jobs` cores; memory holds
 /// a few batches of lines whatever the input size. A bad line is reported with its number
 /// and skipped, so one typo does not stop a fan-out.
-private func runBatch(sealers: SealerSet, jobs: Int, truncate: Bool, console: Console) throws -> ExitStatus {
+private func runBatch(sealers: SealerSet, jobs: Int, truncate: Bool, stop: StreamStop, console: Console) throws -> ExitStatus {
     let now = Timestamp.now()
     let failures = Atomic<Int>(0)
     let lines = LineWorkerPool<SealedLines>(
@@ -96,15 +98,27 @@ private func runBatch(sealers: SealerSet, jobs: Int, truncate: Bool, console: Co
         },
         emit: { sealed in
             console.write(sealed.payloads)
+            // A slow stream's payloads go out as they are sealed, not when a buffer fills.
+            if !LineReader.hasInput(0) { console.flush() }
             for failure in sealed.failures {
                 console.error("line \(failure.line): \(failure.reason)")
             }
             failures.add(sealed.failures.count, ordering: .relaxed)
         })
-    var reader = LineReader(descriptor: 0)
+    var reader = LineReader(descriptor: 0, stop: stop.request)
     var lineNumber = 0
     var alerts = 0
-    try reader.forEachLine { line in
+    var overlong = 0
+    let overlongReason = reader.overlongReason
+    try reader.forEachLine(
+        idle: lines.dispatchPending,
+        overlong: {
+            lineNumber += 1
+            alerts += 1
+            overlong += 1
+            console.error("line \(lineNumber): \(overlongReason)")
+        }
+    ) { line in
         lineNumber += 1
         // Blank lines are skipped, and not counted as alerts.
         guard !line.isBlankLine else { return }
@@ -113,7 +127,10 @@ private func runBatch(sealers: SealerSet, jobs: Int, truncate: Bool, console: Co
     }
     lines.finish()
     console.flush()
-    let failed = failures.load(ordering: .relaxed)
+    let failed = failures.load(ordering: .relaxed) + overlong
+    if let stopped = stop.ending(done: "\(alerts - failed) of the \(alerts) alerts read were sealed and written", console: console) {
+        return stopped
+    }
     if failed > 0 {
         console.error("\(failed) of \(alerts) alerts were not encrypted")
         return .dataError

@@ -51,10 +51,14 @@ extension ExitStatus {
 struct CLIFailure: Error, CustomStringConvertible {
     let status: ExitStatus
     let description: String
+    /// The input itself is wrong (larger than any input can be), not the system or the
+    /// command: a receiver records it as it records a malformed payload.
+    var inputIsWrong = false
 
-    init(_ status: ExitStatus, _ description: String) {
+    init(_ status: ExitStatus, _ description: String, inputIsWrong: Bool = false) {
         self.status = status
         self.description = description
+        self.inputIsWrong = inputIsWrong
     }
 }
 

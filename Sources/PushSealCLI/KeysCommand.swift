@@ -147,9 +147,9 @@ struct KeysCommand {
         let text: String
         switch source {
         case .standardInput:
-            text = String(decoding: try InputFiles.read("-"), as: UTF8.self)
+            text = String(decoding: try InputFiles.read("-", bound: .keyShares), as: UTF8.self)
         case .file(let path):
-            text = String(decoding: try InputFiles.read(path), as: UTF8.self)
+            text = String(decoding: try InputFiles.read(path, bound: .keyShares), as: UTF8.self)
         case .argument(let share):
             if !share.hasPrefix(PublicShare.prefix) {
                 console.warning("a key share typed as an argument shows in 'ps' and shell history; pipe it in with 'pushseal keys import -' next time")

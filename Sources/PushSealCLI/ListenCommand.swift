@@ -23,7 +23,7 @@ func serveListener(
 ) throws {
     var keys: [String: ES256Key] = [:]
     for provider in listen.providerKeys {
-        let bytes = try InputFiles.read(provider.file)
+        let bytes = try InputFiles.read(provider.file, bound: .pem)
         do {
             keys[provider.keyID] = try ES256Key(pem: bytes)
         } catch {

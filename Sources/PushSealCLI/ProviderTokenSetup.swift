@@ -21,7 +21,7 @@ func providerTokens(authKey: String, keyID: String, teamID: String, keysFolder: 
 /// The APNs signing key in the .p8 `authKey`, and its mode when group or others can read it.
 /// An encrypted key is refused (never prompted for), as is anything but a P-256 private key.
 func signingKey(_ authKey: String) throws -> (key: ES256Key, exposedMode: mode_t?) {
-    var keyBytes = try InputFiles.read(authKey)
+    var keyBytes = try InputFiles.read(authKey, bound: .pem)
     defer { SecureMemory.wipe(&keyBytes) }
     var info = stat()
     let exposed = authKey != "-" && stat(authKey, &info) == 0 && info.st_mode & 0o077 != 0

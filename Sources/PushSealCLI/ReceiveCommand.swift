@@ -227,9 +227,17 @@ struct ReceiveCommand {
                             receiver.deliver(seq, source: RecordSource.stdin(line: number), bytes: bytes)
                         }
                     })
-                var reader = LineReader(descriptor: 0, stop: inputEnd)
+                var reader = LineReader(descriptor: 0, stop: inputEnd, bound: .payloadInput)
                 var line = 0
-                try reader.forEachLine(idle: lines.dispatchPending) { bytes in
+                let overlong = reader.overlongReason
+                try reader.forEachLine(
+                    idle: lines.dispatchPending,
+                    overlong: {
+                        // Still one record: every input line gets its own.
+                        line += 1
+                        receiver.submit(source: RecordSource.stdin(line: line), problem: overlong)
+                    }
+                ) { bytes in
                     line += 1
                     guard !bytes.isBlankLine else { return }
                     output.waitForRoom(stop: inputEnd)
@@ -238,12 +246,13 @@ struct ReceiveCommand {
                 lines.finish()
             } else {
                 do {
-                    let bytes = try InputFiles.read(input)
+                    let bytes = try InputFiles.read(input, bound: .payloadInput)
                     bytes.withUnsafeBytes { receiver.submit(source: input, bytes: $0) }
                 } catch let failure as CLIFailure {
                     // The file still gets its record, so inputs and records line up.
                     receiver.submit(source: input, problem: failure.description)
-                    status = failure.status
+                    // A file larger than any payload is malformed input, recorded as such.
+                    if !failure.inputIsWrong { status = failure.status }
                 }
             }
         }

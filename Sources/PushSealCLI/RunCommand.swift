@@ -14,8 +14,8 @@ func runWatched(_ request: RunRequest, console: Console) throws -> Int32 {
     _ = try SealerSet(request.alert)
     if let delivery = request.delivery {
         switch delivery.credentials {
-        case .token(let authKey, _, _): _ = try InputFiles.read(authKey)
-        case .certificate(let file, _): _ = try InputFiles.read(file)
+        case .token(let authKey, _, _): _ = try InputFiles.read(authKey, bound: .pem)
+        case .certificate(let file, _): _ = try InputFiles.read(file, bound: .pem)
         }
     }
 

@@ -52,7 +52,7 @@ struct SendCommand {
         let signals = installStopSignals()
         defer { signals.restore() }
         let (sealer, payload) = try preparePayload()
-        if let caFile = request.caFile, TrustedCertificates.count(pem: try InputFiles.read(caFile)) == 0 {
+        if let caFile = request.caFile, TrustedCertificates.count(pem: try InputFiles.read(caFile, bound: .pem)) == 0 {
             throw CLIFailure(.dataError, "\(caFile) holds no PEM certificate (-----BEGIN CERTIFICATE-----); give the server's certificate or its CA's")
         }
         let tokens = try providerTokens(request, console: console)
@@ -270,11 +270,11 @@ private func providerTokens(_ request: SendRequest, console: Console) throws -> 
 /// The client certificate the request names, read with its passphrase, if it names one.
 func clientIdentity(_ request: SendRequest) throws -> TLSClientIdentity? {
     guard case .certificate(let file, let passphraseFile) = request.credentials else { return nil }
-    var bytes = try InputFiles.read(file)
+    var bytes = try InputFiles.read(file, bound: .pem)
     defer { SecureMemory.wipe(&bytes) }
     var passphrase: [UInt8]?
     if let passphraseFile {
-        var read = try InputFiles.read(passphraseFile)
+        var read = try InputFiles.read(passphraseFile, bound: .small)
         // A file written by `echo` ends with a newline that is not part of the passphrase.
         while let last = read.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { read.removeLast() }
         passphrase = read
@@ -297,7 +297,15 @@ private func sendBatch(sealer: SealerSet, sender: Sender, stop: StopRequest, con
     var number = 0
     var bad = 0
     var lines = 0
-    try reader.forEachLine { line in
+    let overlong = reader.overlongReason
+    try reader.forEachLine(
+        overlong: {
+            number += 1
+            lines += 1
+            bad += 1
+            console.error("line \(number): \(overlong)")
+        }
+    ) { line in
         number += 1
         guard !line.isBlankLine else { return }
         lines += 1
@@ -382,6 +390,9 @@ private func readyPayload(pushType: APNs.PushType) throws -> [UInt8] {
     return bytes
 }
 
+/// A devices file's line: one token of at most 200 hex digits, and room for a comment.
+private let deviceLine = InputBound(4096, "a devices file's line", because: "a device token is at most 200 hex digits")
+
 /// Each token in a devices file or stdin (one per line; blank lines and # comments
 /// skipped), read as it comes, until `stop` is requested. A line that is not one token in
 /// hex (or that has anything after its token, as a spreadsheet's `TOKEN<TAB>42` does) is
@@ -393,9 +404,15 @@ private func forEachDevice(
 ) throws {
     let descriptor = try InputFiles.open(file)
     defer { if descriptor != 0 { close(descriptor) } }
-    var reader = LineReader(descriptor: descriptor, stop: stop)
+    var reader = LineReader(descriptor: descriptor, stop: stop, bound: deviceLine)
     var number = 0
-    try reader.forEachLine { line in
+    let overlong = reader.overlongReason
+    try reader.forEachLine(
+        overlong: {
+            number += 1
+            refused(number, overlong)
+        }
+    ) { line in
         number += 1
         // Bytes, not Characters: a million lines each judged by Unicode's whitespace tables
         // was the sender's largest cost.

@@ -80,3 +80,41 @@ func exitAtOnce(_ status: Int32, console: Console) -> Never {
     console.flushIfFree()
     _exit(status)
 }
+
+/// SIGINT and SIGTERM for a command that streams its input into its output (`encrypt
+/// --batch`, `decrypt`): the first stops the reading, what was read is finished and written,
+/// and one line says where it stopped (exit 130 or 143); a second ends the process at once.
+/// Like `StopSignals`, made first thing, before any other thread starts.
+final class StreamStop: Sendable {
+    let request: StopRequest
+    private let signal: Locked<Int32?>
+    private let signals: StopSignals
+
+    init(console: Console) throws {
+        let request = try StopRequest()
+        let signal = Locked<Int32?>(nil)
+        self.request = request
+        self.signal = signal
+        signals = StopSignals(
+            first: { number in
+                signal.withLock { $0 = number }
+                request.request()
+            },
+            second: { number in
+                StopSignals.say("error: stopped at once by a second \(signalName(number)): work in progress was not written\n")
+                exitAtOnce(128 + number, console: console)
+            })
+    }
+
+    deinit { signals.restore() }
+
+    /// After the work is written: nil when no signal came; else the line that says where it
+    /// stopped (`done`: what was finished), and 130 or 143.
+    func ending(done: String, console: Console) -> ExitStatus? {
+        guard let number = signal.withLock({ $0 }) else { return nil }
+        console.diagnostic("stopped by \(signalName(number)): \(done); the rest of the input was not read")
+        return number == SIGINT ? .interrupted : .terminated
+    }
+}
+
+private func signalName(_ number: Int32) -> String { number == SIGINT ? "SIGINT" : "SIGTERM" }

@@ -75,7 +75,7 @@ public struct AppGroupKeyStore: KeyStore {
     /// Keeps `key` under `id`, replacing what was there in one step: a failed write leaves the old key.
     public func store(_ key: OpeningKey, id: String) throws(KeyStoreError) {
         let folder = try folder.get()
-        guard SealedEnvelope.isKeyID(Substring(id)) else { throw KeyStoreError(.failed, "a key id is 1 to 64 of A-Z a-z 0-9 _ -") }
+        try StoredKey.check(id: id)
         let (name, other, bytes) = StoredKey.entry(for: key, id: id)
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -104,6 +104,7 @@ public struct AppGroupKeyStore: KeyStore {
     /// `key-missing`); true if there was one.
     @discardableResult
     public func remove(id: String) throws(KeyStoreError) -> Bool {
+        try StoredKey.check(id: id)
         let folder = try folder.get()
         var removed = false
         for kind in StoredKey.kinds {

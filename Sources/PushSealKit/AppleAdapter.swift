@@ -250,6 +250,7 @@ public struct KeychainKeyStore: KeyStore {
     }
 
     public func lookUp(id: String) -> KeyLookup {
+        guard SealedEnvelope.isKeyID(Substring(id)) else { return .missing }
         for kind in StoredKey.kinds {
             var query = base(account: "\(kind).\(id)")
             query[kSecReturnData as String] = true
@@ -268,6 +269,7 @@ public struct KeychainKeyStore: KeyStore {
     /// Keeps `key` under `id`, replacing what was there in one step: the item is added, or
     /// updated in place when it exists, so a failure leaves the old key as it was.
     public func store(_ key: OpeningKey, id: String) throws(KeyStoreError) {
+        try StoredKey.check(id: id)
         let (account, other, bytes) = StoredKey.entry(for: key, id: id)
         let query = base(account: account)
         var item = query
@@ -291,6 +293,7 @@ public struct KeychainKeyStore: KeyStore {
     /// `key-missing`); true if there was one.
     @discardableResult
     public func remove(id: String) throws(KeyStoreError) -> Bool {
+        try StoredKey.check(id: id)
         var removed = false
         for kind in StoredKey.kinds {
             let status = SecItemDelete(base(account: "\(kind).\(id)") as CFDictionary)

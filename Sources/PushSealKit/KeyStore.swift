@@ -67,6 +67,15 @@ extension KeyStore {
 enum StoredKey {
     static let kinds = ["psk1", "prk1"]
 
+    /// Refuses an id no envelope can carry (docs/FORMAT.md §3: 1 to 64 of A-Z a-z 0-9 _ -):
+    /// a key under it could never open anything, and `x/../../victim` would name a file
+    /// outside the store's folder.
+    static func check(id: String) throws(KeyStoreError) {
+        guard SealedEnvelope.isKeyID(Substring(id)) else {
+            throw KeyStoreError(.failed, "\(id.debugDescription.prefix(80)) is not a key id an envelope can carry: a key id is 1 to 64 of A-Z a-z 0-9 _ -")
+        }
+    }
+
     /// The name a key is kept under, the name of the other kind under that id (which gives
     /// way when this one is stored), and its bytes.
     static func entry(for key: OpeningKey, id: String) -> (name: String, other: String, bytes: Data) {

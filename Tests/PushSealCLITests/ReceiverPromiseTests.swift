@@ -82,7 +82,8 @@ struct ReceiverPromiseTests {
     }
 
     @Test(arguments: [
-        (eligiblePayload(bytes: 300_000), "4096-byte limit"),
+        (eligiblePayload(bytes: 300_000), "more than the 65536 bytes a payload input can be at most"),
+        (eligiblePayload(bytes: 60_000), "4096-byte limit"),
         (eligiblePayload(bytes: 4_097), "4096-byte limit"),
         (#"{"headers":{"apns-push-type":"voip"},"payload":"# + eligiblePayload(bytes: 5_121) + "}", "5120-byte limit for voip")
     ])

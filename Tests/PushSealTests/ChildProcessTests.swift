@@ -37,7 +37,7 @@ struct ChildProcessTests {
             let child = try ChildProcess("/bin/cat", ["cat"], stdin: .pipe, stdout: .pipe)
             try FileIO.writeAll(child.descriptor(.input), Array("echo".utf8))
             child.close(.input)
-            #expect(try FileIO.readAll(child.descriptor(.output)) == Array("echo".utf8))
+            #expect(try FileIO.readAll(child.descriptor(.output), bound: .small) == Array("echo".utf8))
             child.close(.output)
             #expect(child.wait() == 0)
             #expect(processState(child.pid) == nil || processState(child.pid) != "Z", "reaped, not a zombie")
@@ -79,7 +79,7 @@ struct ChildProcessTests {
 
     @Test func whatAGroupLeftBehindIsKilledAtTheReap() throws {
         let child = try ChildProcess("/bin/sh", ["sh", "-c", "sleep 30 >/dev/null & echo $!"], stdin: .null, stdout: .pipe, ownGroup: true)
-        let printed = String(decoding: try FileIO.readAll(child.descriptor(.output)), as: UTF8.self)
+        let printed = String(decoding: try FileIO.readAll(child.descriptor(.output), bound: .small), as: UTF8.self)
         child.close(.output)
         let leftover = try #require(pid_t(printed.trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(child.wait() == 0)

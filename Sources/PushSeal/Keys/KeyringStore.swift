@@ -71,7 +71,7 @@ public struct KeyringStore: Sendable {
         }
         let bytes: [UInt8]
         do {
-            bytes = try FileIO.readAll(descriptor)
+            bytes = try FileIO.readAll(descriptor, bound: .keyring)
         } catch {
             throw KeyringError(.io, "cannot read \(path): \(error.message)", underlying: error)
         }

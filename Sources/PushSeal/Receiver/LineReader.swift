@@ -15,19 +15,41 @@ package struct LineReader {
     private var buffer: [UInt8] = []
     private var start = 0
     private var ended = false
+    private let bound: InputBound
+    /// Past the bound: the rest of this line is read and dropped, up to its newline.
+    private var skipping = false
 
-    package init(descriptor: Int32, stop: StopRequest? = nil) {
+    /// `bound` is the most one line may hold; a longer line is never held whole.
+    package init(descriptor: Int32, stop: StopRequest? = nil, bound: InputBound = .jsonLine) {
         self.descriptor = descriptor
         self.stop = stop
+        self.bound = bound
     }
 
-    /// Calls `body` with each line, without its newline (and without a trailing `\r`).
-    /// `idle` runs whenever every line read so far has been handed on and no more input is
-    /// waiting, so a caller that gathers lines into batches can send off a partial one
+    /// What a caller says of a line past the bound (its number is the caller's count).
+    package var overlongReason: String { "more than \(bound.limitText); skipped to the next line" }
+
+    /// Calls `body` with each line, without its newline (and without a trailing `\r`), and
+    /// `overlong` in its place for a line longer than the bound, as soon as it is longer; the
+    /// rest of that line is dropped as it is read. `idle` runs whenever every line read so far has been handed on and no more input
+    /// is waiting, so a caller that gathers lines into batches can send off a partial one
     /// instead of holding a slow stream's lines back.
-    package mutating func forEachLine(idle: () -> Void = {}, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+    package mutating func forEachLine(
+        idle: () -> Void = {}, overlong: () throws -> Void, _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
         var chunk = [UInt8](repeating: 0, count: 256 * 1024)
         while true {
+            if skipping {
+                // Drop up to the long line's newline; the lines after it are read as usual.
+                if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                    start = newline + 1
+                    skipping = false
+                } else {
+                    buffer.removeAll(keepingCapacity: true)
+                    start = 0
+                    if ended { return }
+                }
+            }
             // libc's memchr finds each newline: the byte-at-a-time search was a tenth of a
             // batch alert's work.
             let stopped = try buffer.withUnsafeBytes { all -> Bool in
@@ -37,12 +59,23 @@ package struct LineReader {
                     let newline = base.distance(to: UnsafeRawPointer(found))
                     var end = newline
                     if end > start, all[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-                    try body(UnsafeRawBufferPointer(rebasing: all[start..<end]))
+                    if end - start > bound.bytes {
+                        try overlong()
+                    } else {
+                        try body(UnsafeRawBufferPointer(rebasing: all[start..<end]))
+                    }
                     start = newline + 1
                 }
                 return false
             }
             if stopped { return }
+            if !skipping, buffer.count - start > bound.bytes {
+                // Said at once, not at a newline that may never come (`/dev/zero`); a caller
+                // that cannot go on throws.
+                skipping = true
+                try overlong()
+                continue
+            }
             if ended {
                 if start < buffer.count {
                     try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start...])) }
@@ -65,7 +98,7 @@ package struct LineReader {
 
 extension LineReader {
     /// Whether a read would return at once (data, the end, or an error).
-    static func hasInput(_ descriptor: Int32) -> Bool {
+    package static func hasInput(_ descriptor: Int32) -> Bool {
         var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         return poll(&entry, 1, 0) != 0
     }

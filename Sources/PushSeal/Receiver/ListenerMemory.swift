@@ -135,7 +135,7 @@ public enum CgroupMemoryLimit {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
-        guard let bytes = try? FileIO.readAll(descriptor) else { return nil }
+        guard let bytes = try? FileIO.readAll(descriptor, bound: .small) else { return nil }
         return String(decoding: bytes, as: UTF8.self)
     }
 }

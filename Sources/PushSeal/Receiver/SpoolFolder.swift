@@ -212,8 +212,15 @@ package final class SpoolFolder: Sendable {
         let descriptor = Self.path(folder, name) { open($0, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
         guard descriptor >= 0 else { return .failure(FileIOFailure(message: FileIO.lastError())) }
         defer { close(descriptor) }
+        // A file larger than any input is refused by its size, unread: the watcher runs in
+        // a small memory budget (pushseal-watch.service's MemoryMax), and one huge file read
+        // whole would end it before it could move the file aside, again on every restart.
+        var info = stat()
+        if fstat(descriptor, &info) == 0, Int(info.st_size) > InputBound.payloadInput.bytes {
+            return .failure(FileIOFailure(message: "the file is \(info.st_size) bytes, more than \(InputBound.payloadInput.limitText); not read"))
+        }
         do {
-            return .success(try FileIO.readAll(descriptor))
+            return .success(try FileIO.readAll(descriptor, bound: .payloadInput))
         } catch {
             return .failure(error)
         }

@@ -126,7 +126,7 @@ package final class ProviderTokenCache: Sendable {
         if fstat(descriptor, &info) == 0, info.st_mode & 0o077 != 0, fchmod(descriptor, 0o600) == 0 {
             repaired.withLock { $0 = info.st_mode & 0o777 }
         }
-        guard let bytes = try? FileIO.readAll(descriptor), let value = try? JSONParser.parse(bytes),
+        guard let bytes = try? FileIO.readAll(descriptor, bound: .small), let value = try? JSONParser.parse(bytes),
             let token = value.objectValue?["token"]?.stringValue, let issued = value.objectValue?["iat"]?.integerValue,
             value.objectValue?["key"]?.stringValue == fingerprint
         else { return nil }
