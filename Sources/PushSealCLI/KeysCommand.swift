@@ -34,7 +34,8 @@ struct KeysCommand {
         case .rotate(let grace): try rotate(grace: grace)
         case .list(let json): try list(json: json)
         case .export(let kid, let wantsPublic, let wantsPrivate, let picture): try export(kid, wantsPublic: wantsPublic, wantsPrivate: wantsPrivate, as: picture)
-        case .importShare(let source): try importShare(from: source)
+        case .exportRetirements: try exportRetirements()
+        case .importShare(let source): try importShares(from: source)
         case .disable(let kid):
             try store.update { try $0.disable(kid) }
             console.output(kid)
@@ -143,7 +144,16 @@ struct KeysCommand {
         try show(PublicShare(kid: chosen, publicKey: point).text, of: chosen, secret: false, as: picture, console: console)
     }
 
-    private func importShare(from source: ShareSource) throws {
+    private func exportRetirements() throws {
+        let notices = try store.load().retirementNotices(now: now)
+        for notice in notices { console.output(notice.text) }
+        note(console, notices.isEmpty ? "no key is retiring: nothing for receivers to retire" : "import these on every receiver ('keys import -') so their copies retire too")
+    }
+
+    /// Reads one share, or several lines of shares and retirement notices (as `keys export`
+    /// and `keys export --retirements` print them, piped in together); every line is read
+    /// before the keyring changes, and all of them land in one change or none does.
+    private func importShares(from source: ShareSource) throws {
         let text: String
         switch source {
         case .standardInput:
@@ -151,33 +161,26 @@ struct KeysCommand {
         case .file(let path):
             text = String(decoding: try InputFiles.read(path, bound: .keyShares), as: UTF8.self)
         case .argument(let share):
-            if !share.hasPrefix(PublicShare.prefix) {
+            if !share.hasPrefix(PublicShare.prefix) && !share.hasPrefix(RetirementNotice.prefix) {
                 console.warning("a key share typed as an argument shows in 'ps' and shell history; pipe it in with 'pushseal keys import -' next time")
             }
             text = share
         }
-        if text.trimmingASCIIWhitespace().hasPrefix(PrivateShare.prefix) {
-            let share = try PrivateShare(parsing: text)
-            let added = try store.update(creatingIfMissing: true) { try $0.importPrivate(share, now: now) }
-            console.output(share.kid)
-            note(console, added ? "imported the private key \(share.kid) into \(store.path); it opens ps2 messages sealed to it" : "key \(share.kid) was already in \(store.path)")
-            return
+        let lines = text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map { $0.trimmingASCIIWhitespace() }.filter { !$0.isEmpty }
+        var items: [ImportItem] = []
+        for (number, line) in lines.enumerated() {
+            do {
+                items.append(try ImportItem(parsing: line))
+            } catch let error as KeyringError where lines.count > 1 {
+                throw KeyringError(error.code, "line \(number + 1): \(error.reason); nothing was imported", underlying: error.underlying)
+            }
         }
-        if text.trimmingASCIIWhitespace().hasPrefix(PublicShare.prefix) {
-            let share = try PublicShare(parsing: text)
-            let added = try store.update(creatingIfMissing: true) { try $0.importPublic(share, now: now) }
-            console.output(share.kid)
-            note(
-                console,
-                added
-                    ? "imported the public key \(share.kid) into \(store.path); seal to it with 'encrypt --to \(share.kid)'"
-                    : "key \(share.kid) was already in \(store.path)")
-            return
+        if items.isEmpty { items.append(try ImportItem(parsing: text)) }
+        let notes = try store.update(creatingIfMissing: items.contains { !$0.isNotice }) { keyring in
+            try items.map { try $0.apply(to: &keyring, at: store.path, now: now) }
         }
-        let share = try KeyShare(parsing: text)
-        let added = try store.update(creatingIfMissing: true) { try $0.importShare(share, now: now) }
-        console.output(share.kid)
-        note(console, added ? "imported key \(share.kid) into \(store.path)" : "key \(share.kid) was already in \(store.path)")
+        for item in items { console.output(item.kid) }
+        for line in notes { note(console, line) }
     }
 
     private func prune() throws {
@@ -185,6 +188,67 @@ struct KeysCommand {
         for kid in pruned { console.output(kid) }
         try console.finish(done: pruned.isEmpty ? nil : "the keyring was pruned all the same: destroyed \(pruned.joined(separator: ", "))")
         note(console, pruned.isEmpty ? "no expired keys" : "destroyed \(pruned.count) expired key(s)")
+    }
+}
+
+/// One line of `keys import`: a share of any kind, or a retirement notice.
+private enum ImportItem {
+    case secret(KeyShare)
+    case publicKey(PublicShare)
+    case privateKey(PrivateShare)
+    case notice(RetirementNotice)
+
+    init(parsing line: String) throws {
+        let line = line.trimmingASCIIWhitespace()
+        if line.hasPrefix(PrivateShare.prefix) {
+            self = .privateKey(try PrivateShare(parsing: line))
+        } else if line.hasPrefix(PublicShare.prefix) {
+            self = .publicKey(try PublicShare(parsing: line))
+        } else if line.hasPrefix(RetirementNotice.prefix) {
+            self = .notice(try RetirementNotice(parsing: line))
+        } else {
+            self = .secret(try KeyShare(parsing: line))
+        }
+    }
+
+    var kid: String {
+        switch self {
+        case .secret(let share): share.kid
+        case .publicKey(let share): share.kid
+        case .privateKey(let share): share.kid
+        case .notice(let notice): notice.kid
+        }
+    }
+
+    var isNotice: Bool {
+        if case .notice = self { return true }
+        return false
+    }
+
+    /// Applies the line; returns the note for people, which names the keyring by `path`.
+    func apply(to keyring: inout Keyring, at path: String, now: Int64) throws -> String {
+        switch self {
+        case .privateKey(let share):
+            return try keyring.importPrivate(share, now: now)
+                ? "imported the private key \(share.kid) into \(path); it opens ps2 messages sealed to it" : "key \(share.kid) was already in \(path)"
+        case .publicKey(let share):
+            return try keyring.importPublic(share, now: now)
+                ? "imported the public key \(share.kid) into \(path); seal to it with 'encrypt --to \(share.kid)'"
+                : "key \(share.kid) was already in \(path)"
+        case .secret(let share):
+            return try keyring.importShare(share, now: now) ? "imported key \(share.kid) into \(path)" : "key \(share.kid) was already in \(path)"
+        case .notice(let notice):
+            switch try keyring.retire(notice) {
+            case .retires(let time) where time <= now:
+                return "key \(notice.kid) has retired: it opens nothing, and 'keys prune' destroys it"
+            case .retires(let time):
+                return "key \(notice.kid) retires at \(Timestamp.format(time)); then 'keys prune' destroys it"
+            case .alreadySooner:
+                return "key \(notice.kid) already retires no later than that"
+            case .notHeld:
+                return "no key \(notice.kid) in \(path): nothing to retire"
+            }
+        }
     }
 }
 
@@ -258,22 +322,23 @@ extension Specs {
             discussion: ""),
         CommandSpec(
             name: ["keys", "export"], overview: "Print a key as a one-line share for a receiver.",
-            usage: "pushseal keys export [KID] [--public | --private] [--qr | --qr-png FILE] [--keys DIR]",
+            usage: "pushseal keys export [KID] [--public | --private | --retirements] [--qr | --qr-png FILE] [--keys DIR]",
             options: [
                 keysOption, lockTimeoutOption,
+                OptionSpec("retirements", help: "Print when each retiring key stops opening (psr1.<kid>.<time>), for receivers to import; no secret."),
                 OptionSpec("public", help: "Print a recipient key's public share (ppk1.…), which holds no secret."),
                 OptionSpec("private", help: "Print a recipient key's private share (prk1.…), for another receiver of yours; a secret."),
                 OptionSpec("qr", help: "Draw the share as a QR code in the terminal for a phone's camera (a psk1 share: only on a terminal)."),
                 OptionSpec("qr-png", value: "file", help: "Write the share's QR code to FILE as a PNG image (mode 0600) instead of printing it.")
             ],
             discussion:
-                "Prints psk1.<kid>.<secret> for the primary key, or for KID. This is the only command that\nshows a secret: send it over a channel you trust, e.g. 'pushseal keys export | ssh host pushseal keys import -'.\nWith --public it prints ppk1.<kid>.<point> for a recipient key: safe to paste anywhere.\nWith --private it prints prk1.<kid>.<scalar>, the device's private key, for a second receiver\nor a backup of yours: a secret that opens every message sealed to the device, never for a sender.\n--qr draws the share as a QR code instead (Unicode half blocks, dark on light); since a psk1\nshare is a secret, its QR code is drawn only when stdout is a terminal, never into a pipe or\na file, and an image of it is written only to the FILE --qr-png names.",
+                "Prints psk1.<kid>.<secret> for the primary key, or for KID. This is the only command that\nshows a secret: send it over a channel you trust, e.g. 'pushseal keys export | ssh host pushseal keys import -'.\nWith --public it prints ppk1.<kid>.<point> for a recipient key: safe to paste anywhere.\nWith --private it prints prk1.<kid>.<scalar>, the device's private key, for a second receiver\nor a backup of yours: a secret that opens every message sealed to the device, never for a sender.\n--qr draws the share as a QR code instead (Unicode half blocks, dark on light); since a psk1\nshare is a secret, its QR code is drawn only when stdout is a terminal, never into a pipe or\na file, and an image of it is written only to the FILE --qr-png names.\nWith --retirements it prints psr1.<kid>.<unix time> for every key a rotation, promotion or\ndestroy retired here: a receiver imports them, and its copies stop opening then too.",
             arguments: .keyIDs),
         CommandSpec(
             name: ["keys", "import"], overview: "Add a shared key, or a recipient's public or private key, to this keyring.",
             usage: "pushseal keys import SHARE|FILE|- [--keys DIR]", options: [keysOption, lockTimeoutOption],
             discussion:
-                "Reads the share from stdin ('-') or a FILE; creates the keyring if there is none. A psk1\nkey is added enabled: it decrypts, and 'keys promote KID' makes it the key that encrypts.\nA ppk1 public key only encrypts ('encrypt --to KID', or promote it to seal to it by default).\nA prk1 private key (from 'keys export --private' on another receiver of yours) opens ps2.\nA psk1 share typed as an argument works but shows in 'ps' and shell history, so it earns a\nwarning; a ppk1 share holds no secret and may be given as it is.",
+                "Reads the share from stdin ('-') or a FILE, one per line (all of them import, or none);\ncreates the keyring if there is none. A psk1\nkey is added enabled: it decrypts, and 'keys promote KID' makes it the key that encrypts.\nA ppk1 public key only encrypts ('encrypt --to KID', or promote it to seal to it by default).\nA prk1 private key (from 'keys export --private' on another receiver of yours) opens ps2.\nA psk1 share typed as an argument works but shows in 'ps' and shell history, so it earns a\nwarning; a ppk1 share holds no secret and may be given as it is.\nA psr1 retirement notice (from 'keys export --retirements' on the sender) makes that key\nstop opening at its time, as the sender's copy does; then 'keys prune' destroys it.",
             arguments: .files),
         CommandSpec(
             name: ["keys", "disable"], overview: "Stop a key from decrypting.",
@@ -304,6 +369,8 @@ enum KeysAction: Equatable {
     case rotate(grace: Duration)
     case list(json: Bool)
     case export(kid: String?, public: Bool, private: Bool = false, picture: SharePicture? = nil)
+    /// `keys export --retirements`: the notices receivers import so their copies retire too.
+    case exportRetirements
     case importShare(source: ShareSource)
     case disable(kid: String)
     case enable(kid: String)
@@ -379,6 +446,14 @@ func parseKeys(_ arguments: [String], environment: [String: String]) throws(Usag
     case "list":
         try noArguments()
         action = .list(json: parsed.has("json"))
+    case "export" where parsed.has("retirements"):
+        for other in ["public", "private", "qr", "qr-png"] where parsed.has(other) {
+            throw UsageError("--retirements prints the notices of every retiring key, so it takes neither --\(other) nor a KID", command: spec.name)
+        }
+        guard parsed.positionals.isEmpty else {
+            throw UsageError("--retirements prints the notices of every retiring key, so it takes neither --public nor a KID", command: spec.name)
+        }
+        action = .exportRetirements
     case "export":
         var picture: SharePicture?
         if let file = parsed.value("qr-png") {
@@ -398,7 +473,7 @@ func parseKeys(_ arguments: [String], environment: [String: String]) throws(Usag
         }
         if source == "-" {
             action = .importShare(source: .standardInput)
-        } else if source.hasPrefix(KeyShare.prefix) || source.hasPrefix(PublicShare.prefix) {
+        } else if source.hasPrefix(KeyShare.prefix) || source.hasPrefix(PublicShare.prefix) || source.hasPrefix(RetirementNotice.prefix) {
             action = .importShare(source: .argument(source))
         } else {
             action = .importShare(source: .file(source))

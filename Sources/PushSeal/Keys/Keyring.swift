@@ -247,6 +247,25 @@ public struct Keyring: Sendable {
         return true
     }
 
+    /// Carries a sender's retirement of a key to this copy of it: from `notice.expires` on it
+    /// opens nothing (`key-expired`), and `prune` destroys it. Only ever brings the end
+    /// closer, so an old notice imported late cannot revive a key. This keyring's primary is
+    /// refused: it seals here, so only a rotation or promotion here retires it.
+    @discardableResult
+    public mutating func retire(_ notice: RetirementNotice) throws -> RetirementOutcome {
+        guard let index = keys.firstIndex(where: { $0.id == notice.kid }) else { return .notHeld }
+        switch keys[index].state {
+        case .primary:
+            throw KeyringError(.notAllowed, "key \(notice.kid) is this keyring's primary; promote or rotate to another key here before retiring it")
+        case .destroyed:
+            return .alreadySooner
+        case .enabled, .disabled:
+            if let expires = keys[index].expires, expires <= notice.expires { return .alreadySooner }
+            keys[index].expires = notice.expires
+            return .retires(at: notice.expires)
+        }
+    }
+
     // MARK: Helpers
 
     /// Rotation keeps the keyring's kind: a device's keyring makes key pairs.
