@@ -118,15 +118,21 @@ if let crypto = Context.environment["PUSHSEAL_SWIFT_CRYPTO"], !crypto.isEmpty {
     var appleAPI: [Target.Dependency] = []
     // The Apple adapter compiled and tested on Linux: PUSHSEAL_APPLE_TRANSCRIPTION (set by
     // Scripts/device-test.sh) adds a test-only transcription of the UserNotifications,
-    // Security and CryptoKit declarations it calls, so `canImport` finds them. An app that
-    // depends on the kit from Linux never gets these modules.
+    // Security and CryptoKit declarations it calls, so `canImport` finds them, and of the
+    // Intents and os declarations an extension's hooks use. A package that depends on the kit
+    // from Linux gets these modules only when it sets the variable too (README: "Compiling
+    // your extension on Linux").
     if Context.environment["PUSHSEAL_APPLE_TRANSCRIPTION"] == "1" {
         package.targets += [
             .target(name: "CryptoKit", dependencies: [.product(name: "Crypto", package: "swift-crypto")], path: "Tests/AppleAPI/CryptoKit", swiftSettings: strict),
             .target(name: "UserNotifications", path: "Tests/AppleAPI/UserNotifications", swiftSettings: strict),
-            .target(name: "Security", path: "Tests/AppleAPI/Security", swiftSettings: strict)
+            .target(name: "Security", path: "Tests/AppleAPI/Security", swiftSettings: strict),
+            .target(name: "Intents", dependencies: ["UserNotifications"], path: "Tests/AppleAPI/Intents", swiftSettings: strict),
+            .target(name: "os", path: "Tests/AppleAPI/os", swiftSettings: strict)
         ]
-        appleAPI = ["CryptoKit", "UserNotifications", "Security"]
+        // Intents and os are not the kit's: they are here so that a package depending on the
+        // kit compiles an extension's hooks (a communication notification, a Logger) as written.
+        appleAPI = ["CryptoKit", "UserNotifications", "Security", "Intents", "os"]
     }
     package.targets += [
         .target(

@@ -29,33 +29,35 @@ func runDecrypt(_ request: DecryptRequest, console: Console) throws -> ExitStatu
     // said without a line number.
     var firstFailure: (line: Int, error: any Error)?
     do {
-        try reader.forEachLine(idle: { console.flush() }, overlong: { throw CLIFailure(.dataError, overlong) }) { line in
-            number += 1
-            if whole != nil {
-                whole!.append(contentsOf: line)
-                whole!.append(UInt8(ascii: "\n"))
-                guard whole!.count <= InputBound.payloadInput.bytes else { throw CLIFailure(.dataError, overlong) }
-                return
-            }
-            guard !line.isBlankLine else { return }
-            if payloads == 0, beginsObjectOverLines(line) {
-                whole = Array(line) + [UInt8(ascii: "\n")]
-                return
-            }
-            payloads += 1
-            do {
-                let alert = try open(Array(line), with: opener, now: now)
-                console.output(JSONWriter.string(.object(alert.json)))
-            } catch {
-                failed += 1
-                if payloads == 1 {
-                    firstFailure = (number, error)
+        try reader.forEachLine(
+            idle: { console.flush() }, overlong: { throw CLIFailure(.dataError, overlong) },
+            each: { line in
+                number += 1
+                if whole != nil {
+                    whole!.append(contentsOf: line)
+                    whole!.append(UInt8(ascii: "\n"))
+                    guard whole!.count <= InputBound.payloadInput.bytes else { throw CLIFailure(.dataError, overlong) }
                     return
                 }
-                if let first = firstFailure.take() { console.error("line \(first.line): \(message(for: first.error))") }
-                console.error("line \(number): \(message(for: error))")
-            }
-        }
+                guard !line.isBlankLine else { return }
+                if payloads == 0, beginsObjectOverLines(line) {
+                    whole = Array(line) + [UInt8(ascii: "\n")]
+                    return
+                }
+                payloads += 1
+                do {
+                    let alert = try open(Array(line), with: opener, now: now)
+                    console.output(JSONWriter.string(.object(alert.json)))
+                } catch {
+                    failed += 1
+                    if payloads == 1 {
+                        firstFailure = (number, error)
+                        return
+                    }
+                    if let first = firstFailure.take() { console.error("line \(first.line): \(message(for: first.error))") }
+                    console.error("line \(number): \(message(for: error))")
+                }
+            })
     } catch let failure as CLIFailure where payloads > 1 {
         // Past the bound after several payloads: what was opened stays written, and the line says where.
         console.flush()

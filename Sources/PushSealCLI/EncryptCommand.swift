@@ -117,14 +117,14 @@ private func runBatch(sealers: SealerSet, jobs: Int, truncate: Bool, stop: Strea
             alerts += 1
             overlong += 1
             console.error("line \(lineNumber): \(overlongReason)")
-        }
-    ) { line in
-        lineNumber += 1
-        // Blank lines are skipped, and not counted as alerts.
-        guard !line.isBlankLine else { return }
-        alerts += 1
-        lines.add(line, number: lineNumber)
-    }
+        },
+        each: { line in
+            lineNumber += 1
+            // Blank lines are skipped, and not counted as alerts.
+            guard !line.isBlankLine else { return }
+            alerts += 1
+            lines.add(line, number: lineNumber)
+        })
     lines.finish()
     console.flush()
     let failed = failures.load(ordering: .relaxed) + overlong

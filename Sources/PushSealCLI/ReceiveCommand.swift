@@ -236,13 +236,13 @@ struct ReceiveCommand {
                         // Still one record: every input line gets its own.
                         line += 1
                         receiver.submit(source: RecordSource.stdin(line: line), problem: overlong)
-                    }
-                ) { bytes in
-                    line += 1
-                    guard !bytes.isBlankLine else { return }
-                    output.waitForRoom(stop: inputEnd)
-                    lines.add(bytes, number: line, tag: receiver.reserve())
-                }
+                    },
+                    each: { bytes in
+                        line += 1
+                        guard !bytes.isBlankLine else { return }
+                        output.waitForRoom(stop: inputEnd)
+                        lines.add(bytes, number: line, tag: receiver.reserve())
+                    })
                 lines.finish()
             } else {
                 do {

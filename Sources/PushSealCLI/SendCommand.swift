@@ -304,20 +304,20 @@ private func sendBatch(sealer: SealerSet, sender: Sender, stop: StopRequest, con
             lines += 1
             bad += 1
             console.error("line \(number): \(overlong)")
-        }
-    ) { line in
-        number += 1
-        guard !line.isBlankLine else { return }
-        lines += 1
-        let sealed: (device: String, payload: [UInt8], expiration: String?)
-        do {
-            sealed = try batchLine(line, sealer: sealer)
-        } catch {
-            bad += 1
-            return console.error("line \(number): \(message(for: error))")
-        }
-        try sender.add(device: sealed.device, payload: sealed.payload, expiration: sealed.expiration)
-    }
+        },
+        each: { line in
+            number += 1
+            guard !line.isBlankLine else { return }
+            lines += 1
+            let sealed: (device: String, payload: [UInt8], expiration: String?)
+            do {
+                sealed = try batchLine(line, sealer: sealer)
+            } catch {
+                bad += 1
+                return console.error("line \(number): \(message(for: error))")
+            }
+            try sender.add(device: sealed.device, payload: sealed.payload, expiration: sealed.expiration)
+        })
     return (bad, number, lines)
 }
 
@@ -411,33 +411,33 @@ private func forEachDevice(
         overlong: {
             number += 1
             refused(number, overlong)
-        }
-    ) { line in
-        number += 1
-        // Bytes, not Characters: a million lines each judged by Unicode's whitespace tables
-        // was the sender's largest cost.
-        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r") }
-        var start = line.startIndex
-        var end = line.endIndex
-        if number == 1, line.count >= 3, line[0] == 0xEF, line[1] == 0xBB, line[2] == 0xBF { start += 3 }
-        while start < end, isBlank(line[start]) { start += 1 }
-        while end > start, isBlank(line[end - 1]) { end -= 1 }
-        guard start < end, line[start] != UInt8(ascii: "#") else { return }
-        var token: [UInt8] = []
-        token.reserveCapacity(end - start)
-        var index = start
-        while index < end, !isBlank(line[index]) {
-            let byte = line[index]
-            token.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte)
-            index += 1
-        }
-        guard index == end else {
-            return refused(number, "something follows the device token (one token per line, nothing after it)")
-        }
-        let text = String(decoding: token, as: UTF8.self)
-        guard APNsRules.isDeviceToken(text) else { return refused(number, "not a device token in hex") }
-        try body(text, number)
-    }
+        },
+        each: { line in
+            number += 1
+            // Bytes, not Characters: a million lines each judged by Unicode's whitespace tables
+            // was the sender's largest cost.
+            func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r") }
+            var start = line.startIndex
+            var end = line.endIndex
+            if number == 1, line.count >= 3, line[0] == 0xEF, line[1] == 0xBB, line[2] == 0xBF { start += 3 }
+            while start < end, isBlank(line[start]) { start += 1 }
+            while end > start, isBlank(line[end - 1]) { end -= 1 }
+            guard start < end, line[start] != UInt8(ascii: "#") else { return }
+            var token: [UInt8] = []
+            token.reserveCapacity(end - start)
+            var index = start
+            while index < end, !isBlank(line[index]) {
+                let byte = line[index]
+                token.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte)
+                index += 1
+            }
+            guard index == end else {
+                return refused(number, "something follows the device token (one token per line, nothing after it)")
+            }
+            let text = String(decoding: token, as: UTF8.self)
+            guard APNsRules.isDeviceToken(text) else { return refused(number, "not a device token in hex") }
+            try body(text, number)
+        })
 }
 
 private func resultText(_ result: Sender.Result) -> String {

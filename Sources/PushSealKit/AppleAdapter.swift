@@ -19,9 +19,11 @@ import UserNotifications
 /// One instance may be handed several notifications, and time-up comes on another thread:
 /// each `didReceive` has its own state, all of it behind one lock, and each is delivered
 /// exactly once.
-open class PushSealNotificationService: UNNotificationServiceExtension, @unchecked Sendable {
-    // Unchecked: `inFlight` is read and written under `lock` only; a Work's mutable members
-    // likewise. The content objects are handed between threads as the system hands them.
+open class PushSealNotificationService: UNNotificationServiceExtension {
+    // Not Sendable, as UNNotificationServiceExtension is not: a subclass then needs no
+    // conformance of its own (Swift 6 asks every subclass of an `@unchecked Sendable` class
+    // to restate it). `inFlight` is read and written under `lock` only; a Work's mutable
+    // members likewise. The content objects are handed between threads as the system hands them.
 
     /// Where keys are looked up: the Keychain, in the group the app shares with its extension.
     open var keyStore: any KeyStore { KeychainKeyStore(accessGroup: nil) }
@@ -31,8 +33,10 @@ open class PushSealNotificationService: UNNotificationServiceExtension, @uncheck
     /// payload's own fallback alert, as it came.
     open var lockedContent: LockedContent { .fallbackAlert }
     /// The system's budget: time-up comes about 30 s after `didReceive`. Content a hook
-    /// finishes with later is not delivered (time-up has delivered by then).
-    open var budget: TimeInterval { 30 }
+    /// finishes with later is not delivered (time-up has delivered by then). The system sets
+    /// it, so it is not for a subclass to change: a shorter one only dropped content the
+    /// system would still have shown.
+    static let budget: TimeInterval = 30
 
     /// One notification's state, from `didReceive` to its one delivery.
     final class Work: @unchecked Sendable {
@@ -56,7 +60,7 @@ open class PushSealNotificationService: UNNotificationServiceExtension, @uncheck
     /// The opener as this instance's settings make it; `hpkeAvailable` is the system's.
     var opener: NotificationOpener {
         var opener = NotificationOpener(keys: keyStore, field: field, placeholder: placeholder, lockedContent: lockedContent)
-        if #available(iOS 17.0, macOS 14.0, macCatalyst 17.0, visionOS 1.0, *) {} else { opener.hpkeAvailable = false }
+        if #available(iOS 17.0, macOS 14.0, macCatalyst 17.0, tvOS 17.0, visionOS 1.0, watchOS 10.0, *) {} else { opener.hpkeAvailable = false }
         return opener
     }
 
@@ -67,7 +71,7 @@ open class PushSealNotificationService: UNNotificationServiceExtension, @uncheck
         let started = Date()
         let work = Work(
             request: request,
-            pending: PendingDelivery(deadline: started.addingTimeInterval(budget), handler: contentHandler),
+            pending: PendingDelivery(deadline: started.addingTimeInterval(Self.budget), handler: contentHandler),
             started: started)
         lock.withLock { inFlight.append(work) }
         let opened = opener.open(userInfo: request.content.userInfo, now: started)
@@ -87,17 +91,23 @@ open class PushSealNotificationService: UNNotificationServiceExtension, @uncheck
             work.pending.complete(with: content)
             return
         }
-        didOpen(opened, content: content, request: request, delivery: ContentDelivery(service: self, work: work))
+        // The content was made for this call and nothing else holds it (time-up works on its
+        // own copy), so the hook gets it as its own: `sending`, which lets a hook hand it to a
+        // `Task` under Swift 6's checking.
+        let handOver = HandOver(content)
+        didOpen(opened, content: handOver.take(), request: request, delivery: ContentDelivery(service: self, work: work))
     }
 
     /// Called once the payload is opened, whatever came of it (not for a passthrough, nor
     /// for content with no text), with the content about to be delivered. Change it (an
     /// attachment, a communication notification, a badge) and call `delivery.finish(with:)`
-    /// once, now or from another thread before `delivery.deadline`. The default finishes at
-    /// once. Content finished after time-up is not delivered: time-up delivers the opened
-    /// content as it was before this hook (through `willDeliverAtTimeUp`).
+    /// once, now or from another task or thread before `delivery.deadline`. `content` is the
+    /// hook's own (`sending`), so `Task { …; delivery.finish(with: content) }` compiles clean
+    /// in Swift 6. The default finishes at once. Content finished after time-up is not
+    /// delivered: time-up delivers the opened content as it was before this hook (through
+    /// `willDeliverAtTimeUp`).
     open func didOpen(
-        _ opened: OpenedNotification, content: UNMutableNotificationContent, request: UNNotificationRequest,
+        _ opened: OpenedNotification, content: sending UNMutableNotificationContent, request: UNNotificationRequest,
         delivery: ContentDelivery
     ) {
         delivery.finish(with: content)
@@ -209,6 +219,17 @@ open class PushSealNotificationService: UNNotificationServiceExtension, @uncheck
         content.userInfo = userInfo
         return content
     }
+}
+
+/// A value the adapter made for one call and keeps no reference to, handed to the hook as
+/// its own.
+private struct HandOver<Value>: @unchecked Sendable {
+    // Unchecked: taken once, right where it is made; nothing else holds the value.
+    private let value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func take() -> Value { value }
 }
 
 /// How a `didOpen` hook hands over its content: once, from any thread, before `deadline`.

@@ -85,7 +85,7 @@ public struct SealedEnvelope: Sendable, Equatable {
             guard sealed.count >= Format.ps2.minimumSealedByteCount else {
                 throw OpeningError(.authFailed, "the sealed part is too short to hold a key and a tag")
             }
-            guard hpkeAvailable, #available(iOS 17.0, macOS 14.0, macCatalyst 17.0, visionOS 1.0, *) else {
+            guard hpkeAvailable, #available(iOS 17.0, macOS 14.0, macCatalyst 17.0, tvOS 17.0, visionOS 1.0, watchOS 10.0, *) else {
                 throw OpeningError(.unsupported, "a ps2 envelope needs HPKE, which this system lacks (iOS 17 or macOS 14 has it)")
             }
             return try Self.openHPKE(sealed, privateKey: privateKey, header: header, kid: kid)
@@ -96,7 +96,7 @@ public struct SealedEnvelope: Sendable, Equatable {
 }
 
 extension SealedEnvelope {
-    @available(iOS 17.0, macOS 14.0, macCatalyst 17.0, visionOS 1.0, *)
+    @available(iOS 17.0, macOS 14.0, macCatalyst 17.0, tvOS 17.0, visionOS 1.0, watchOS 10.0, *)
     static func openHPKE(_ sealed: Data, privateKey: P256.KeyAgreement.PrivateKey, header: String, kid: String) throws(OpeningError) -> Data {
         let keyBytes = EnvelopeVersion.encapsulatedKeyByteCount
         do {

@@ -9,6 +9,7 @@ import FoundationNetworking
 #endif
 import Testing
 import CryptoKit
+import Intents
 import Security
 @testable import UserNotifications
 @testable import PushSealKit
@@ -84,6 +85,19 @@ struct AppleAdapterTests {
         KeychainSimulation.shared.setLocked(false)
         service.didReceive(try Self.request("B", sealed: ["title": "db-3 down", "body": "page"], key: key), withContentHandler: recorder.handler(for: "B"))
         #expect(recorder.deliveries("B").first?.title == "db-3 down")
+    }
+
+    /// The Keychain keeps no key under an id no envelope can carry: it could never open anything.
+    @Test(arguments: ["x/../../victim", "..", "", "a b", String(repeating: "a", count: 65)])
+    func theKeychainRefusesIdsNoEnvelopeCanCarry(_ id: String) throws {
+        let keychain = KeychainKeyStore(accessGroup: nil)
+        #expect(throws: KeyStoreError.self) { try keychain.store(.secret(SymmetricKey(size: .bits256)), id: id) }
+        #expect(throws: KeyStoreError.self) { try keychain.remove(id: id) }
+        #expect(try keychain.ids().isEmpty)
+        guard case .missing = keychain.lookUp(id: id) else {
+            Issue.record("an id no envelope carries names no key")
+            return
+        }
     }
 
     @Test func aMissingKeychainEntitlementIsReportedAsMisconfiguredOnTheFirstTry() throws {
@@ -285,23 +299,25 @@ struct AppleAdapterTests {
 
     /// The README's second example: a subclass that downloads the image the sealed data names
     /// and attaches it, within the budget; an attachment that cannot be had still delivers the text.
-    final class AttachmentService: PushSealNotificationService, @unchecked Sendable {
+    /// Its `didOpen` is the README's word for word (`DocumentedCodeTests` compares them).
+    final class AttachmentService: PushSealNotificationService {
         nonisolated(unsafe) var testStore: any KeyStore = InMemoryKeyStore()
         override var keyStore: any KeyStore { testStore }
 
         override func didOpen(
-            _ opened: OpenedNotification, content: UNMutableNotificationContent, request: UNNotificationRequest,
-            delivery: ContentDelivery
+            _ opened: OpenedNotification, content: sending UNMutableNotificationContent,
+            request: UNNotificationRequest, delivery: ContentDelivery
         ) {
             guard opened.status == .decrypted, let link = opened.data["image"]?.stringValue, let url = URL(string: link) else {
                 delivery.finish(with: content)
                 return
             }
-            var download = URLRequest(url: url)
-            download.timeoutInterval = max(1, delivery.deadline.timeIntervalSinceNow - 2)
-            nonisolated(unsafe) let content = content
-            URLSession.shared.downloadTask(with: download) { file, response, _ in
-                if let file, (response as? HTTPURLResponse)?.statusCode == 200 {
+            Task {
+                var download = URLRequest(url: url)
+                download.timeoutInterval = max(1, delivery.deadline.timeIntervalSinceNow - 2) // leave time to deliver
+                if let (file, response) = try? await URLSession.shared.download(for: download),
+                    (response as? HTTPURLResponse)?.statusCode == 200
+                {
                     let named = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString + "." + url.pathExtension)
                     if (try? FileManager.default.moveItem(at: file, to: named)) != nil,
                         let attachment = try? UNNotificationAttachment(identifier: "image", url: named)
@@ -309,9 +325,105 @@ struct AppleAdapterTests {
                         content.attachments = [attachment]
                     }
                 }
-                delivery.finish(with: content)
-            }.resume()
+                delivery.finish(with: content) // the text is shown even when the image is not
+            }
         }
+    }
+
+    /// The README's communication notification: the opened content, updated from an intent
+    /// naming the sealed sender, is what the system is handed.
+    final class MessageService: PushSealNotificationService {
+        nonisolated(unsafe) var testStore: any KeyStore = InMemoryKeyStore()
+        override var keyStore: any KeyStore { testStore }
+
+        override func didOpen(
+            _ opened: OpenedNotification, content: sending UNMutableNotificationContent,
+            request: UNNotificationRequest, delivery: ContentDelivery
+        ) {
+            guard opened.status == .decrypted, let name = opened.data["from"]?.stringValue else {
+                delivery.finish(with: content)
+                return
+            }
+            let sender = INPerson(
+                personHandle: INPersonHandle(value: name, type: .unknown), nameComponents: nil,
+                displayName: name, image: nil, contactIdentifier: nil, customIdentifier: name)
+            let intent = INSendMessageIntent(
+                recipients: nil, outgoingMessageType: .outgoingMessageText, content: content.body,
+                speakableGroupName: nil, conversationIdentifier: content.threadIdentifier,
+                serviceName: nil, sender: sender, attachments: nil)
+            let interaction = INInteraction(intent: intent, response: nil)
+            interaction.direction = .incoming
+            interaction.donate(completion: nil)
+            // The opened content stays what is shown if the system refuses the intent.
+            delivery.finish(with: (try? content.updating(from: intent)) ?? content)
+        }
+    }
+
+    @Test func aCommunicationNotificationIsTheOpenedContentUpdatedFromTheIntent() throws {
+        let key = SymmetricKey(size: .bits256)
+        let service = MessageService()
+        service.testStore = InMemoryKeyStore(["k1": .secret(key)])
+        let recorder = ExtensionRecorder()
+        service.didReceive(
+            try Self.request("A", sealed: ["title": "Ada", "body": "lunch?", "data": ["from": "Ada"]], key: key),
+            withContentHandler: recorder.handler(for: "A"))
+        service.didReceive(try Self.request("B", sealed: ["title": "CPU", "body": "91%"], key: key), withContentHandler: recorder.handler(for: "B"))
+        let shown = try #require(recorder.deliveries("A").first)
+        #expect(shown.title == "Ada" && shown.body == "lunch?")
+        let intent = try #require(shown._contentProvider as? INSendMessageIntent)
+        #expect(intent.sender?.displayName == "Ada" && intent.content == "lunch?")
+        #expect(recorder.deliveries("B").first.map { $0._contentProvider == nil && $0.title == "CPU" } == true)
+    }
+
+    /// Attachments are checked as the SDK checks them: a file URL that is there, a supported
+    /// type (by extension or hint) and a size within its type's limit.
+    @Test func attachmentsAreRefusedAsTheSDKRefusesThem() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pushseal-attach-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func file(_ name: String, bytes: Int) throws -> URL {
+            let url = folder.appendingPathComponent(name)
+            _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+            let handle = try FileHandle(forWritingTo: url)
+            try handle.truncate(atOffset: UInt64(bytes))
+            try handle.close()
+            return url
+        }
+        func code(_ url: URL, options: [AnyHashable: Any]? = nil) -> UNError.Code? {
+            do {
+                _ = try UNNotificationAttachment(identifier: "a", url: url, options: options)
+                return nil
+            } catch let error as UNError {
+                return error.code
+            } catch {
+                return .attachmentCorrupt
+            }
+        }
+        #expect(code(try file("chart.png", bytes: 2048)) == nil)
+        #expect(try UNNotificationAttachment(identifier: "a", url: try file("c.jpg", bytes: 10)).type == "public.jpeg")
+        #expect(code(folder.appendingPathComponent("absent.png")) == .attachmentInvalidURL)
+        #expect(code(URL(string: "https://example.com/chart.png")!) == .attachmentInvalidURL)
+        #expect(code(try file("notes.txt", bytes: 10)) == .attachmentUnrecognizedType)
+        #expect(code(try file("big.png", bytes: 10_000_001)) == .attachmentInvalidFileSize)
+        #expect(code(try file("song.mp3", bytes: 5_000_001)) == .attachmentInvalidFileSize)
+        #expect(code(try file("clip.mp4", bytes: 20_000_000)) == nil)
+        #expect(code(try file("blob", bytes: 10), options: [UNNotificationAttachmentOptionsTypeHintKey: "public.png"]) == nil)
+    }
+
+    /// What was delivered can be seen and removed from a hook, as an app removes an earlier
+    /// notification that a newer one replaces.
+    @Test func deliveredNotificationsCanBeListedAndRemoved() async throws {
+        let center = UNUserNotificationCenter.current()
+        center.removeAllDeliveredNotifications()
+        let key = SymmetricKey(size: .bits256)
+        for id in ["old", "new"] {
+            let request = try Self.request(id, sealed: ["title": id], key: key)
+            center._didDeliver(request.content, for: request)
+        }
+        #expect(await center.deliveredNotifications().map(\.request.identifier) == ["old", "new"])
+        center.removeDeliveredNotifications(withIdentifiers: ["old"])
+        #expect(await center.deliveredNotifications().map(\.request.identifier) == ["new"])
+        center.removeAllDeliveredNotifications()
     }
 
     @Test func anAttachmentIsDownloadedWithinTheBudget() throws {

@@ -142,6 +142,28 @@ struct KeyStoreTests {
         #expect(error.kind == .failed)
     }
 
+    /// An id no envelope can carry is refused by store and remove alike, and touches no file:
+    /// `x/../../victim` once removed a file outside the store's folder.
+    @Test(arguments: ["x/../../victim", "..", ".", "", "a b", String(repeating: "a", count: 65), "k1\n"])
+    func anAppGroupStoreRefusesIdsNoEnvelopeCanCarry(_ id: String) throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("pushseal-ids-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folder = root.appendingPathComponent("group/keys")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let victim = root.appendingPathComponent("victim")
+        try Data("keep me".utf8).write(to: victim)
+        for prefix in ["psk1.", "prk1."] { try Data("keep me".utf8).write(to: root.appendingPathComponent("group/\(prefix)..")) }
+        let store = AppGroupKeyStore(folder: folder)
+        #expect(throws: KeyStoreError.self) { try store.remove(id: id) }
+        #expect(throws: KeyStoreError.self) { try store.store(.secret(SymmetricKey(size: .bits256)), id: id) }
+        #expect(FileManager.default.fileExists(atPath: victim.path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+        guard case .missing = store.lookUp(id: id) else {
+            Issue.record("an id no envelope carries names no key")
+            return
+        }
+    }
+
     @Test func aProtectedFileBeforeTheFirstUnlockIsLockedAndAnyOtherErrorFailed() throws {
         let folder = URL(fileURLWithPath: "/nonexistent-group")
         for (code, kind) in [(POSIXErrorCode.EPERM, KeyStoreError.Kind.locked), (.EACCES, .locked), (.EIO, .failed)] {

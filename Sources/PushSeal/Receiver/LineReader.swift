@@ -35,7 +35,7 @@ package struct LineReader {
     /// is waiting, so a caller that gathers lines into batches can send off a partial one
     /// instead of holding a slow stream's lines back.
     package mutating func forEachLine(
-        idle: () -> Void = {}, overlong: () throws -> Void, _ body: (UnsafeRawBufferPointer) throws -> Void
+        idle: () -> Void = {}, overlong: () throws -> Void, each body: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
         var chunk = [UInt8](repeating: 0, count: 256 * 1024)
         while true {

@@ -19,8 +19,7 @@ public enum UNNotificationInterruptionLevel: UInt, @unchecked Sendable {
 }
 
 /// https://developer.apple.com/documentation/usernotifications/unnotificationsoundname
-@available(iOS 10.0, macOS 10.14, macCatalyst 13.1, visionOS 1.0, watchOS 3.0, *)
-@available(tvOS, unavailable)
+@available(iOS 10.0, macOS 10.14, macCatalyst 13.0, tvOS 10.0, visionOS 1.0, watchOS 3.0, *)
 public struct UNNotificationSoundName: Hashable, Equatable, RawRepresentable, @unchecked Sendable {
     public var rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
@@ -69,25 +68,105 @@ open class UNNotificationSound: NSObject, NSCopying {
     public func copy(with zone: NSZone? = nil) -> Any { self }
 }
 
+/// https://developer.apple.com/documentation/usernotifications/unerror-swift.struct
+@available(iOS 10.0, macOS 10.14, macCatalyst 13.1, tvOS 10.0, visionOS 1.0, watchOS 3.0, *)
+public struct UNError: Error, Hashable {
+    /// https://developer.apple.com/documentation/usernotifications/unerror-swift.struct/code
+    public enum Code: Int, @unchecked Sendable {
+        case notificationsNotAllowed = 1
+        case attachmentInvalidURL = 100
+        case attachmentUnrecognizedType = 101
+        case attachmentInvalidFileSize = 102
+        case attachmentNotInDataStore = 103
+        case attachmentMoveIntoDataStoreFailed = 104
+        case attachmentCorrupt = 105
+        case notificationInvalidNoDate = 1400
+        case notificationInvalidNoContent = 1401
+        case contentProvidingObjectNotAllowed = 1500
+        case contentProvidingInvalid = 1501
+    }
+
+    public let code: Code
+
+    public init(_ code: Code) { self.code = code }
+
+    public static var attachmentInvalidURL: Code { .attachmentInvalidURL }
+    public static var attachmentUnrecognizedType: Code { .attachmentUnrecognizedType }
+    public static var attachmentInvalidFileSize: Code { .attachmentInvalidFileSize }
+    public static var contentProvidingObjectNotAllowed: Code { .contentProvidingObjectNotAllowed }
+}
+
+// Apple's name, as the SDK spells it.
+// swift-format-ignore: AlwaysUseLowerCamelCase
+/// https://developer.apple.com/documentation/usernotifications/unnotificationattachmentoptionstypehintkey
+@available(iOS 10.0, macOS 10.14, macCatalyst 13.1, visionOS 1.0, watchOS 3.0, *)
+@available(tvOS, unavailable)
+public let UNNotificationAttachmentOptionsTypeHintKey = "UNNotificationAttachmentOptionsTypeHintKey"
+
 /// https://developer.apple.com/documentation/usernotifications/unnotificationattachment
 @available(iOS 10.0, macOS 10.14, macCatalyst 13.1, visionOS 1.0, watchOS 3.0, *)
 @available(tvOS, unavailable)
 open class UNNotificationAttachment: NSObject {
-    open var identifier: String
-    open var url: URL
-    open var type: String
+    private let storedIdentifier: String
+    private let storedURL: URL
+    private let storedType: String
+
+    /// https://developer.apple.com/documentation/usernotifications/unnotificationattachment/identifier
+    open var identifier: String { storedIdentifier }
+    /// https://developer.apple.com/documentation/usernotifications/unnotificationattachment/url
+    open var url: URL { storedURL }
+    /// https://developer.apple.com/documentation/usernotifications/unnotificationattachment/type
+    open var type: String { storedType }
+
+    /// The types and largest sizes the documentation gives for attachments
+    /// (https://developer.apple.com/documentation/usernotifications/unnotificationattachment):
+    /// images 10 MB, audio 5 MB, movies 50 MB, told apart by the file's extension or a type hint.
+    static let kinds: [(types: [String: String], limit: Int)] = [
+        (["jpg": "public.jpeg", "jpeg": "public.jpeg", "gif": "com.compuserve.gif", "png": "public.png"], 10_000_000),
+        (
+            [
+                "aif": "public.aiff-audio", "aiff": "public.aiff-audio", "wav": "com.microsoft.waveform-audio", "mp3": "public.mp3",
+                "m4a": "public.mpeg-4-audio"
+            ], 5_000_000
+        ),
+        (
+            [
+                "mpg": "public.mpeg", "mpeg": "public.mpeg", "mp2": "public.mpeg-2-video", "mp4": "public.mpeg-4",
+                "m4v": "com.apple.m4v-video", "avi": "public.avi"
+            ], 50_000_000
+        )
+    ]
 
     /// https://developer.apple.com/documentation/usernotifications/unnotificationattachment/init(identifier:url:options:)
-    public init(identifier: String, url: URL, options: [AnyHashable: Any]? = nil) throws {
-        // Apple's refuses a file that is not there; so does this one.
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw NSError(domain: "UNErrorDomain", code: 100, userInfo: [NSLocalizedDescriptionKey: "Invalid attachment file URL"])
-        }
-        self.identifier = identifier
-        self.url = url
-        type = url.pathExtension
+    public convenience init(identifier: String, url URL: URL, options: [AnyHashable: Any]? = nil) throws {
+        // Apple's refuses what is not a file that is there, a type it does not support, and a
+        // file past its type's size: so does this one, with the same codes.
+        guard URL.isFileURL, let attributes = try? FileManager.default.attributesOfItem(atPath: URL.path),
+            attributes[.type] as? FileAttributeType == .typeRegular
+        else { throw UNError(.attachmentInvalidURL) }
+        let hint = options?[UNNotificationAttachmentOptionsTypeHintKey] as? String
+        let extensionType = URL.pathExtension.lowercased()
+        guard
+            let kind = Self.kinds.first(where: { kind in
+                hint.map { kind.types.values.contains($0) } ?? (kind.types[extensionType] != nil)
+            })
+        else { throw UNError(.attachmentUnrecognizedType) }
+        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+        guard size > 0, size <= kind.limit else { throw UNError(.attachmentInvalidFileSize) }
+        self.init(identifier: identifier, url: URL, type: hint ?? kind.types[extensionType]!)
+    }
+
+    init(identifier: String, url: URL, type: String) {
+        storedIdentifier = identifier
+        storedURL = url
+        storedType = type
     }
 }
+
+/// https://developer.apple.com/documentation/usernotifications/unnotificationcontentproviding
+@available(iOS 15.0, macOS 12.0, macCatalyst 15.0, visionOS 1.0, watchOS 8.0, *)
+@available(tvOS, unavailable)
+public protocol UNNotificationContentProviding: NSSecureCoding {}
 
 /// https://developer.apple.com/documentation/usernotifications/unnotificationcontent
 @available(iOS 10.0, macOS 10.14, macCatalyst 13.1, tvOS 10.0, visionOS 1.0, watchOS 3.0, *)
@@ -105,6 +184,8 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying {
     var storedAttachments: [AnyObject] = []
     var storedInterruptionLevel: UInt = 1
     var storedRelevanceScore = 0.0
+    /// What `updating(from:)` was given: a test reads it back; Apple's keeps it private.
+    public internal(set) var _contentProvider: AnyObject?
 
     public override init() {}
 
@@ -125,7 +206,7 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying {
     /// https://developer.apple.com/documentation/usernotifications/unnotificationcontent/categoryidentifier
     open var categoryIdentifier: String { storedCategoryIdentifier }
     /// https://developer.apple.com/documentation/usernotifications/unnotificationcontent/targetcontentidentifier
-    @available(iOS 13.0, macOS 10.15, *)
+    @available(iOS 13.0, macOS 10.15, macCatalyst 13.1, tvOS 13.0, visionOS 1.0, watchOS 6.0, *)
     open var targetContentIdentifier: String? { storedTargetContentIdentifier }
     /// https://developer.apple.com/documentation/usernotifications/unnotificationcontent/userinfo
     open var userInfo: [AnyHashable: Any] { storedUserInfo }
@@ -138,6 +219,20 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying {
     /// https://developer.apple.com/documentation/usernotifications/unnotificationcontent/relevancescore
     @available(iOS 15.0, macOS 12.0, macCatalyst 15.0, tvOS 15.0, visionOS 1.0, watchOS 8.0, *)
     open var relevanceScore: Double { storedRelevanceScore }
+
+    /// https://developer.apple.com/documentation/usernotifications/unnotificationcontent/updating(from:)
+    /// A communication notification: the content as the provider (an `INSendMessageIntent`)
+    /// makes it. Anything else is refused, as Apple's refuses what is not an intent it knows.
+    @available(iOS 15.0, macOS 12.0, macCatalyst 15.0, visionOS 1.0, watchOS 8.0, *)
+    @available(tvOS, unavailable)
+    open func updating(from provider: any UNNotificationContentProviding) throws -> UNNotificationContent {
+        guard String(describing: type(of: provider)) == "INSendMessageIntent" else {
+            throw UNError(.contentProvidingObjectNotAllowed)
+        }
+        let updated = copyStorage(into: UNNotificationContent())
+        updated._contentProvider = provider as AnyObject
+        return updated
+    }
 
     public func copy(with zone: NSZone? = nil) -> Any { copyStorage(into: UNNotificationContent()) }
 
@@ -156,6 +251,7 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying {
         copy.storedAttachments = storedAttachments
         copy.storedInterruptionLevel = storedInterruptionLevel
         copy.storedRelevanceScore = storedRelevanceScore
+        copy._contentProvider = _contentProvider
         return copy
     }
 }
@@ -193,7 +289,7 @@ open class UNMutableNotificationContent: UNNotificationContent {
         get { storedCategoryIdentifier }
         set { storedCategoryIdentifier = newValue }
     }
-    @available(iOS 13.0, macOS 10.15, *)
+    @available(iOS 13.0, macOS 10.15, macCatalyst 13.1, tvOS 13.0, visionOS 1.0, watchOS 6.0, *)
     open override var targetContentIdentifier: String? {
         get { storedTargetContentIdentifier }
         set { storedTargetContentIdentifier = newValue }
@@ -228,15 +324,90 @@ open class UNNotificationTrigger: NSObject {
 /// https://developer.apple.com/documentation/usernotifications/unnotificationrequest
 @available(iOS 10.0, macOS 10.14, macCatalyst 13.1, tvOS 10.0, visionOS 1.0, watchOS 3.0, *)
 open class UNNotificationRequest: NSObject {
-    open var identifier: String
-    @NSCopying open var content: UNNotificationContent
-    open var trigger: UNNotificationTrigger?
+    private let storedIdentifier: String
+    private let storedContent: UNNotificationContent
+    private let storedTrigger: UNNotificationTrigger?
+
+    /// https://developer.apple.com/documentation/usernotifications/unnotificationrequest/identifier
+    open var identifier: String { storedIdentifier }
+    /// https://developer.apple.com/documentation/usernotifications/unnotificationrequest/content
+    open var content: UNNotificationContent { storedContent }
+    /// https://developer.apple.com/documentation/usernotifications/unnotificationrequest/trigger
+    open var trigger: UNNotificationTrigger? { storedTrigger }
 
     /// https://developer.apple.com/documentation/usernotifications/unnotificationrequest/init(identifier:content:trigger:)
-    public init(identifier: String, content: UNNotificationContent, trigger: UNNotificationTrigger?) {
-        self.identifier = identifier
-        self.content = content
-        self.trigger = trigger
+    /// The content is copied, as Apple's `copy` property keeps it: changing the object passed
+    /// in afterwards changes nothing here.
+    public convenience init(identifier: String, content: UNNotificationContent, trigger: UNNotificationTrigger?) {
+        self.init(storedIdentifier: identifier, content: content.copy() as! UNNotificationContent, trigger: trigger)
+    }
+
+    init(storedIdentifier: String, content: UNNotificationContent, trigger: UNNotificationTrigger?) {
+        self.storedIdentifier = storedIdentifier
+        storedContent = content
+        storedTrigger = trigger
+    }
+}
+
+/// https://developer.apple.com/documentation/usernotifications/unnotification
+@available(iOS 10.0, macOS 10.14, macCatalyst 13.1, tvOS 10.0, visionOS 1.0, watchOS 3.0, *)
+open class UNNotification: NSObject {
+    private let storedDate: Date
+    private let storedRequest: UNNotificationRequest
+
+    /// https://developer.apple.com/documentation/usernotifications/unnotification/date
+    open var date: Date { storedDate }
+    /// https://developer.apple.com/documentation/usernotifications/unnotification/request
+    open var request: UNNotificationRequest { storedRequest }
+
+    init(date: Date, request: UNNotificationRequest) {
+        storedDate = date
+        storedRequest = request
+    }
+}
+
+/// https://developer.apple.com/documentation/usernotifications/unusernotificationcenter
+/// Only what a service extension uses to see and remove what was delivered; the notifications
+/// the system shows are put there by a test (`_didDeliver`).
+@available(iOS 10.0, macOS 10.14, macCatalyst 13.1, tvOS 10.0, visionOS 1.0, watchOS 3.0, *)
+open class UNUserNotificationCenter: NSObject {
+    private let lock = NSLock()
+    private var delivered: [UNNotification] = []
+    nonisolated(unsafe) private static let shared = UNUserNotificationCenter()
+
+    override init() {}
+
+    /// https://developer.apple.com/documentation/usernotifications/unusernotificationcenter/current()
+    open class func current() -> UNUserNotificationCenter { shared }
+
+    /// https://developer.apple.com/documentation/usernotifications/unusernotificationcenter/getdeliverednotifications(completionhandler:)
+    @available(tvOS, unavailable)
+    open func getDeliveredNotifications(completionHandler: @escaping @Sendable ([UNNotification]) -> Void) {
+        completionHandler(lock.withLock { delivered })
+    }
+
+    /// https://developer.apple.com/documentation/usernotifications/unusernotificationcenter/deliverednotifications()
+    @available(tvOS, unavailable)
+    open func deliveredNotifications() async -> [UNNotification] {
+        lock.withLock { delivered }
+    }
+
+    /// https://developer.apple.com/documentation/usernotifications/unusernotificationcenter/removedeliverednotifications(withidentifiers:)
+    @available(tvOS, unavailable)
+    open func removeDeliveredNotifications(withIdentifiers identifiers: [String]) {
+        lock.withLock { delivered.removeAll { identifiers.contains($0.request.identifier) } }
+    }
+
+    /// https://developer.apple.com/documentation/usernotifications/unusernotificationcenter/removealldeliverednotifications()
+    @available(tvOS, unavailable)
+    open func removeAllDeliveredNotifications() {
+        lock.withLock { delivered.removeAll() }
+    }
+
+    /// Not Apple's: what the system would show after delivering `content` for `request`.
+    public func _didDeliver(_ content: UNNotificationContent, for request: UNNotificationRequest, at date: Date = Date()) {
+        let shown = UNNotificationRequest(storedIdentifier: request.identifier, content: content.copy() as! UNNotificationContent, trigger: request.trigger)
+        lock.withLock { delivered.append(UNNotification(date: date, request: shown)) }
     }
 }
 
