@@ -299,7 +299,7 @@ final class ClientSide: LoopSide, @unchecked Sendable {
                 connectionCap = connections.filter { $0.isReady && !$0.closed }.count
                 failedAttempts = 0
             } else {
-                failure = .init(kind: .endpoint(.unreachable), message: "\(reason), after \(failedAttempts) attempts")
+                failure = .init(kind: .endpoint(.unreachable), message: "\(reason), after \(failedAttempts) tries to connect")
             }
         } else {
             // 250 ms, doubling, with ±50 % jitter.

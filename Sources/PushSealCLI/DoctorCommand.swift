@@ -6,7 +6,13 @@ import PushSealJSON
 /// gives (the same code judges both). Exits 0 when nothing stands in the way, 65 when
 /// something does, 66 when the seal could not be checked without --keys.
 func runDoctor(_ request: DoctorRequest, console: Console) throws -> ExitStatus {
-    let bytes = try InputFiles.read(request.source, bound: .payloadInput)
+    var bytes = try InputFiles.read(request.source, bound: .payloadInput)
+    // On stdin a payload ends with its line break, as `receive -` reads it: the break is not
+    // part of it, so byte offsets and sizes agree with receive's record.
+    if request.source == "-", bytes.last == UInt8(ascii: "\n") {
+        bytes.removeLast()
+        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+    }
     var keyring: Keyring?
     if let folder = request.keysFolder {
         keyring = try KeyringStore(folder: folder).load()
@@ -54,6 +60,9 @@ enum DoctorReport {
         switch diagnosis.status {
         case .decrypted?: "it opens: the device shows the sealed alert"
         case .passthrough?: "the device shows the fallback as it came; nothing sealed is read"
+        // Not a payload at all (receive's record shows no text): there is no placeholder to show.
+        case .malformed? where diagnosis.extensionRuns == nil:
+            "nothing is shown: it is not a payload a device could receive (malformed)"
         case let status?
         where status == .malformed || status == .unsupported || status == .keyMissing || status == .keyDisabled
             || status == .keyExpired || status == .authenticationFailed || status == .expired:
@@ -75,7 +84,8 @@ extension String {
 extension Specs {
     static let doctor = CommandSpec(
         name: ["doctor"], overview: "Say what an iPhone will do with a payload, and why; 'doctor send' checks a sender's set-up.",
-        usage: "pushseal doctor PAYLOAD|- [--keys DIR] [--field enc] [--push-type alert] [--priority 10] [--json]\n       pushseal doctor send [send's options]",
+        usage:
+            "pushseal doctor PAYLOAD|- [--keys DIR] [--field enc] [--push-type alert] [--priority 10] [--json]\n       pushseal doctor send --topic BUNDLE --auth-key F.p8 --key-id K --team-id T [--sandbox|--endpoint URL] [--proxy URL] [--json]",
         options: [
             OptionSpec("keys", value: "dir", environment: "PUSHSEAL_KEYS", help: "Also check that it opens with this keyring, and what it shows."),
             fieldOption,

@@ -3,6 +3,10 @@ import PushSeal
 import PushSealJSON
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Runs `pushseal encrypt`: one alert from options, or JSON lines with `--batch`.
 /// Returns the exit status (batch mode finishes the stream before reporting bad lines).
 func runEncrypt(_ request: EncryptRequest, console: Console) throws -> ExitStatus {
@@ -12,8 +16,27 @@ func runEncrypt(_ request: EncryptRequest, console: Console) throws -> ExitStatu
         return try runBatch(sealers: try SealerSet(request), jobs: request.jobs, truncate: request.truncate, stop: stop, console: console)
     }
     let sealers = try SealerSet(request)
+    if request.body == .none, StandardInput.holdsUnreadInput {
+        // `df -h | pushseal encrypt -t Disk`: the '-' that reads the body was forgotten.
+        console.warning("stdin is a pipe or a file, and it is not read: the alert has no body from it; give '-' to seal stdin as the body")
+    }
     console.output(bytes: try sealedPayload(request, sealer: sealers.sealer(to: nil), console: console))
     return .ok
+}
+
+/// What `encrypt` may have been handed on stdin without a '-' to read it.
+enum StandardInput {
+    /// A pipe, or a regular file with something in it: not a terminal, not /dev/null, not a
+    /// socket (ssh's), so the warning is for input someone meant to give.
+    static var holdsUnreadInput: Bool {
+        var info = stat()
+        guard fstat(0, &info) == 0 else { return false }
+        switch info.st_mode & S_IFMT {
+        case S_IFIFO: return true
+        case S_IFREG: return info.st_size > 0
+        default: return false
+        }
+    }
 }
 
 /// The one payload an encrypt request describes (`encrypt` prints it, `send` sends it).
@@ -21,6 +44,8 @@ func runEncrypt(_ request: EncryptRequest, console: Console) throws -> ExitStatu
 func sealedPayload(_ request: EncryptRequest, sealer: PayloadSealer, console: Console? = nil) throws -> [UInt8] {
     var alert = AlertRequest()
     alert.fields = request.fields
+    // Whether stdin held more than was read: its length is then unknown, and the note says so.
+    var cutFromLonger = false
     switch request.body {
     case .none: break
     case .text(let text): alert.body = text
@@ -29,6 +54,7 @@ func sealedPayload(_ request: EncryptRequest, sealer: PayloadSealer, console: Co
         // producer costs 4 KiB of memory, not all of its output; with --truncate, only what
         // could be kept is read.
         var bytes = try InputFiles.read("-", atMost: PayloadSealer.byteLimit + 1)
+        cutFromLonger = bytes.count > PayloadSealer.byteLimit
         if request.truncate, bytes.count > PayloadSealer.byteLimit {
             bytes.removeLast(bytes.count - PayloadSealer.byteLimit)
             // Not in the middle of a character: drop the bytes of one cut short.
@@ -50,7 +76,9 @@ func sealedPayload(_ request: EncryptRequest, sealer: PayloadSealer, console: Co
     alert.timeToLive = request.timeToLive
     let sealed = try sealer.payload(for: try alert.alert(now: Timestamp.now()), truncatingBody: request.truncate)
     if let cut = sealed.cut {
-        console?.diagnostic("note: the body was cut to \(cut.kept) of its \(cut.of) characters to fit APNs' \(sealer.byteLimit)-byte payload")
+        // Past the bytes read, stdin's length is unknown: the note says only that it was longer.
+        let whole = cutFromLonger ? "characters of stdin's more than \(PayloadSealer.byteLimit) bytes" : "of its \(cut.of) characters"
+        console?.diagnostic("note: the body was cut to \(cut.kept) \(whole) to fit APNs' \(sealer.byteLimit)-byte payload")
     }
     return sealed.payload
 }
@@ -308,6 +336,9 @@ func alertOptions(_ parsed: ParsedArguments, spec: CommandSpec, stdinIsBody: Boo
     request.timeToLive = try duration(parsed, "ttl", in: DurationRange.timeToLive, example: "3600s, 90m, 12h or 7d", command: spec.name)
     for item in parsed.all("data") {
         request.data.append(try parseDataItem(item, command: spec.name))
+    }
+    if request.url != nil, request.data.contains(where: { $0.key == "url" }) {
+        throw fail("--url and --data url=… both set the sealed data.url; give one")
     }
 
     let bodyFlags = [parsed.value("body"), parsed.value("message")].compactMap { $0 }

@@ -8,9 +8,14 @@ enum Manual {
             "pushseal \\- end-to-end encrypted push notifications for shell scripts and CI",
             ".SH SYNOPSIS"
         ]
-        for spec in Specs.all where Specs.subcommands(of: spec.name).isEmpty {
+        // Every form each command's help shows, once: a command with subcommands of its own
+        // that also runs by itself (doctor PAYLOAD) is listed too; `keys <subcommand>` is not.
+        var listed: Set<String> = []
+        for spec in Specs.all where !spec.name.isEmpty && !spec.usage.contains("<subcommand>") {
             // Each usage form on a line of its own, flush left: help indents its continuations.
-            out += [".PP", ".nf"] + spec.usage.split(separator: "\n").map { escapeLine(String($0.drop { $0 == " " })) } + [".fi"]
+            let forms = spec.usage.split(separator: "\n").map { String($0.drop { $0 == " " }) }.filter { listed.insert($0).inserted }
+            guard !forms.isEmpty else { continue }
+            out += [".PP", ".nf"] + forms.map(escapeLine) + [".fi"]
         }
         out += [
             ".SH DESCRIPTION",

@@ -369,7 +369,7 @@ struct DuplicateDevices {
 
     var note: String? {
         guard let first else { return nil }
-        return "note: \(count) device token\(count == 1 ? " was" : "s were") given again and sent once (the first: \(first.device) at \(first.place))"
+        return "note: \(count) device token\(count == 1 ? " was" : "s were") given again and sent once (the first repeated: \(first.device), again at \(first.place))"
     }
 }
 
@@ -447,7 +447,7 @@ private func resultText(_ result: Sender.Result) -> String {
     case .refused, .failed:
         var line = "fail \(result.device) \(result.status) \(TerminalText.escaping(result.reason ?? ""))"
         if let timestamp = result.timestamp { line += " " + Timestamp.format(timestamp / 1_000) }
-        if result.outcome == .failed, result.attempts > 0 { line += " (after \(result.attempts) attempts)" }
+        if result.outcome == .failed, result.attempts > 0 { line += result.attempts == 1 ? " (1 attempt)" : " (\(result.attempts) attempts)" }
         if result.retriedAfterUnknownOutcome { line += " (retried after an unknown outcome)" }
         return line
     }

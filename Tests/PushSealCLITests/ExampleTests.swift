@@ -81,12 +81,30 @@ struct ExampleTests {
         }
     }
 
+    /// The README's two lines, as a reader pastes them into bash.
+    @Test func theREADMEsInteropLinesRunAsWritten() throws {
+        let keys = try Keys()
+        let examples = VectorTests.repository.appendingPathComponent("examples").path
+        let run = try shell(
+            #"""
+            cd "$(dirname "$E")" && pushseal() { "$PUSHSEAL" "$@" --keys "$K"; }
+            python3 examples/python/pushseal_format.py seal --share-file <(pushseal keys export) --title Hi --body there \
+              | pushseal receive -
+            pushseal encrypt -t Hi -b there | node examples/js/pushseal-format.mjs open --share-file <(pushseal keys export)
+            """#, environment: ["E": examples, "K": keys.secretKeys, "PATH": ProcessInfo.processInfo.environment["PATH"] ?? ""])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("decrypted") && run.stdout.contains("\"title\":\"Hi\""), "\(run.stdout)")
+    }
+
     @Test(arguments: Language.allCases)
     func whatPushsealSealsTheExampleOpens(language: Language) throws {
         let keys = try Keys()
         let ps1 = try pushseal(["encrypt", "--keys", keys.secretKeys, "-t", "From pushseal", "-b", "a \"quoted\" body", "--badge", "2"])
         #expect(ps1.status == 0, "\(ps1.stderr)")
-        let opened = try language.run(["open", "--share", keys.share], stdin: ps1.stdout)
+        // The secret share from a file, as the README shows it (bash's <(…)), never as an argument.
+        let folder = TemporaryFolder()
+        folder.write("share", keys.share + "\n")
+        let opened = try language.run(["open", "--share-file", folder.file("share")], stdin: ps1.stdout)
         #expect(opened.status == 0, "\(opened.stderr)")
         let alert = jsonObject(opened.stdout)
         #expect(alert["title"] as? String == "From pushseal" && alert["body"] as? String == "a \"quoted\" body" && alert["badge"] as? Int == 2, "\(opened.stdout)")

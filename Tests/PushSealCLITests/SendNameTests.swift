@@ -91,7 +91,7 @@ struct SendNameTests {
             ["--endpoint", "https://push.slow-resolver.test", "--timeout", "1s", "--device", deviceToken, "-b", "x"])
         #expect(run.status == 75, "\(run.stderr)")
         #expect(
-            run.stderr == "error: cannot reach https://push.slow-resolver.test (no progress looking up push.slow-resolver.test for 1 s, after 4 attempts)\n",
+            run.stderr == "error: cannot reach https://push.slow-resolver.test (no progress looking up push.slow-resolver.test for 1 s, after 4 tries to connect)\n",
             "\(run.stderr)")
         #expect(run.stdout.hasPrefix("fail \(deviceToken) 0 "), "the device still gets its line: \(run.stdout)")
     }

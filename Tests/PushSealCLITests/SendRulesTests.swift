@@ -275,7 +275,7 @@ struct SendRulesTests {
         // --retries still caps them, and --retry-for bounds them whatever --retries allows.
         let capped = try APNsStandIn(for: sending, script: #"{"answers": {"\#(deviceToken)": [\#(busy)]}}"#)
         let few = try sending.send(to: capped.url, trusting: capped.certificate, ["--device", deviceToken, "--retries", "2", "-b", "x"])
-        #expect(few.status == 75 && few.stdout == "fail \(deviceToken) 503 ServiceUnavailable (after 3 attempts)\n", "\(few.stdout)")
+        #expect(few.status == 75 && few.stdout == "fail \(deviceToken) 503 ServiceUnavailable (3 attempts)\n", "\(few.stdout)")
     }
 
     /// coreutils' `timeout`, the usual cron and CI guard, signals the command and then its
@@ -431,7 +431,7 @@ struct SendRulesTests {
             ])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.split(separator: "\n").map { String($0.split(separator: " ")[1]) } == [deviceToken, other])
-        #expect(run.stderr == "note: 3 device tokens were given again and sent once (the first: \(deviceToken) at --device)\n", "\(run.stderr)")
+        #expect(run.stderr == "note: 3 device tokens were given again and sent once (the first repeated: \(deviceToken), again at --device)\n", "\(run.stderr)")
         #expect(listener.finish().stdout.split(separator: "\n").count == 2, "one notification each")
     }
 

@@ -267,6 +267,16 @@ struct ShellToolTests {
         let synopsis = text.components(separatedBy: "SYNOPSIS\n")[1].components(separatedBy: "\nDESCRIPTION")[0]
         let indents = Set(synopsis.split(separator: "\n").map { (line: Substring) in line.prefix { $0 == " " }.count })
         #expect(indents == [7], "\(synopsis)")
+        // Help and the manual show the same forms: every form a command's --help gives is in
+        // the SYNOPSIS as written.
+        let forms = Set(synopsis.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
+        for command in Self.commands + [["completions"], ["manual"], ["doctor"], ["doctor", "send"]] {
+            let help = try pushseal(command + ["--help"]).stdout.components(separatedBy: "\n")
+            guard let start = help.firstIndex(where: { $0.hasPrefix("USAGE: ") }) else { continue }
+            var usage = [String(help[start].dropFirst("USAGE: ".count))]
+            usage += help[(start + 1)...].prefix { $0.hasPrefix("       ") }.map { $0.trimmingCharacters(in: .whitespaces) }
+            for form in usage { #expect(forms.contains(form), "\(command): '\(form)' is not in the manual's SYNOPSIS") }
+        }
     }
 }
 

@@ -3,9 +3,12 @@
 // into Node (18 or later; no packages). Written from docs/FORMAT.md alone: a Node backend
 // can send payloads that pushseal's receivers open, without the CLI.
 //
-//   node pushseal-format.mjs seal --share psk1.KID.SECRET --title T --body B [--pad 32] [--field enc]
+//   node pushseal-format.mjs seal --share-file FILE      --title T --body B [--pad 32] [--field enc]
 //   node pushseal-format.mjs seal --share ppk1.KID.POINT  --title T --body B      (ps2: to a device)
-//   node pushseal-format.mjs open --share psk1.KID.SECRET [--field enc] < payload.json
+//   node pushseal-format.mjs open --share-file FILE      [--field enc] < payload.json
+//        FILE: a psk1 share (pushseal keys export), kept out of the arguments, which 'ps'
+//        and shell history show: --share-file <(pushseal keys export) in bash, zsh or fish
+//        (--share psk1.KID.SECRET works too, for a share that is not secret to you)
 //   node pushseal-format.mjs open --private FILE          [--field enc] < payload.json
 //        FILE: a prk1 share (pushseal keys export --private), kept out of the arguments
 //   node pushseal-format.mjs vectors docs/vectors/ps1.json [...]
@@ -401,6 +404,7 @@ async function main(argv) {
   }
   const options = {};
   for (let index = 0; index + 1 < rest.length; index += 2) options[rest[index]] = rest[index + 1];
+  if (options["--share-file"]) options["--share"] = readFileSync(options["--share-file"], "utf8").trim();
   const field = options["--field"] ?? "enc";
   if (command === "seal") {
     const alert = {};

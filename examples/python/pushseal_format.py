@@ -4,9 +4,12 @@
 An example written from docs/FORMAT.md alone: a backend in Python can send payloads that
 pushseal's receivers (the Linux runner, PushSealKit on iOS) open, without the CLI.
 
-  pushseal_format.py seal --share psk1.KID.SECRET --title T --body B [--pad 32] [--field enc]
+  pushseal_format.py seal --share-file FILE      --title T --body B [--pad 32] [--field enc]
   pushseal_format.py seal --share ppk1.KID.POINT  --title T --body B      (ps2: to a device)
-  pushseal_format.py open --share psk1.KID.SECRET [--field enc] < payload.json
+  pushseal_format.py open --share-file FILE      [--field enc] < payload.json
+        FILE: a psk1 share (pushseal keys export), kept out of the arguments, which 'ps'
+        and shell history show: --share-file <(pushseal keys export) in bash, zsh or fish
+        (--share psk1.KID.SECRET works too, for a share that is not secret to you)
   pushseal_format.py open --private FILE          [--field enc] < payload.json
         FILE: a prk1 share (pushseal keys export --private), kept out of the arguments
   pushseal_format.py vectors docs/vectors/ps1.json [...]
@@ -386,6 +389,9 @@ def main(argv):
             print(check_vectors(path))
         return 0
     options = dict(zip(rest[::2], rest[1::2]))
+    if "--share-file" in options:
+        with open(options["--share-file"], encoding="utf-8") as share:
+            options["--share"] = share.read().strip(" \t\r\n")
     field = options.get("--field", "enc")
     if command == "seal":
         alert = {name: options[f"--{name}"] for name in ("title", "subtitle", "body") if f"--{name}" in options}

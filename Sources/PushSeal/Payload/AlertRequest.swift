@@ -131,7 +131,11 @@ public struct AlertRequest: Sendable {
         if let id, id.isEmpty || id.utf8.count > 64 {
             throw PayloadError(.invalidAlert, "'id' must be 1 to 64 bytes")
         }
-        if let url { data["url"] = .string(url) }
+        if let url {
+            // Two sources for one field: neither silently wins.
+            guard data["url"] == nil else { throw PayloadError(.invalidAlert, "'url' and data.url both set the sealed data.url; give one") }
+            data["url"] = .string(url)
+        }
         let expires = timeToLive.map { ttl in
             let (sum, overflow) = now.addingReportingOverflow(max(1, DurationText.seconds(ttl)))
             return overflow ? Int64.max : sum

@@ -83,6 +83,10 @@ public struct PayloadDiagnosis: Sendable {
     ) {
         // JSON, strictly: a name twice is refused by every pushseal receiver.
         let value: JSONValue
+        guard bytes.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) else {
+            add("json", .problem, "the input is empty: there is no payload", fix: "give the payload's file, or pipe in what 'pushseal encrypt' printed")
+            return
+        }
         do {
             value = try JSONParser.parse(bytes)
         } catch {

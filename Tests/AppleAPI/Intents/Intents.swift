@@ -5,7 +5,8 @@
 // values and does nothing Apple's does with them; `donate` records the interaction.
 //
 // Nothing here is Sendable, as in Apple's SDK.
-import Foundation
+// Apple's module re-exports Foundation, so an extension that imports it alone has Foundation too.
+@_exported import Foundation
 import UserNotifications
 
 /// https://developer.apple.com/documentation/intents/inpersonhandletype

@@ -7,7 +7,8 @@
 //
 // Nothing here is Sendable, as in Apple's SDK (the framework has no concurrency annotations
 // yet), so the adapter is held to the strictest reading.
-import Foundation
+// Apple's module re-exports Foundation, so an extension that imports it alone has Foundation too.
+@_exported import Foundation
 
 /// https://developer.apple.com/documentation/usernotifications/unnotificationinterruptionlevel
 @available(iOS 15.0, macOS 12.0, macCatalyst 15.0, tvOS 15.0, visionOS 1.0, watchOS 8.0, *)
