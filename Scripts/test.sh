@@ -75,7 +75,7 @@ minutes() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 if Scripts/device-test.sh --vendor >/dev/null || [ "${PUSHSEAL_SWIFT_CRYPTO:-}" = url ]; then
   # Minutes with nothing to show otherwise: say what runs and what it takes.
   echo "device: building PushSealKit on swift-crypto (with the Apple transcription) and running its tests, which build two"
-  echo "device: packages of their own (a new user's, and every Swift block of the README and DocC): ~2-3 min, ~6 the first time"
+  echo "device: packages of their own (a new user's, and every Swift block of the README and DocC): ~1 min once built, ~5 the first time"
   device_started=$SECONDS
   Scripts/device-test.sh 2>/dev/null | tail -1 || device=$?
   echo "device: took $(minutes $((SECONDS - device_started)))"
