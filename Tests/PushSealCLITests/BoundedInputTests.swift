@@ -20,7 +20,10 @@ struct BoundedInputTests {
     /// whole had it killed before it could move the file aside, again on every restart, and
     /// nothing behind it was delivered. Now such a file is refused by its size, unread.
     @Test func aThirtyMegabyteSpoolFileUnderA24MegabyteLimitGoesToFailedAndTheNextIsDelivered() throws {
-        let group = try MemoryCgroup(limit: 24 << 20)
+        // Under a sanitizer (Scripts/check.sh) the program's own memory says nothing, and
+        // ThreadSanitizer's shadow alone is past 24 MB: there the limit is loose, and the
+        // behaviour (refused unread, the next delivered) is what is checked.
+        let group = try MemoryCgroup(limit: underSanitizer ? 1 << 30 : 24 << 20)
         defer { group.remove() }
         let keyring = try KeyringFixture()
         let spool = TemporaryFolder()
