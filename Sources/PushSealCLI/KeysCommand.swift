@@ -227,16 +227,14 @@ private enum ImportItem {
 
     /// Applies the line; returns the note for people, which names the keyring by `path`.
     func apply(to keyring: inout Keyring, at path: String, now: Int64) throws -> String {
+        let already = "key \(kid) was already in \(path)"
         switch self {
         case .privateKey(let share):
-            return try keyring.importPrivate(share, now: now)
-                ? "imported the private key \(share.kid) into \(path); it opens ps2 messages sealed to it" : "key \(share.kid) was already in \(path)"
+            return try keyring.importPrivate(share, now: now) ? "imported the private key \(kid) into \(path); it opens ps2 messages sealed to it" : already
         case .publicKey(let share):
-            return try keyring.importPublic(share, now: now)
-                ? "imported the public key \(share.kid) into \(path); seal to it with 'encrypt --to \(share.kid)'"
-                : "key \(share.kid) was already in \(path)"
+            return try keyring.importPublic(share, now: now) ? "imported the public key \(kid) into \(path); seal to it with 'encrypt --to \(kid)'" : already
         case .secret(let share):
-            return try keyring.importShare(share, now: now) ? "imported key \(share.kid) into \(path)" : "key \(share.kid) was already in \(path)"
+            return try keyring.importShare(share, now: now) ? "imported key \(kid) into \(path)" : already
         case .notice(let notice):
             switch try keyring.retire(notice) {
             case .retires(let time) where time <= now:
@@ -447,11 +445,9 @@ func parseKeys(_ arguments: [String], environment: [String: String]) throws(Usag
         try noArguments()
         action = .list(json: parsed.has("json"))
     case "export" where parsed.has("retirements"):
-        for other in ["public", "private", "qr", "qr-png"] where parsed.has(other) {
-            throw UsageError("--retirements prints the notices of every retiring key, so it takes neither --\(other) nor a KID", command: spec.name)
-        }
-        guard parsed.positionals.isEmpty else {
-            throw UsageError("--retirements prints the notices of every retiring key, so it takes neither --public nor a KID", command: spec.name)
+        let other = ["public", "private", "qr", "qr-png"].first(where: parsed.has).map { "--\($0)" } ?? (parsed.positionals.isEmpty ? nil : "a KID")
+        if let other {
+            throw UsageError("--retirements prints the notices of every retiring key, so it takes no \(other)", command: spec.name)
         }
         action = .exportRetirements
     case "export":

@@ -31,6 +31,17 @@ public struct KeyShare: Sendable {
     /// A share line's kid and decoded bytes: `<prefix><kid>.<base64url>`, surrounding white
     /// space ignored. Errors name the `what` and never repeat the input.
     static func split(_ input: String, prefix: String, what: String, shape: String, part: String) throws -> (kid: String, bytes: [UInt8]) {
+        let (kid, text) = try splitText(input, prefix: prefix, what: what, shape: shape)
+        do {
+            return (kid, try Base64.decode(text, alphabet: .url))
+        } catch {
+            throw KeyringError(.invalidShare, "not a \(what): the \(part) is not base64url", underlying: error)
+        }
+    }
+
+    /// A line's kid and what follows its last dot, as text: `<prefix><kid>.<part>`, every
+    /// one-line form of `keys` (shares and retirement notices) read the same way.
+    static func splitText(_ input: String, prefix: String, what: String, shape: String) throws -> (kid: String, part: String) {
         let trimmed = input.trimmingASCIIWhitespace()
         guard trimmed.hasPrefix(prefix) else {
             throw KeyringError(.invalidShare, "not a \(what): expected \(shape)")
@@ -39,11 +50,7 @@ public struct KeyShare: Sendable {
         guard let dot = rest.lastIndex(of: "."), KeyID.isValid(rest[..<dot]) else {
             throw KeyringError(.invalidShare, "not a \(what): the key id must be 1 to 64 of A-Z a-z 0-9 _ -")
         }
-        do {
-            return (String(rest[..<dot]), try Base64.decode(String(rest[rest.index(after: dot)...]), alphabet: .url))
-        } catch {
-            throw KeyringError(.invalidShare, "not a \(what): the \(part) is not base64url", underlying: error)
-        }
+        return (String(rest[..<dot]), String(rest[rest.index(after: dot)...]))
     }
 }
 

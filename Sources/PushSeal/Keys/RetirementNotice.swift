@@ -22,21 +22,13 @@ public struct RetirementNotice: Sendable, Equatable {
     /// Reads a notice; surrounding white space is ignored. The time is decimal digits only,
     /// up to the last second `keyring.json` can hold.
     public init(parsing input: String) throws {
-        let trimmed = input.trimmingASCIIWhitespace()
-        guard trimmed.hasPrefix(Self.prefix) else {
-            throw KeyringError(.invalidShare, "not a retirement notice: expected psr1.<kid>.<unix seconds>")
-        }
-        let rest = trimmed.dropFirst(Self.prefix.count)
-        guard let dot = rest.lastIndex(of: "."), KeyID.isValid(rest[..<dot]) else {
-            throw KeyringError(.invalidShare, "not a retirement notice: the key id must be 1 to 64 of A-Z a-z 0-9 _ -")
-        }
-        let digits = rest[rest.index(after: dot)...]
+        let (kid, digits) = try KeyShare.splitText(input, prefix: Self.prefix, what: "retirement notice", shape: "psr1.<kid>.<unix seconds>")
         guard !digits.isEmpty, digits.count <= 12, digits.allSatisfy({ $0 >= "0" && $0 <= "9" }), let expires = Int64(digits),
             expires <= Self.latest
         else {
             throw KeyringError(.invalidShare, "not a retirement notice: the time must be seconds since 1970 in decimal digits, before the year 10000")
         }
-        kid = String(rest[..<dot])
+        self.kid = kid
         self.expires = expires
     }
 }
