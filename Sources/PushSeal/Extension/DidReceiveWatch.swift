@@ -53,6 +53,14 @@ final class DidReceiveWatch: @unchecked Sendable {
         unlock()
     }
 
+    /// Whether the watch's thread is alive: from the first call noted until the last
+    /// deadline has passed.
+    var isWatching: Bool {
+        lock()
+        defer { unlock() }
+        return running
+    }
+
     /// The call returned; its deadline is no longer this watch's concern.
     func end(id: Int) {
         lock()

@@ -71,6 +71,9 @@ public final class ExtensionRunner: Sendable {
         graceNanoseconds = timing.expiryGrace.saturatingNanoseconds
     }
 
+    /// Whether a thread is watching this runner's deadlines; none is while the runner is idle.
+    package var isWatchingDeadlines: Bool { watch.isWatching }
+
     /// Content-handler calls that came after a notification was already delivered.
     public var ignoredContentHandlerCalls: Int { ignoredCalls.load(ordering: .relaxed) }
 
