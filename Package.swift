@@ -75,7 +75,7 @@ let package = Package(
         .executableTarget(name: "PushSealQR", dependencies: ["CQRencode", "CPNG"]),
         .executableTarget(name: "PushSealCLI", dependencies: ["PushSeal", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking"]),
         .executableTarget(name: "PushSealBench", dependencies: ["PushSeal"]),
-        .executableTarget(name: "PushSealVectors", dependencies: ["PushSeal", "PushSealJSON", "SealCrypto"]),
+        .executableTarget(name: "PushSealVectors", dependencies: ["EnvelopeFormat", "PushSeal", "PushSealJSON", "SealCrypto"]),
         .testTarget(
             name: "SealCryptoTests",
             dependencies: ["SealCrypto", "CHPKE", "COpenSSL"],

@@ -50,7 +50,7 @@ private struct Probe {
 
 /// The device token of the probe: not hex, so no server can take it for a device, and APNs
 /// refuses it for the token alone once the credentials passed.
-private let probeDevice = "pushseal-doctor-probe"
+private let probeDevice = DeviceToken(unchecked: "pushseal-doctor-probe")
 
 /// The local checks: the key or certificate, the ids, the topic, the trust file, the proxy.
 /// Nil when one fails so that no request can be made.
@@ -147,13 +147,16 @@ private func setUpProbe(_ request: SendRequest, report: (String, DoctorFinding.L
 }
 
 /// Sends the probe; its one result.
-private func send(_ probe: Probe, request: SendRequest) -> Sender.Result? {
-    let outcome = Locked<Sender.Result?>(nil)
+private func send(_ probe: Probe, request: SendRequest) -> APNsSender.Result? {
+    let outcome = Locked<APNsSender.Result?>(nil)
     do {
-        let sender = try Sender(
-            settings: .init(topic: request.topic, pushType: request.pushType, priority: request.priority, retries: 0, retryFor: .zero),
-            tokens: probe.tokens, connection: probe.connection, emit: { result in outcome.withLock { $0 = result } })
-        try sender.add(device: probeDevice, payload: Array(#"{"aps":{"alert":"pushseal doctor: a probe for no device"}}"#.utf8))
+        let provider = APNsProvider(
+            settings: .init(origin: probe.connection.origin, topic: request.topic, pushType: request.pushType, priority: request.priority),
+            tokens: probe.tokens)
+        let sender = try APNsSender(
+            settings: .init(retries: 0, retryFor: .zero), provider: provider, connection: probe.connection,
+            emit: { result in outcome.withLock { $0 = result } })
+        try sender.add(probeDevice, payload: Array(#"{"aps":{"alert":"pushseal doctor: a probe for no device"}}"#.utf8))
         sender.finish()
     } catch {
         return outcome.withLock { $0 }
@@ -163,7 +166,7 @@ private func send(_ probe: Probe, request: SendRequest) -> Sender.Result? {
 
 /// What the probe's answer says of the set-up.
 private func judge(
-    _ result: Sender.Result?, request: SendRequest, tokenAge: Int64?, proxyAddress: String?,
+    _ result: APNsSender.Result?, request: SendRequest, tokenAge: Int64?, proxyAddress: String?,
     report: (String, DoctorFinding.Level, String, String?) -> Void
 ) {
     func add(_ check: String, _ level: DoctorFinding.Level, _ says: String, fix: String? = nil) { report(check, level, says, fix) }

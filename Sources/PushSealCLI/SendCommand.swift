@@ -28,10 +28,10 @@ struct SendCommand {
     /// The first signal, and whether sending had begun when it came.
     private let stoppedBy = Locked<(signal: Int32?, sending: Bool)>((nil, false))
     /// The sender, once there is one: a stop ends its retries.
-    private let running = Locked<Sender?>(nil)
-    private let progress = Sender.Progress()
+    private let running = Locked<APNsSender?>(nil)
+    private let progress = SendProgress()
     /// Results by outcome, for the exit status.
-    private let tally = Locked<[Sender.Result.Outcome: Int]>([:])
+    private let tally = Locked<[APNsSender.Result.Outcome: Int]>([:])
 
     init(request: SendRequest, console: Console) throws {
         self.request = request
@@ -138,7 +138,7 @@ struct SendCommand {
     }
 
     /// The sender, connected as the options say, printing each result as it comes.
-    private func makeSender(tokens: ProviderTokenCache?, identity: TLSClientIdentity?) throws -> Sender {
+    private func makeSender(tokens: ProviderTokenCache?, identity: TLSClientIdentity?) throws -> APNsSender {
         let connection: SendConnection
         do {
             // --proxy beats the environment; --proxy '' goes direct.
@@ -150,12 +150,14 @@ struct SendCommand {
             throw CLIFailure(.usage, error.reason)
         }
         let (json, tally, console, stop) = (request.json, tally, console, stop)
-        return try Sender(
+        let provider = APNsProvider(
             settings: .init(
-                topic: request.topic, pushType: request.pushType, priority: request.priority,
-                expiration: request.expiration, collapseID: request.collapseID, retries: request.retries,
-                retryFor: request.retryFor),
-            tokens: tokens, connection: connection, progress: progress,
+                origin: connection.origin, topic: request.topic, pushType: request.pushType, priority: request.priority,
+                expiration: request.expiration, collapseID: request.collapseID),
+            tokens: tokens)
+        return try APNsSender(
+            settings: .init(retries: request.retries, retryFor: request.retryFor), provider: provider, connection: connection,
+            progress: progress,
             emit: { result in
                 tally.withLock { $0[result.outcome, default: 0] += 1 }
                 // Results nobody can read stop the sending: the rest would go out unreported.
@@ -187,11 +189,11 @@ struct SendCommand {
 
     /// `--device` tokens, then `--devices FILE`'s lines (a bad line is said and counted, and
     /// the rest go on); a token given twice is sent once.
-    private func sendToDevices(payload: [UInt8], sender: Sender, taken: inout Taken) throws {
+    private func sendToDevices(payload: [UInt8], sender: APNsSender, taken: inout Taken) throws {
         for device in request.devices {
             guard !stop.isRequested else { break }
-            guard taken.duplicates.isNew(device, at: "--device") else { continue }
-            try sender.add(device: device, payload: payload)
+            guard taken.duplicates.isNew(device.hex, at: "--device") else { continue }
+            try sender.add(device, payload: payload)
             taken.devices += 1
         }
         guard let file = request.devicesFile else { return }
@@ -206,8 +208,8 @@ struct SendCommand {
             in: file, stop: stop,
             { device, line in
                 lines += 1
-                guard taken.duplicates.isNew(device, at: "\(shownFile) line \(line)") else { return }
-                try sender.add(device: device, payload: payload)
+                guard taken.duplicates.isNew(device.hex, at: "\(shownFile) line \(line)") else { return }
+                try sender.add(device, payload: payload)
                 taken.devices += 1
             },
             refused: { line, reason in
@@ -221,7 +223,7 @@ struct SendCommand {
     // MARK: - Ending
 
     /// Says why sending ended early, if it did, and gives the exit status.
-    private func finish(sender: Sender, taken: Taken, stoppedEarly: (any Error)?) throws -> ExitStatus {
+    private func finish(sender: APNsSender, taken: Taken, stoppedEarly: (any Error)?) throws -> ExitStatus {
         if let failure = sender.failure {
             // --cacert helps only when no trusted issuer was found, not for an expired
             // certificate or one made for another host.
@@ -292,7 +294,7 @@ func clientIdentity(_ request: SendRequest) throws -> TLSClientIdentity? {
 /// `--batch`: each JSON line names a device and its own alert, sealed on its own (a line's
 /// ttl is its apns-expiration too). A bad line is reported with its number and skipped.
 /// Returns how many lines were bad, of how many, and how many were not blank.
-private func sendBatch(sealer: SealerSet, sender: Sender, stop: StopRequest, console: Console) throws -> (count: Int, of: Int, given: Int) {
+private func sendBatch(sealer: SealerSet, sender: APNsSender, stop: StopRequest, console: Console) throws -> (count: Int, of: Int, given: Int) {
     var reader = LineReader(descriptor: 0, stop: stop)
     var number = 0
     var bad = 0
@@ -309,28 +311,27 @@ private func sendBatch(sealer: SealerSet, sender: Sender, stop: StopRequest, con
             number += 1
             guard !line.isBlankLine else { return }
             lines += 1
-            let sealed: (device: String, payload: [UInt8], expiration: String?)
+            let sealed: (device: DeviceToken, payload: [UInt8], expiration: String?)
             do {
                 sealed = try batchLine(line, sealer: sealer)
             } catch {
                 bad += 1
                 return console.error("line \(number): \(message(for: error))")
             }
-            try sender.add(device: sealed.device, payload: sealed.payload, expiration: sealed.expiration)
+            try sender.add(sealed.device, payload: sealed.payload, expiration: sealed.expiration)
         })
     return (bad, number, lines)
 }
 
 /// One `--batch` line: its device, its sealed payload and its own expiration, if any.
-private func batchLine(_ line: UnsafeRawBufferPointer, sealer: SealerSet) throws -> (device: String, payload: [UInt8], expiration: String?) {
+private func batchLine(_ line: UnsafeRawBufferPointer, sealer: SealerSet) throws -> (device: DeviceToken, payload: [UInt8], expiration: String?) {
     guard case .object(let object) = try JSONParser.parse(line) else {
         throw PayloadError(.invalidAlert, "the line is not a JSON object")
     }
     guard case .string(let given)? = object["device"] else {
         throw PayloadError(.invalidAlert, "the line has no \"device\" (the device token in hex)")
     }
-    let device = given.lowercased()
-    guard APNsRules.isDeviceToken(device) else {
+    guard let device = DeviceToken(given.lowercased()) else {
         throw PayloadError(.invalidAlert, "\"device\" is not a device token in hex")
     }
     let request = try AlertRequest(json: JSONObject(object.filter { $0.key != "device" }))
@@ -399,7 +400,7 @@ private let deviceLine = InputBound(4096, "a devices file's line", because: "a d
 /// handed to `refused` with its number and reason, and skipped. A byte-order mark before the
 /// first line, as some editors write, is not part of it.
 private func forEachDevice(
-    in file: String, stop: StopRequest, _ body: (String, Int) throws -> Void,
+    in file: String, stop: StopRequest, _ body: (DeviceToken, Int) throws -> Void,
     refused: (Int, String) -> Void
 ) throws {
     let descriptor = try InputFiles.open(file)
@@ -435,17 +436,17 @@ private func forEachDevice(
                 return refused(number, "something follows the device token (one token per line, nothing after it)")
             }
             let text = String(decoding: token, as: UTF8.self)
-            guard APNsRules.isDeviceToken(text) else { return refused(number, "not a device token in hex") }
-            try body(text, number)
+            guard let device = DeviceToken(text) else { return refused(number, "not a device token in hex") }
+            try body(device, number)
         })
 }
 
-private func resultText(_ result: Sender.Result) -> String {
+private func resultText(_ result: APNsSender.Result) -> String {
     switch result.outcome {
     case .ok:
-        return "ok \(result.device) \(result.apnsID)" + (result.retriedAfterUnknownOutcome ? " (retried after an unknown outcome)" : "")
+        return "ok \(result.target.hex) \(result.notificationID)" + (result.retriedAfterUnknownOutcome ? " (retried after an unknown outcome)" : "")
     case .refused, .failed:
-        var line = "fail \(result.device) \(result.status) \(TerminalText.escaping(result.reason ?? ""))"
+        var line = "fail \(result.target.hex) \(result.status) \(TerminalText.escaping(result.reason ?? ""))"
         if let timestamp = result.timestamp { line += " " + Timestamp.format(timestamp / 1_000) }
         if result.outcome == .failed, result.attempts > 0 { line += result.attempts == 1 ? " (1 attempt)" : " (\(result.attempts) attempts)" }
         if result.retriedAfterUnknownOutcome { line += " (retried after an unknown outcome)" }
@@ -453,12 +454,12 @@ private func resultText(_ result: Sender.Result) -> String {
     }
 }
 
-private func resultJSON(_ result: Sender.Result) -> String {
+private func resultJSON(_ result: APNsSender.Result) -> String {
     var object = JSONObject()
-    object.append("device", .string(result.device))
+    object.append("device", .string(result.target.hex))
     object.append("status", .string(result.outcome.rawValue))
     object.append("http-status", .integer(result.status))
-    object.append("apns-id", .string(result.apnsID))
+    object.append("apns-id", .string(result.notificationID))
     object.append("reason", result.reason.map { .string($0) } ?? .null)
     object.append("timestamp", result.timestamp.map { .integer($0) } ?? .null)
     object.append("attempts", .integer(result.attempts))
@@ -501,7 +502,7 @@ extension Specs {
             OptionSpec("retries", value: "n", help: "Send again after 429, 500, 502, 503, 504 or no answer at most N times (default: as often as --retry-for allows)."),
             OptionSpec(
                 "retry-for", value: "duration",
-                help: "Start no retry later than this after a device's first attempt (\(DurationRange.help(default: Sender.Settings.defaultRetryFor, DurationRange.retryFor)))."),
+                help: "Start no retry later than this after a device's first attempt (\(DurationRange.help(default: SendRetries.defaultRetryFor, DurationRange.retryFor)))."),
             OptionSpec("concurrency", value: "n", help: "At most N requests in flight on each connection (default: the server's limit, up to 1000)."),
             OptionSpec("connections", value: "n", help: "Spread the devices over N HTTP/2 connections (default: 1; 1 to 64)."),
             OptionSpec("proxy", value: "url", help: "Tunnel through this HTTP proxy (http://[user:password@]host:port; '' for none). Default: $HTTPS_PROXY unless $NO_PROXY names the host."),
@@ -599,3 +600,6 @@ func parseSend(_ arguments: [String], environment: [String: String]) throws(Usag
     }
     return .send(try delivery(parsed, spec: spec, alert: alert, batch: batch))
 }
+
+/// `send`'s sender: the engine with APNs' rules.
+typealias APNsSender = Sender<APNsProvider>

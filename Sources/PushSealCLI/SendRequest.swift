@@ -15,7 +15,7 @@ import Glibc
 struct SendRequest: Equatable {
     /// The alert to seal; nil when a ready payload comes on stdin (`-`).
     var alert: EncryptRequest?
-    var devices: [String]
+    var devices: [DeviceToken]
     /// A file of tokens, or `-` for stdin.
     var devicesFile: String?
     var topic: String
@@ -77,7 +77,7 @@ func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: EncryptReques
         try requiredValue(parsed, option, what, command: spec.name)
     }
     let devicesFile = parsed.value("devices")
-    let devices = try CheckedValues.deviceTokens(parsed, "device", command: spec.name)
+    let devices = try CheckedValues.deviceTokens(parsed, "device", command: spec.name).compactMap(DeviceToken.init)
     guard !devices.isEmpty || devicesFile != nil || batch else {
         throw fail(
             spec.name == Specs.run.name
@@ -154,7 +154,7 @@ func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: EncryptReques
         endpoint: endpoint, caFile: parsed.value("cacert"), priority: priority,
         collapseID: parsed.value("collapse-id"), pushType: pushType, expiration: expiration,
         retries: retries,
-        retryFor: try duration(parsed, "retry-for", in: DurationRange.retryFor, example: "1m", command: spec.name) ?? Sender.Settings.defaultRetryFor,
+        retryFor: try duration(parsed, "retry-for", in: DurationRange.retryFor, example: "1m", command: spec.name) ?? SendRetries.defaultRetryFor,
         concurrency: concurrency, connections: connections, proxy: parsed.value("proxy"),
         timeout: try duration(parsed, "timeout", in: DurationRange.requestTimeout, example: "30s", command: spec.name) ?? SendConnection.defaultTimeout,
         json: parsed.has("json"), keysFolder: keysFolder(parsed))

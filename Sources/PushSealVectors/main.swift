@@ -5,6 +5,7 @@
 //
 //   pushseal-vectors ps1|ps2        the file's text on stdout
 
+import EnvelopeFormat
 import PushSeal
 import PushSealJSON
 @_spi(Testing) import SealCrypto
@@ -175,7 +176,7 @@ struct Negative {
 
 /// A plaintext sealed as is (not through `SealedAlert`), for alerts no sender would write.
 func sealedRaw(_ plaintext: String, nonce: [UInt8]) throws -> String {
-    let header = "ps1.\(secretKid)"
+    let header = envelopeHeader(.ps1, kid: secretKid)
     let sealed = try AESGCM.seal(
         Array(plaintext.utf8), using: try SymmetricKey(bytes: secretBytes), nonce: nonce,
         authenticating: Array(header.utf8))
@@ -188,7 +189,7 @@ func negatives(_ version: String, base: [UInt8]) throws -> [Negative] {
         changed[index] ^= 0x01
         return changed
     }
-    let header = version == "ps1" ? "ps1.\(secretKid)" : "ps2.\(recipientKid)"
+    let header = version == "ps1" ? envelopeHeader(.ps1, kid: secretKid) : envelopeHeader(.ps2, kid: recipientKid)
     func rewritten(_ change: (String) -> String) throws -> String { try replacingEnvelope(base, field: "enc", change) }
     var cases = [
         Negative(
@@ -269,7 +270,7 @@ func nextNonce() -> [UInt8] {
 /// Bytes sealed as is under `kid`'s secret (ps1), as an envelope: for plaintexts no sender
 /// would write.
 func sealedEnvelope(_ plaintext: [UInt8], kid: String = secretKid, key: [UInt8] = secretBytes) throws -> String {
-    let header = "ps1.\(kid)"
+    let header = envelopeHeader(.ps1, kid: kid)
     let sealed = try AESGCM.seal(plaintext, using: try SymmetricKey(bytes: key), nonce: nextNonce(), authenticating: Array(header.utf8))
     return envelope(header, sealed.combined)
 }
@@ -288,7 +289,7 @@ func alertText(_ members: String) -> String {
 
 func edges(_ version: String, base: [UInt8]) throws -> [Edge] {
     guard case .object(let object) = try JSONParser.parse(base), case .string(let good)? = object["enc"] else { fatalError("no base envelope") }
-    let header = version == "ps1" ? "ps1.\(secretKid)" : "ps2.\(recipientKid)"
+    let header = version == "ps1" ? envelopeHeader(.ps1, kid: secretKid) : envelopeHeader(.ps2, kid: recipientKid)
     let sealedPart = String(good.dropFirst(header.count + 1))
     func withSealed(_ text: String) -> String { payloadText(header + "." + text) }
     var cases: [Edge] = []

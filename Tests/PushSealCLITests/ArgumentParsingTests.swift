@@ -116,7 +116,7 @@ struct OptionDefaultTests {
             "idle-timeout": (ListenerLimits().idleTimeout, DurationRange.idleTimeout),
             "budget": (ExtensionRunner.Timing.standard.budget, DurationRange.budget),
             "expiry-grace": (ExtensionRunner.Timing.standard.expiryGrace, DurationRange.expiryGrace),
-            "retry-for": (Sender.Settings.defaultRetryFor, DurationRange.retryFor),
+            "retry-for": (SendRetries.defaultRetryFor, DurationRange.retryFor),
             "timeout": (SendConnection.defaultTimeout, DurationRange.requestTimeout)
         ]
         var seen: Set<String> = []

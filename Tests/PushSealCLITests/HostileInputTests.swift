@@ -32,7 +32,7 @@ struct Sealer: Sendable {
     /// A ps2 alert sealed to the receiver's recipient key, as the sealed bytes for surgery.
     func sealed2() throws -> [UInt8] {
         let plaintext = #"{"title":"\#(Self.secretText)","body":"\#(Self.secretText)","id":"x","sent":0}"#
-        return try SealedEnvelope.seal(Array(plaintext.utf8), kid: recipientKid, recipient: recipient).combined
+        return try SealedEnvelope(parsing: EnvelopeSealer(key: .recipient(kid: recipientKid, publicKey: recipient)).envelope(sealing: Array(plaintext.utf8))).combined
     }
 
     func ps2(_ sealed: [UInt8], kid: String? = nil) -> [UInt8] {
@@ -40,7 +40,7 @@ struct Sealer: Sendable {
     }
 
     func envelope(_ plaintext: String, kid: String? = nil) throws -> String {
-        try SealedEnvelope.seal(Array(plaintext.utf8), kid: kid ?? self.kid, key: key).text
+        try SealedEnvelope(parsing: EnvelopeSealer(key: .secret(kid: kid ?? self.kid, key: key)).envelope(sealing: Array(plaintext.utf8))).text
     }
 
     func alert(_ extra: String = "") throws -> String {

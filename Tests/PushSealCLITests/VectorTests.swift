@@ -79,7 +79,7 @@ struct VectorTests {
             let kid = entry["kid"] as! String
             let key = vectors.keys[kid]!
             let keyring: Keyring
-            var fixed = PayloadSealer.FixedRandomness()
+            var fixed = EnvelopeSealer.FixedRandomness()
             if version == "ps1" {
                 keyring = Keyring(keys: [
                     KeyEntry(

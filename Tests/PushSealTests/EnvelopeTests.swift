@@ -8,7 +8,7 @@ struct EnvelopeTests {
     let key = try! SymmetricKey.generate()
 
     @Test func sealedTextHasHeaderKidAndBase64URLBox() throws {
-        let envelope = try SealedEnvelope.seal(Array("hello".utf8), kid: "3f9a0c1e", key: key)
+        let envelope = try SealedEnvelope(parsing: EnvelopeSealer(key: .secret(kid: "3f9a0c1e", key: key)).envelope(sealing: Array("hello".utf8)))
         let parts = envelope.text.split(separator: ".")
         #expect(parts.count == 3)
         #expect(parts[0] == "ps1" && parts[1] == "3f9a0c1e")
@@ -18,7 +18,7 @@ struct EnvelopeTests {
     }
 
     @Test func headerIsAuthenticatedSoKidCannotBeSwapped() throws {
-        let envelope = try SealedEnvelope.seal(Array("hello".utf8), kid: "aaaaaaaa", key: key)
+        let envelope = try SealedEnvelope(parsing: EnvelopeSealer(key: .secret(kid: "aaaaaaaa", key: key)).envelope(sealing: Array("hello".utf8)))
         let swapped = try SealedEnvelope(parsing: envelope.text.replacingOccurrences(of: "aaaaaaaa", with: "bbbbbbbb"))
         #expect(throws: EnvelopeError(.authenticationFailed, "")) { try swapped.open(with: key) }
     }

@@ -9,7 +9,7 @@ import Testing
 struct ErrorPatternTests {
     @Test func aFailedOpenKeepsTheCryptoErrorBeneath() throws {
         let key = try SymmetricKey.generate()
-        let envelope = try SealedEnvelope.seal(Array("hello".utf8), kid: "aaaaaaaa", key: key)
+        let envelope = try SealedEnvelope(parsing: EnvelopeSealer(key: .secret(kid: "aaaaaaaa", key: key)).envelope(sealing: Array("hello".utf8)))
         let other = try SymmetricKey.generate()
         #expect {
             try envelope.open(with: other)

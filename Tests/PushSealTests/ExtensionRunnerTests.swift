@@ -336,7 +336,7 @@ struct DecryptingExtensionTests {
         request.threadID = "sealed"
         request.badge = 0
         let (kid, key) = try keyring.encryptionKey()
-        let envelope = try SealedEnvelope.seal(try request.alert(now: now).plaintext(paddedTo: 1), kid: kid, key: key)
+        let envelope = try SealedEnvelope(parsing: EnvelopeSealer(key: .secret(kid: kid, key: key)).envelope(sealing: try request.alert(now: now).plaintext(paddedTo: 1)))
         let payload =
             #"{"aps":{"alert":{"title":"fb","subtitle":"fb sub","body":"fb body"},"badge":2,"sound":"ping","thread-id":"payload","category":"CAT","mutable-content":1},"enc":""#
             + envelope.text + #""}"#
@@ -360,7 +360,7 @@ struct DecryptingExtensionTests {
         // pushseal's sender refuses such data; another sender may write it.
         #expect(throws: PayloadError.self) { try PayloadSealer(keyring: keyring).payload(for: try request.alert(now: now)) }
         let (kid, key) = try keyring.encryptionKey()
-        let envelope = try SealedEnvelope.seal(try request.alert(now: now).plaintext(paddedTo: 1), kid: kid, key: key)
+        let envelope = try SealedEnvelope(parsing: EnvelopeSealer(key: .secret(kid: kid, key: key)).envelope(sealing: try request.alert(now: now).plaintext(paddedTo: 1)))
         let payload = #"{"aps":{"alert":{"title":"fallback"},"mutable-content":1},"enc":""# + envelope.text + #""}"#
         let delivery = await deliver(payload, keys: FixedKeySource(keyring))
         #expect(delivery.status == .malformed && delivery.content.title != "Secret title")

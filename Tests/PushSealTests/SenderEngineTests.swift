@@ -1,5 +1,4 @@
 import Dispatch
-import HTTP2
 import Locking
 import PushSeal
 import TestRandom
@@ -10,25 +9,26 @@ import Testing
 final class FakeAPNs: PushTransport {
     /// One answer: a status (with a reason and headers), or no answer at all.
     enum Answer: Sendable {
-        case status(Int, reason: String? = nil, headers: [HTTP2Client.Field] = [], timestamp: Int64? = nil)
-        case failure(HTTP2Client.Failure.Kind)
+        case status(Int, reason: String? = nil, headers: [PushRequest.Field] = [], timestamp: Int64? = nil)
+        case failure(PushAnswer.Failure.Kind)
     }
 
     struct Sent: Sendable {
         let device: String
-        let headers: [HTTP2Client.Field]
+        let origin: String
+        let headers: [PushRequest.Field]
         func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
     }
 
     private let answers: Locked<[String: [Answer]]>
-    private let deliver: @Sendable ([HTTP2Client.Response]) -> Void
+    private let deliver: @Sendable ([PushAnswer]) -> Void
     private let random = SharedRandom()
     private let log = Locked<[Sent]>([])
     private let stopped = Locked(false)
     private let inFlight = DispatchGroup()
 
     /// - Parameter answers: per device, the answers in turn; past the last, 200.
-    init(_ answers: [String: [Answer]], deliver: @escaping @Sendable ([HTTP2Client.Response]) -> Void) {
+    init(_ answers: [String: [Answer]], deliver: @escaping @Sendable ([PushAnswer]) -> Void) {
         self.answers = Locked(answers)
         self.deliver = deliver
     }
@@ -36,27 +36,27 @@ final class FakeAPNs: PushTransport {
     var sent: [Sent] { log.withLock { $0 } }
     var seed: UInt64 { random.seed }
 
-    func submit(_ requests: [HTTP2Client.Request]) {
+    func submit(_ requests: [PushRequest]) {
         for request in requests {
             let device = String(request.path.dropFirst("/3/device/".count))
-            log.withLock { $0.append(Sent(device: device, headers: request.headers)) }
+            log.withLock { $0.append(Sent(device: device, origin: request.origin, headers: request.headers)) }
             let answer = answers.withLock { answers -> Answer in
                 guard var queue = answers[device], !queue.isEmpty else { return .status(200) }
                 defer { answers[device] = queue }
                 return queue.removeFirst()
             }
             let id = request.headers.first { $0.name == "apns-id" }?.value ?? ""
-            var response = HTTP2Client.Response(id: request.id, status: 0, headers: [], body: [])
+            var response = PushAnswer(id: request.id, status: 0, headers: [], body: [])
             switch answer {
             case let .status(status, reason, headers, timestamp):
                 response.status = status
-                response.headers = [HTTP2Client.Field("apns-id", id)] + headers
+                response.headers = [PushRequest.Field("apns-id", id)] + headers
                 if let reason {
                     let stamp = timestamp.map { ",\"timestamp\":\($0)" } ?? ""
                     response.body = Array("{\"reason\":\"\(reason)\"\(stamp)}".utf8)
                 }
             case let .failure(kind):
-                response.failure = HTTP2Client.Failure(kind: kind, message: "the fake's \(kind)")
+                response.failure = PushAnswer.Failure(kind: kind, message: "the fake's \(kind)")
             }
             // Answered from another thread, after up to 2 ms: out of order across devices.
             let delay = random.draw { Int.random(in: 0...2_000, using: &$0) }
@@ -75,13 +75,13 @@ final class FakeAPNs: PushTransport {
 }
 
 /// A token source that counts what it mints.
-final class CountingTokens: ProviderTokenSource {
-    private let state = Locked((serial: 1, renewed: [ProviderTokenCache.Rejection]()))
+final class CountingTokens: PushCredentials {
+    private let state = Locked((serial: 1, renewed: [CredentialRejection]()))
     let mintsHere: Bool
 
     init(mintsHere: Bool = false) { self.mintsHere = mintsHere }
 
-    func token(replacing rejected: String?, because reason: ProviderTokenCache.Rejection) throws -> String {
+    func credential(replacing rejected: String?, because reason: CredentialRejection) throws -> String {
         state.withLock { state in
             if let rejected, rejected == "token-\(state.serial)" {
                 state.serial += 1
@@ -93,7 +93,7 @@ final class CountingTokens: ProviderTokenSource {
 
     func minted(_ token: String) -> Bool { mintsHere }
 
-    var renewed: [ProviderTokenCache.Rejection] { state.withLock { $0.renewed } }
+    var renewed: [CredentialRejection] { state.withLock { $0.renewed } }
 }
 
 /// `Sender`'s retry and ordering engine against the in-process fake: every device gets one
@@ -101,19 +101,20 @@ final class CountingTokens: ProviderTokenSource {
 @Suite("send's engine, against an in-process provider")
 struct SenderEngineTests {
     static func device(_ index: Int) -> String { String(format: "%064x", index) }
+    static func token(_ index: Int) -> DeviceToken { DeviceToken(device(index))! }
 
     /// Sends `count` devices through a Sender over a fake with `answers`; its results in order.
     static func send(
-        _ count: Int, answers: [String: [FakeAPNs.Answer]], tokens: (any ProviderTokenSource)? = CountingTokens(),
+        _ count: Int, answers: [String: [FakeAPNs.Answer]], tokens: (any PushCredentials)? = CountingTokens(),
         retries: Int? = 3, stopFirst: Bool = false
     )
-        throws -> (results: [Sender.Result], fake: FakeAPNs)
+        throws -> (results: [Sender<APNsProvider>.Result], fake: FakeAPNs)
     {
-        let results = Locked<[Sender.Result]>([])
+        let results = Locked<[Sender<APNsProvider>.Result]>([])
         let fake = Locked<FakeAPNs?>(nil)
-        let settings = Sender.Settings(topic: "com.example.app", retries: retries, retryFor: .seconds(30))
+        let provider = APNsProvider(settings: .init(origin: "fake", topic: "com.example.app"), tokens: tokens)
         let sender = try Sender(
-            settings: settings, tokens: tokens, provider: APNsProvider(settings: settings), endpoint: "fake",
+            settings: .init(retries: retries, retryFor: .seconds(30)), provider: provider,
             window: 64, backoff: { _ in .milliseconds(1) }, emit: { result in results.withLock { $0.append(result) } },
             transport: { deliver in
                 let made = FakeAPNs(answers, deliver: deliver)
@@ -121,14 +122,14 @@ struct SenderEngineTests {
                 return made
             })
         if stopFirst { sender.stopRetrying() }
-        for index in 0..<count { try sender.add(device: device(index), payload: Array("{}".utf8)) }
+        for index in 0..<count { try sender.add(token(index), payload: Array("{}".utf8)) }
         sender.finish()
         return (results.withLock { $0 }, fake.withLock { $0! })
     }
 
     @Test func resultsComeInTheOrderDevicesWereAddedWhateverTheOrderOfAnswers() throws {
         let (results, fake) = try Self.send(500, answers: [:])
-        #expect(results.map(\.device) == (0..<500).map(Self.device), "seed \(fake.seed)")
+        #expect(results.map(\.target.hex) == (0..<500).map(Self.device), "seed \(fake.seed)")
         #expect(results.allSatisfy { $0.outcome == .ok && $0.status == 200 && $0.attempts == 1 })
         // Every request carries APNs' headers, and each notification an id of its own.
         #expect(fake.sent.allSatisfy { $0.header("apns-topic") == "com.example.app" && $0.header("apns-push-type") == "alert" })
@@ -139,11 +140,11 @@ struct SenderEngineTests {
     @Test func aTemporaryAnswerIsRetriedWithTheSameIdUntilItSucceeds() throws {
         let busy = Self.device(1)
         let (results, fake) = try Self.send(3, answers: [busy: [.status(503, reason: "ServiceUnavailable"), .status(429, reason: "TooManyRequests")]])
-        let result = try #require(results.first { $0.device == busy })
+        let result = try #require(results.first { $0.target.hex == busy })
         #expect(result.outcome == .ok && result.attempts == 3)
         let ids = fake.sent.filter { $0.device == busy }.compactMap { $0.header("apns-id") }
         #expect(ids.count == 3 && Set(ids).count == 1, "one notification, one id, however many tries")
-        #expect(results.filter { $0.device != busy }.allSatisfy { $0.attempts == 1 })
+        #expect(results.filter { $0.target.hex != busy }.allSatisfy { $0.attempts == 1 })
     }
 
     @Test func retriesStopAtTheCapAndTheLastAnswerIsTheResult() throws {
@@ -213,7 +214,7 @@ struct SenderEngineTests {
     }
 
     @Test func anEndpointThatCannotBeReachedIsNamedInTheResult() throws {
-        let (results, _) = try Self.send(1, answers: [Self.device(0): [.failure(.endpoint(.unreachable))]], tokens: nil)
+        let (results, _) = try Self.send(1, answers: [Self.device(0): [.failure(.origin(.unreachable))]], tokens: nil)
         #expect(results.count == 1)
         #expect(results[0].outcome == .failed && results[0].reason?.hasPrefix("cannot reach fake (") == true, "\(results)")
     }

@@ -92,19 +92,6 @@ public struct SealedEnvelope: Sendable, Equatable {
         self.combined = combined
     }
 
-    /// Seals `plaintext` under `key`, naming it `kid`.
-    public static func seal(_ plaintext: [UInt8], kid: String, key: SymmetricKey) throws -> SealedEnvelope {
-        let header = envelopeHeader(.ps1, kid: kid)
-        let box = try AESGCM.seal(plaintext, using: key, authenticating: Array(header.utf8))
-        return SealedEnvelope(kid: kid, box: box)
-    }
-
-    /// Seals `plaintext` to a recipient's public key, naming it `kid` (`ps2`).
-    public static func seal(_ plaintext: [UInt8], kid: String, recipient: P256PublicKey) throws -> SealedEnvelope {
-        let header = envelopeHeader(.ps2, kid: kid)
-        return SealedEnvelope(version: .ps2, kid: kid, combined: try HPKE.seal(plaintext, to: recipient, info: Array(header.utf8)))
-    }
-
     /// Opens the envelope with the key of its kind that `keyring` holds for its kid and
     /// hands the plaintext to `body`, wiping it when `body` returns. A `ps1` plaintext is
     /// opened into memory on the stack, not an array: the receiver opens one per notification.

@@ -51,13 +51,9 @@ package final class ProviderTokenCache: Sendable {
     /// Where the token is kept.
     package var path: String { store.folder + "/provider-token.\(Self.safe(teamID)).\(Self.safe(keyID)).json" }
 
-    /// Why a token is being replaced.
-    package enum Rejection: Sendable {
-        /// APNs called it expired: a young one means a wrong clock, and is not replaced.
-        case expired
-        /// APNs called it invalid: it was not made with this key; one from the key replaces it.
-        case invalid
-    }
+    /// Why a token is being replaced: expired (a young one means a wrong clock, and is not
+    /// replaced), or invalid (it was not made with this key; one from the key replaces it).
+    package typealias Rejection = CredentialRejection
 
     /// A token good for at least ten more minutes; minted only when the shared one is older
     /// than 50 minutes, was made with another key, or is `rejected` (the one APNs just

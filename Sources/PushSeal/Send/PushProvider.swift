@@ -1,123 +1,188 @@
-import HTTP2
 import PushSealJSON
 
-// `Sender`'s three seams: what carries its requests, where provider tokens come from, and the
-// provider's rules (how a notification becomes a request, what an answer means). In use they
-// are HTTP/2, the token cache file and APNs; in tests the retry and ordering engine runs
-// against an in-process fake, and a second provider is an addition, not a fork.
+// `Sender`'s seams: what carries its requests (`PushTransport`), and the push service's rules
+// (`PushProvider`: whom a notification is for, how its request is written, which credential
+// it carries, what an answer means). In use they are HTTP/2 and APNs; a second service
+// (Web Push's subscriptions) is a second provider, and the retry and ordering engine runs
+// unchanged against either, or against an in-process fake in the tests.
+
+/// One request, in no service's words: where it goes, its header fields and its body.
+package struct PushRequest: Sendable {
+    package struct Field: Sendable, Equatable {
+        package var name: String
+        package var value: String
+
+        package init(_ name: String, _ value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// The caller's name for it; its answer carries the same.
+    package var id: Int
+    /// `https://host:port` (or `http://`): the transport keeps connections per origin.
+    package var origin: String
+    package var path: String
+    package var headers: [Field]
+    package var body: [UInt8]
+
+    package init(id: Int, origin: String, path: String, headers: [Field], body: [UInt8]) {
+        self.id = id
+        self.origin = origin
+        self.path = path
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// What came back for one request: the server's answer, or why none came.
+package struct PushAnswer: Sendable {
+    /// Why a request got no answer.
+    package struct Failure: Sendable, CustomStringConvertible {
+        package enum Kind: Sendable, Equatable {
+            /// The request went out and no answer came: the server may have acted on it.
+            case unknownOutcome
+            /// The server cannot have acted on it, and the transport gave up sending it.
+            case notSent
+            /// The transport refused the request itself: no connection would ever send it.
+            case refused
+            /// Not this request's failure but its origin's: no request there can succeed.
+            case origin(OriginProblem)
+        }
+
+        package let kind: Kind
+        package let message: String
+        package var description: String { message }
+
+        package init(kind: Kind, message: String) {
+            self.kind = kind
+            self.message = message
+        }
+    }
+
+    /// Why no request to an origin can succeed.
+    package enum OriginProblem: Sendable, Equatable {
+        /// No connection after the bounded attempts.
+        case unreachable
+        /// Its certificate is not trusted, has expired, or names another host.
+        case untrusted
+        /// It did not agree to HTTP/2.
+        case notHTTP2
+        /// The proxy refused the tunnel (407, 403, …).
+        case proxyRefused
+        /// It offers no TLS the client's profile takes.
+        case noCommonTLS
+    }
+
+    package var id: Int
+    /// The HTTP status; 0 when no answer came (`failure` says why).
+    package var status: Int
+    package var headers: [PushRequest.Field]
+    package var body: [UInt8]
+    package var failure: Failure?
+
+    package init(id: Int, status: Int, headers: [PushRequest.Field], body: [UInt8], failure: Failure? = nil) {
+        self.id = id
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.failure = failure
+    }
+
+    package func header(_ name: String) -> String? {
+        headers.first { $0.name == name }?.value
+    }
+}
 
 /// What carries `Sender`'s requests and brings back their answers (through the callback it
 /// was made with).
 package protocol PushTransport: Sendable {
-    func submit(_ requests: [HTTP2Client.Request])
+    func submit(_ requests: [PushRequest])
     /// Sends nothing new; answers already on their way get `grace`.
     func stop(grace: Duration)
     /// Closes, once every answer is in.
     func finish()
 }
 
-extension HTTP2Client: PushTransport {}
-
-/// Where provider tokens come from.
-package protocol ProviderTokenSource: Sendable {
-    /// A usable token; a new one when `rejected` is the one just refused (for `because`).
-    func token(replacing rejected: String?, because reason: ProviderTokenCache.Rejection) throws -> String
-    /// True when this process made `token`, rather than reading it from a cache.
-    func minted(_ token: String) -> Bool
+/// Why a credential is being replaced.
+package enum CredentialRejection: Sendable, Equatable {
+    /// The service called it expired.
+    case expired
+    /// The service called it invalid: it was not made with the key in hand.
+    case invalid
 }
 
-extension ProviderTokenCache: ProviderTokenSource {}
+/// Where a provider's credentials come from (APNs' provider tokens; Web Push's VAPID).
+package protocol PushCredentials: Sendable {
+    /// A usable credential; a new one when `rejected` is the one just refused (for `because`).
+    func credential(replacing rejected: String?, because reason: CredentialRejection) throws -> String
+    /// True when this process made `credential`, rather than reading it from a cache.
+    func minted(_ credential: String) -> Bool
+}
 
 /// What an answer means, in the provider's own rules.
 package enum PushVerdict: Sendable, Equatable {
     /// Accepted; `id` is the server's id for it, when it gave a usable one.
     case delivered(id: String?)
-    /// The provider token was refused (`reason`): a new one may be tried once. Otherwise
-    /// the notification is refused as `refused` would say.
-    case tokenRefused(ProviderTokenCache.Rejection, status: Int, reason: String, id: String?)
+    /// The credential was refused (`because`): a new one may be tried once. Otherwise the
+    /// notification is refused as `refused` would say.
+    case credentialRefused(CredentialRejection, status: Int, reason: String, id: String?)
     /// Worth another try, no sooner than `retryAfter` when the server asked for it.
     case temporary(status: Int, reason: String, retryAfter: Duration?)
     /// Refused for good.
     case refused(status: Int, reason: String, id: String?, timestamp: Int64?)
 }
 
-/// A push provider's rules.
-package protocol PushProvider: Sendable {
-    /// The request for one attempt. `authorization` is the header value for the provider
-    /// token, when tokens are used.
-    func request(
-        id: Int, device: String, payload: [UInt8], notificationID: String, expiration: String?,
-        authorization: String?
-    ) -> HTTP2Client.Request
-    func verdict(on response: HTTP2Client.Response) -> PushVerdict
+/// What carries an envelope in a service's payload: APNs' JSON with a fallback alert, Web
+/// Push's message. The envelope itself is `EnvelopeSealer`'s.
+package protocol PayloadWrapping: Sendable {
+    /// Appends the payload around an envelope of `envelopeByteCount` bytes, which
+    /// `writeEnvelope` appends; throws before calling it when the payload would be too large.
+    /// `output` is left as it was when anything throws.
+    func append(envelopeByteCount: Int, to output: inout [UInt8], writeEnvelope: (inout [UInt8]) throws -> Void) throws
 }
 
-/// Apple's provider API: `/3/device/TOKEN`, the `apns-*` headers, and its statuses.
-package struct APNsProvider: PushProvider {
-    package let settings: Sender.Settings
-
-    package init(settings: Sender.Settings) {
-        self.settings = settings
-    }
-
-    package func request(
-        id: Int, device: String, payload: [UInt8], notificationID: String, expiration: String?,
-        authorization: String?
-    ) -> HTTP2Client.Request {
-        func field(_ name: APNs.Header, _ value: String) -> HTTP2Client.Field { HTTP2Client.Field(name.rawValue, value) }
-        var headers = [
-            field(.topic, settings.topic),
-            field(.pushType, settings.pushType.rawValue),
-            field(.id, notificationID)
-        ]
-        if let authorization { headers.append(field(.authorization, authorization)) }
-        if let priority = settings.priority { headers.append(field(.priority, priority.rawValue)) }
-        if let expiration = expiration ?? settings.expiration { headers.append(field(.expiration, expiration)) }
-        if let collapse = settings.collapseID { headers.append(field(.collapseID, collapse)) }
-        return HTTP2Client.Request(id: id, path: "/3/device/" + device, headers: headers, body: payload)
-    }
-
-    package func verdict(on response: HTTP2Client.Response) -> PushVerdict {
-        let answer = response.body.isEmpty ? nil : (try? JSONParser.parse(response.body))?.objectValue
-        // A body longer than the client keeps is cut, and no longer parses: its reason, which
-        // APNs writes first, is still read from the part that was kept.
-        let reason = answer?["reason"]?.stringValue ?? (answer == nil ? Self.reason(inCut: response.body) : nil)
-        let known = reason.flatMap(APNs.Reason.init(rawValue:))
-        // The server's apns-id is printed, so only a UUID is taken from it; anything else
-        // (control bytes, kilobytes) gives way to the id the request was sent with.
-        let id = response.header(APNs.Header.id.rawValue).flatMap { APNsRules.isUUID($0) ? $0 : nil }
-        switch response.status {
-        case 200:
-            return .delivered(id: id)
-        case 403 where known == .expiredProviderToken || known == .invalidProviderToken:
-            return .tokenRefused(known == .expiredProviderToken ? .expired : .invalid, status: 403, reason: reason ?? "", id: id)
-        case let status where APNs.temporaryStatuses.contains(status):
-            // retry-after (seconds) is the server's own word on when to come back.
-            let asked = response.header(APNs.Header.retryAfter.rawValue).flatMap { Int($0) }.map { Duration.seconds(min(max($0, 0), 3_600)) }
-            return .temporary(status: status, reason: reason ?? "HTTP \(status)", retryAfter: asked)
-        default:
-            return .refused(
-                status: response.status, reason: reason ?? "HTTP \(response.status)", id: id,
-                timestamp: answer?["timestamp"]?.integerValue)
+extension PayloadWrapping {
+    /// The payload carrying the envelope of `plaintext`, sealed by `sealer`.
+    package func payload(sealing plaintext: [UInt8], with sealer: EnvelopeSealer) throws -> [UInt8] {
+        var payload: [UInt8] = []
+        try append(envelopeByteCount: sealer.envelopeByteCount(plaintextByteCount: plaintext.count), to: &payload) {
+            try sealer.append(sealing: plaintext, to: &$0)
         }
+        return payload
     }
+}
 
-    /// The `"reason"` string of a JSON body that was cut short, if its member is whole.
-    static func reason(inCut body: [UInt8]) -> String? {
-        let key = Array(#""reason""#.utf8)
-        guard body.count > key.count,
-            let at = (0...(body.count - key.count)).first(where: { body[$0..<($0 + key.count)].elementsEqual(key) })
-        else { return nil }
-        var index = at + key.count
-        func skipSpaces() { while index < body.count, [0x20, 0x09, 0x0A, 0x0D].contains(body[index]) { index += 1 } }
-        skipSpaces()
-        guard index < body.count, body[index] == UInt8(ascii: ":") else { return nil }
-        index += 1
-        skipSpaces()
-        guard index < body.count, body[index] == UInt8(ascii: "\"") else { return nil }
-        var end = index + 1
-        while end < body.count, body[end] != UInt8(ascii: "\"") { end += body[end] == UInt8(ascii: "\\") ? 2 : 1 }
-        guard end < body.count else { return nil }
-        return (try? JSONParser.parse(Array(body[index...end])))?.stringValue
+/// A push service's rules: `Sender` knows nothing of any service but through this.
+package protocol PushProvider: Sendable {
+    /// Whom a notification is for: a device token, a Web Push subscription.
+    associatedtype Target: Sendable
+    /// How its payloads carry an envelope.
+    associatedtype Wrapping: PayloadWrapping
+
+    var wrapping: Wrapping { get }
+
+    /// The service's name, for messages ("does not speak HTTP/2, as APNs does").
+    var serviceName: String { get }
+    /// Its credentials; nil when the connection itself authenticates (a client certificate).
+    var credentials: (any PushCredentials)? { get }
+
+    /// The request for one attempt. `credential` is the one in use, when there are credentials.
+    func request(id: Int, to target: Target, payload: [UInt8], notificationID: String, expiration: String?, credential: String?)
+        -> PushRequest
+    func verdict(on answer: PushAnswer) -> PushVerdict
+}
+
+extension PushProvider {
+    /// The one line that says why `origin` cannot be used.
+    package func words(for problem: PushAnswer.OriginProblem, _ message: String, origin: String) -> String {
+        switch problem {
+        case .unreachable: "cannot reach \(origin) (\(message))"
+        case .untrusted: "the certificate of \(origin) is not accepted (\(message))"
+        case .notHTTP2: "\(origin) does not speak HTTP/2, as \(serviceName) does: \(message)"
+        case .proxyRefused: message
+        case .noCommonTLS:
+            "\(origin) offers no TLS that pushseal accepts (TLS 1.2 or later with AEAD suites, as \(serviceName) does): \(message)"
+        }
     }
 }

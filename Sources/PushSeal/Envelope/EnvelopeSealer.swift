@@ -1,0 +1,89 @@
+import EnvelopeFormat
+@_spi(Testing) import SealCrypto
+
+/// Seals bytes into an envelope, `<version>.<kid>.<base64url(sealed)>`: the one place the
+/// sending side writes one (docs/FORMAT.md §3). What carries the envelope (an APNs payload's
+/// custom field, a Web Push message) is not its concern.
+public struct EnvelopeSealer: Sendable {
+    /// `ps1` for a shared secret, `ps2` for a recipient's public key.
+    public let version: EnvelopeVersion
+    public let kid: String
+    private let key: SealingKey
+    /// `<version>.<kid>.`, the envelope's text before the sealed bytes.
+    private let header: [UInt8]
+    /// `<version>.<kid>`: what the seal authenticates (ps1's associated data, ps2's HPKE
+    /// info), so neither part can be swapped.
+    private let authenticatedHeader: [UInt8]
+
+    public init(key: SealingKey) {
+        self.key = key
+        kid = key.kid
+        switch key {
+        case .secret: version = .ps1
+        case .recipient: version = .ps2
+        }
+        authenticatedHeader = Array(envelopeHeader(version, kid: kid).utf8)
+        header = authenticatedHeader + [UInt8(ascii: ".")]
+    }
+
+    /// The envelope's length in bytes for a plaintext of `count` bytes: known before sealing,
+    /// so a carrier with a size limit can refuse without sealing.
+    public func envelopeByteCount(plaintextByteCount count: Int) -> Int {
+        header.count + Base64.encodedCount(version.minimumSealedByteCount + count, alphabet: .url)
+    }
+
+    /// The envelope of `plaintext`, as text.
+    public func envelope(sealing plaintext: [UInt8]) throws -> String {
+        var output: [UInt8] = []
+        try append(sealing: plaintext, to: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Appends the envelope of `plaintext` to `output` (the header and base64url need no
+    /// JSON escaping, so a carrier writes it in place).
+    public func append(sealing plaintext: [UInt8], to output: inout [UInt8]) throws {
+        try append(sealing: plaintext, fixed: nil, to: &output)
+    }
+
+    /// The randomness a seal would draw, given instead: the published test vectors
+    /// (`docs/vectors/`) are made with it, so anyone can reproduce them byte for byte.
+    /// Never for a real message: a nonce or ephemeral key used twice gives away plaintext.
+    package struct FixedRandomness {
+        /// ps1: AES-GCM's 12-byte nonce.
+        package var nonce: [UInt8]?
+        /// ps2: HPKE's ephemeral key pair.
+        package var ephemeral: P256PrivateKey?
+
+        package init(nonce: [UInt8]? = nil, ephemeral: P256PrivateKey? = nil) {
+            self.nonce = nonce
+            self.ephemeral = ephemeral
+        }
+    }
+
+    /// The same, with `fixed` randomness when given (test vectors only).
+    package func append(sealing plaintext: [UInt8], fixed: FixedRandomness?, to output: inout [UInt8]) throws {
+        switch key {
+        case .secret(_, let secret):
+            // The box is only encoded, so it is sealed into scratch memory, not an array.
+            try withUnsafeTemporaryAllocation(byteCount: AESGCM.sealedByteCount(plaintext.count), alignment: 1) { box in
+                try plaintext.withUnsafeBytes { input in
+                    try authenticatedHeader.withUnsafeBytes { header in
+                        try AESGCM.seal(input, using: secret, nonce: fixed?.nonce, authenticating: header, into: box)
+                    }
+                }
+                output.append(contentsOf: header)
+                Base64.append(UnsafeRawBufferPointer(box), alphabet: .url, to: &output)
+            }
+        case .recipient(_, let point):
+            let sealed: [UInt8]
+            if let ephemeral = fixed?.ephemeral {
+                let (enc, context) = try HPKE.sender(to: point, info: authenticatedHeader, ephemeral: ephemeral)
+                sealed = enc + (try context.seal(plaintext))
+            } else {
+                sealed = try HPKE.seal(plaintext, to: point, info: authenticatedHeader)
+            }
+            output.append(contentsOf: header)
+            sealed.withUnsafeBytes { Base64.append($0, alphabet: .url, to: &output) }
+        }
+    }
+}
