@@ -20,6 +20,21 @@ package enum FileIO {
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 
+    /// Reads the file at `path` to its end, within `bound`; the failure names the file.
+    package static func readFile(_ path: String, bound: InputBound) throws(FileIOFailure) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = errno
+            throw FileIOFailure(code: code, message: "cannot read \(path): \(String(cString: strerror(code)))")
+        }
+        defer { close(descriptor) }
+        do {
+            return try readAll(descriptor, bound: bound)
+        } catch {
+            throw FileIOFailure(code: error.code, message: "cannot read \(path): \(error.message)")
+        }
+    }
+
     /// Reads an open descriptor to its end, but never more than `bound` bytes: past it,
     /// reading stops and the failure names the bound and what it is for (`what`), so
     /// `/dev/zero` or a runaway file costs at most `bound` bytes of memory.

@@ -56,11 +56,14 @@ public struct APNsPayload: Sendable, PayloadWrapping {
         try append(envelopeByteCount: envelopeByteCount, visible: VisibleMetadata(), to: &output, writeEnvelope: writeEnvelope)
     }
 
-    /// Appends the payload around an envelope of `envelopeByteCount` bytes, which
-    /// `writeEnvelope` appends; throws `tooLarge` before it is called when the payload would
-    /// be over the limit. `output` is left as it was when anything throws.
-    /// - Parameter visible: overrides the fallback's visible metadata for this payload alone
-    ///   (a batch line's `visible-sound`, `visible-level`); only such payloads build their own `aps`.
+    /// Appends the payload around an envelope, or throws `tooLarge` before sealing anything
+    /// when the payload would be over the limit. `output` is left as it was when anything throws.
+    /// - Parameters:
+    ///   - envelopeByteCount: the envelope's length (`EnvelopeSealer.envelopeByteCount`).
+    ///   - visible: overrides the fallback's visible metadata for this payload alone (a batch
+    ///     line's `visible-sound`, `visible-level`); only such payloads build their own `aps`.
+    ///   - output: where the payload is appended.
+    ///   - writeEnvelope: appends the envelope itself.
     public func append(
         envelopeByteCount: Int, visible: VisibleMetadata, to output: inout [UInt8],
         writeEnvelope: (inout [UInt8]) throws -> Void

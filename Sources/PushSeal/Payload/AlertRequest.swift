@@ -20,6 +20,13 @@ public struct AlertRequest: Sendable {
 
     public init() {}
 
+    /// An alert with a title, a subtitle and a body: at least a title or a body.
+    public init(title: String? = nil, subtitle: String? = nil, body: String? = nil) {
+        fields.title = title
+        fields.subtitle = subtitle
+        fields.body = body
+    }
+
     public subscript<Value>(dynamicMember path: WritableKeyPath<AlertFields, Value>) -> Value {
         get { fields[keyPath: path] }
         set { fields[keyPath: path] = newValue }

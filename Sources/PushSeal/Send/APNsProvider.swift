@@ -2,12 +2,12 @@ import Locking
 import PushSealJSON
 
 /// A device's APNs token, checked: ASCII hex, an even number of digits, of a length devices use.
-package struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
+public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
     /// The token's hex digits as given.
-    package let hex: String
+    public let hex: String
 
     /// Nil when `hex` is not a device token (`APNsRules.isDeviceToken`).
-    package init?(_ hex: String) {
+    public init?(_ hex: String) {
         guard APNsRules.isDeviceToken(hex) else { return nil }
         self.hex = hex
     }
@@ -17,7 +17,7 @@ package struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
         self.hex = hex
     }
 
-    package var description: String { hex }
+    public var description: String { hex }
 }
 
 /// Apple's provider API: `POST /3/device/TOKEN` with the `apns-*` headers, a provider token

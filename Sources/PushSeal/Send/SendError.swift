@@ -1,8 +1,8 @@
 /// Why `send` could not run at all (as opposed to a device APNs refused).
-package typealias SendError = PushSealError<SendFailure>
+public typealias SendError = PushSealError<SendFailure>
 
 /// The kinds of `SendError`.
-package enum SendFailure: Hashable, Sendable {
+public enum SendFailure: Hashable, Sendable {
     /// The provider token could not be made or kept.
     case token
     /// The endpoint cannot be reached (after the connection attempts).
@@ -11,6 +11,7 @@ package enum SendFailure: Hashable, Sendable {
     case untrusted
     /// The endpoint does not speak HTTP/2, or the proxy refused to tunnel to it.
     case refused
-    /// The endpoint's or the proxy's address, or the trust file, cannot be used at all.
+    /// The endpoint's or the proxy's address, or the trust file, cannot be used at all; or
+    /// a device token is not one.
     case setup
 }

@@ -8,8 +8,8 @@ import Glibc
 #endif
 
 /// What became of one notification.
-package struct SendResult<Target: Sendable>: Sendable {
-    package enum Outcome: String, Sendable {
+public struct SendResult<Target: Sendable>: Sendable {
+    public enum Outcome: String, Sendable {
         /// The service accepted it.
         case ok
         /// The service refused it for good (APNs: 400, 403, 404, 405, 410, 413).
@@ -19,25 +19,25 @@ package struct SendResult<Target: Sendable>: Sendable {
     }
 
     /// Whom it was for.
-    package let target: Target
-    package let outcome: Outcome
+    public let target: Target
+    public let outcome: Outcome
     /// The HTTP status of the last answer; 0 when none came.
-    package let status: Int
+    public let status: Int
     /// The notification's id: the service's, when it gave one (APNs' `apns-id`), else the
     /// one it was sent with.
-    package let notificationID: String
+    public let notificationID: String
     /// The service's reason, or the transport's words when no answer came.
-    package let reason: String?
+    public let reason: String?
     /// For APNs' 410: when it last knew the token was invalid (ms since 1970).
-    package let timestamp: Int64?
-    package let attempts: Int
-    package let elapsed: Duration
+    public let timestamp: Int64?
+    public let attempts: Int
+    public let elapsed: Duration
     /// It was sent again after an attempt whose outcome is unknown (sent, no answer):
     /// the device may have got it twice.
-    package let retriedAfterUnknownOutcome: Bool
+    public let retriedAfterUnknownOutcome: Bool
     /// The answer's `date` header, when the server sent one (`doctor send` checks the
     /// clock against it).
-    package var serverDate: String? = nil
+    public package(set) var serverDate: String? = nil
 }
 
 /// How many notifications were added and how many have had their result handed out: read
