@@ -6,11 +6,20 @@ let package = Package(
     products: [
         .executable(name: "pushseal", targets: ["PushSealCLI"]),
         .library(name: "PushSeal", targets: ["PushSeal"]),
+        // Sending sealed alerts to APNs from Swift (`NotificationSender`): PushSeal and HTTP/2.
+        .library(name: "PushSealSend", targets: ["PushSealSend"]),
+        // The receiving side's operations: the APNs-compatible listener, delivery records,
+        // extension programs, the desktop notifier, `run`'s child.
+        .library(name: "PushSealReceiver", targets: ["PushSealReceiver"]),
         // The modules PushSeal's own API speaks in: keys and sealed boxes (SealCrypto) and
         // the JSON values of an alert's data (PushSealJSON). A user names their types, so
         // depends on them, rather than reaching them through a transitive import.
         .library(name: "SealCrypto", targets: ["SealCrypto"]),
         .library(name: "PushSealJSON", targets: ["PushSealJSON"]),
+        // The envelope's format and the placeholder words: PushSeal's API and PushSealKit's
+        // both speak in their types, so a user can name them too.
+        .library(name: "EnvelopeFormat", targets: ["EnvelopeFormat"]),
+        .library(name: "NotificationText", targets: ["NotificationText"]),
         // QR codes of key shares for `keys export --qr`, on libqrencode and libpng; dynamically
         // linked (Debian ships no static libqrencode), run as a child.
         .executable(name: "pushseal-qr", targets: ["PushSealQR"]),
@@ -60,7 +69,11 @@ let package = Package(
         // Both sides of HTTP/2 (TLS or prior knowledge) on one event-loop design: the server of
         // `receive --listen` and the client of `send`; knows nothing of APNs.
         .target(name: "HTTP2", dependencies: ["CNGHTTP2", "CSystem", "SealCrypto", "MonotonicTime", "Locking"]),
-        .target(name: "PushSeal", dependencies: ["PushSealJSON", "NotificationText", "EnvelopeFormat", "SealCrypto", "CSystem", "HTTP2", "MonotonicTime", "Locking"]),
+        // The core: the format and sealing, keys, APNs' vocabulary and rules, the extension
+        // runner's contract. No I/O beyond files: a user who only seals links nothing more.
+        .target(name: "PushSeal", dependencies: ["PushSealJSON", "NotificationText", "EnvelopeFormat", "SealCrypto", "MonotonicTime", "Locking"]),
+        .target(name: "PushSealSend", dependencies: ["PushSeal", "PushSealJSON", "SealCrypto", "HTTP2", "MonotonicTime", "Locking"]),
+        .target(name: "PushSealReceiver", dependencies: ["PushSeal", "PushSealJSON", "EnvelopeFormat", "SealCrypto", "CSystem", "HTTP2", "MonotonicTime", "Locking"]),
         // libqrencode and libpng (Debian's libqrencode-dev, libpng-dev); PushSealQR is their only user.
         .systemLibrary(
             name: "CQRencode",
@@ -73,8 +86,8 @@ let package = Package(
             providers: [.apt(["libpng-dev"])]
         ),
         .executableTarget(name: "PushSealQR", dependencies: ["CQRencode", "CPNG"]),
-        .executableTarget(name: "PushSealCLI", dependencies: ["PushSeal", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking"]),
-        .executableTarget(name: "PushSealBench", dependencies: ["PushSeal"]),
+        .executableTarget(name: "PushSealCLI", dependencies: ["PushSeal", "PushSealSend", "PushSealReceiver", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking"]),
+        .executableTarget(name: "PushSealBench", dependencies: ["PushSeal", "PushSealReceiver"]),
         .executableTarget(name: "PushSealVectors", dependencies: ["EnvelopeFormat", "PushSeal", "PushSealJSON", "SealCrypto"]),
         .testTarget(
             name: "SealCryptoTests",
@@ -83,10 +96,10 @@ let package = Package(
         ),
         // The tests' one source of random choices, seeded so a failure can be replayed.
         .target(name: "TestRandom", dependencies: ["Locking"], path: "Tests/TestRandom"),
-        .testTarget(name: "PushSealTests", dependencies: ["PushSeal", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking", "HTTP2", "TestRandom"]),
+        .testTarget(name: "PushSealTests", dependencies: ["PushSeal", "PushSealSend", "PushSealReceiver", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking", "HTTP2", "TestRandom"]),
         .testTarget(
             name: "PushSealCLITests",
-            dependencies: ["PushSealCLI", "PushSeal", "PushSealJSON", "NotificationText", "SealCrypto", "Locking", "TestRandom"],
+            dependencies: ["PushSealCLI", "PushSeal", "PushSealSend", "PushSealReceiver", "PushSealJSON", "NotificationText", "SealCrypto", "Locking", "TestRandom"],
             resources: [.copy("Reference")]
         )
     ],

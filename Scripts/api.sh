@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-modules=(PushSeal SealCrypto PushSealJSON)
+modules=(PushSeal PushSealSend PushSealReceiver SealCrypto PushSealJSON EnvelopeFormat NotificationText)
 mode=${1:-check}
 log=$(mktemp)
 work=$(mktemp -d)
@@ -41,9 +41,12 @@ PY
 
 status=0
 mkdir -p api
-for module in "${modules[@]}"; do
+# Checks (or, with update, writes) one module's baseline, finding modules through "$@".
+check() { # module search-flags...
+  local module=$1
+  shift
   # A module that cannot be loaded would dump as empty, and look like every declaration removed.
-  if ! swift-api-digester -dump-sdk -module "$module" "${search[@]}" -avoid-location -avoid-tool-args -o "$work/$module.full.json" > "$log" 2>&1 \
+  if ! swift-api-digester -dump-sdk -module "$module" "$@" -avoid-location -avoid-tool-args -o "$work/$module.full.json" > "$log" 2>&1 \
     || grep -q -E 'error:|Failed to load module' "$log"; then
     cat "$log" >&2
     echo "api: $module: swift-api-digester could not load it" >&2
@@ -53,16 +56,16 @@ for module in "${modules[@]}"; do
   if [ "$mode" = update ]; then
     cp "$work/$module.json" "api/$module.json"
     echo "api: $module: baseline written to api/$module.json"
-    continue
+    return
   fi
   if [ ! -f "api/$module.json" ]; then
     echo "api: $module has no baseline (Scripts/api.sh update writes it)" >&2
     status=1
-    continue
+    return
   fi
   if cmp -s "api/$module.json" "$work/$module.json"; then
     echo "api: $module matches its baseline"
-    continue
+    return
   fi
   breaks=$(swift-api-digester -diagnose-sdk -input-paths "api/$module.json" -input-paths "$work/$module.json" 2>&1 | grep -v -E '^$|^/\*' || true)
   if [ -n "$breaks" ]; then
@@ -73,5 +76,18 @@ for module in "${modules[@]}"; do
     diff <(grep '"printedName"' "api/$module.json" | sort -u) <(grep '"printedName"' "$work/$module.json" | sort -u) | grep '^>' | head -20 | sed 's/^> */  + /' >&2 || true
   fi
   status=1
-done
+}
+
+for module in "${modules[@]}"; do check "$module" "${search[@]}"; done
+
+# PushSealKit, as Scripts/device-test.sh built it (on swift-crypto, with the Apple API
+# transcription): its modules, and swift-crypto's C module maps.
+kit=.build/device/debug/Modules
+if [ -f "$kit/PushSealKit.swiftmodule" ]; then
+  kit_search=(-I "$kit")
+  while IFS= read -r map; do kit_search+=(-I "$(dirname "$map")"); done < <(find .build/vendor/swift-crypto Sources -name module.modulemap)
+  check PushSealKit "${kit_search[@]}"
+else
+  echo "api: PushSealKit not built, not checked (Scripts/device-test.sh builds it)"
+fi
 exit "$status"

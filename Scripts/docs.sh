@@ -33,6 +33,7 @@ trap 'rm -f "$build_log"' EXIT
 swift package dump-symbol-graph --minimum-access-level public > "$build_log" 2>&1 || { cat "$build_log" >&2; exit 1; }
 graphs=$(dirname "$(find .build -path '*symbolgraph/PushSeal.symbols.json' -newer Package.swift | head -1)")
 convert PushSeal Sources/PushSeal/PushSeal.docc "$graphs"
+convert PushSealSend Sources/PushSealSend/PushSealSend.docc "$graphs"
 
 # PushSealKit, built on swift-crypto with the Apple API transcription (so its Apple adapter
 # is documented too), when swift-crypto is at hand (see Scripts/device-test.sh).

@@ -10,7 +10,7 @@ import Darwin
 /// short transfers.
 package enum FileIO {
     /// The text of `errno`, for messages.
-    static func lastError() -> String {
+    package static func lastError() -> String {
         String(cString: strerror(errno))
     }
 

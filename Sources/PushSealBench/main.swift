@@ -3,6 +3,7 @@
 //   pushseal-bench deadline [COUNT] [BUDGET_MS]
 import Dispatch
 import PushSeal
+import PushSealReceiver
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import PushSeal
 import PushSealJSON
+import PushSealReceiver
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import PushSeal
 import PushSealJSON
+import PushSealReceiver
 
 /// Runs `pushseal doctor PAYLOAD|-`: says what an iPhone will do with a payload and why, one
 /// finding per line, each problem with its fix. The verdict is the status `pushseal receive`

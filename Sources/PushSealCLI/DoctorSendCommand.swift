@@ -2,6 +2,8 @@ import Dispatch
 import Locking
 import PushSeal
 import PushSealJSON
+import PushSealReceiver
+import PushSealSend
 import SealCrypto
 
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import Locking
 import PushSeal
 import PushSealJSON
+import PushSealReceiver
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,4 +1,6 @@
 import PushSeal
+import PushSealReceiver
+import PushSealSend
 
 #if canImport(Glibc)
 import Glibc

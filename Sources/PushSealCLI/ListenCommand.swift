@@ -1,5 +1,6 @@
 import Locking
 import PushSeal
+import PushSealReceiver
 import SealCrypto
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import PushSeal
+import PushSealReceiver
 
 /// Every duration option's accepted range, in one place: the help and the checks use it.
 enum DurationRange {

@@ -2,6 +2,7 @@
 // from the options, the signing key read and wiped, and the cache folder.
 
 import PushSeal
+import PushSealSend
 import SealCrypto
 
 #if canImport(Glibc)

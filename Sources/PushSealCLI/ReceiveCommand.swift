@@ -3,6 +3,7 @@ import Locking
 import NotificationText
 import PushSeal
 import PushSealJSON
+import PushSealReceiver
 
 #if canImport(Glibc)
 import Glibc

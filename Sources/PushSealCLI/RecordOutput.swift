@@ -2,6 +2,7 @@ import Dispatch
 import Locking
 import MonotonicTime
 import PushSeal
+import PushSealReceiver
 
 #if canImport(Glibc)
 import Glibc

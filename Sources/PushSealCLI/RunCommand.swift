@@ -1,5 +1,6 @@
 import MonotonicTime
 import PushSeal
+import PushSealReceiver
 
 #if canImport(Glibc)
 import Glibc

@@ -2,6 +2,7 @@ import Dispatch
 import Locking
 import PushSeal
 import PushSealJSON
+import PushSealSend
 import SealCrypto
 
 #if canImport(Glibc)

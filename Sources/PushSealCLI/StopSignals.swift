@@ -1,6 +1,7 @@
 import Locking
 import MonotonicTime
 import PushSeal
+import PushSealReceiver
 
 #if canImport(Glibc)
 import Glibc

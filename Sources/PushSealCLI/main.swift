@@ -1,4 +1,5 @@
 import PushSeal
+import PushSealReceiver
 import SealCrypto
 
 #if canImport(Glibc)

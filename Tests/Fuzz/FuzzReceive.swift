@@ -1,6 +1,7 @@
 import Dispatch
 import PushSeal
 import PushSealJSON
+import PushSealReceiver
 import SealCrypto
 import Synchronization
 

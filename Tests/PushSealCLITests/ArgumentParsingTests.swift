@@ -1,4 +1,6 @@
 import PushSeal
+import PushSealReceiver
+import PushSealSend
 import Testing
 
 @testable import PushSealCLI

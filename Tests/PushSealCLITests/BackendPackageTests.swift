@@ -8,7 +8,7 @@ import Testing
 @Suite("a Swift server sends through the public API")
 struct BackendPackageTests {
     static let root = ArchitectureTests.root
-    static let article = "Sources/PushSeal/PushSeal.docc/SendingFromAServer.md"
+    static let article = "Sources/PushSealSend/PushSealSend.docc/SendingFromAServer.md"
 
     /// The article's Swift blocks: the manifest, and the program in reading order.
     static func articleCode() throws -> (manifest: String, program: String) {

@@ -1,5 +1,6 @@
 import Foundation
 import PushSeal
+import PushSealReceiver
 import Testing
 
 /// A memory cgroup of the test's own, with a limit, that a listener is started in: the

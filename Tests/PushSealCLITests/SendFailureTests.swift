@@ -1,5 +1,6 @@
 import Foundation
 import PushSeal
+import PushSealSend
 import SealCrypto
 import Testing
 

@@ -126,7 +126,7 @@ struct DocumentedCodeTests {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let origin = program.blocks.map { "\($0.file):\($0.line)" }.joined(separator: ", ")
             try Data("// \(origin)\n\(program.text)\n".utf8).write(to: folder.appendingPathComponent(program.isScript ? "main.swift" : "Code.swift"))
-            let products = ["PushSealKit", "PushSeal"].filter { program.imports.contains($0) }.map { #".product(name: "\#($0)", package: "pushseal")"# }
+            let products = ["PushSealKit", "PushSeal", "PushSealSend"].filter { program.imports.contains($0) }.map { #".product(name: "\#($0)", package: "pushseal")"# }
             targets.append(
                 #"    .\#(program.isScript ? "executableTarget" : "target")(name: "\#(name)", dependencies: [\#(products.joined(separator: ", "))], swiftSettings: strict),"#)
         }

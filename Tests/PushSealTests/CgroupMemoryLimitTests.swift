@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import PushSeal
+@testable import PushSealReceiver
 
 /// The memory limit is read the way the kernel applies it: v1 or v2, the smallest along
 /// the path, "max" and v1's huge number meaning none.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import PushSeal
+@testable import PushSealReceiver
 
 /// Pipes this process holds open now, from /proc/self/fd.
 private func openPipes() -> Int {

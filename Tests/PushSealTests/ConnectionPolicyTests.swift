@@ -1,6 +1,7 @@
 import HTTP2
 import MonotonicTime
 import PushSeal
+import PushSealReceiver
 import Testing
 
 /// The listener's policies driven by a clock the test sets: the same rules the hostile-peer

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import PushSeal
+@testable import PushSealReceiver
 
 /// A record has exactly one of four ends, and what it writes follows from that end alone.
 @Suite("delivery records: one outcome each")

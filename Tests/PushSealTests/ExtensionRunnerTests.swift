@@ -3,6 +3,7 @@ import Foundation
 import NotificationText
 import PushSeal
 import PushSealJSON
+import PushSealReceiver
 import SealCrypto
 import Synchronization
 import TestRandom

@@ -1,5 +1,6 @@
 import PushSeal
 import PushSealJSON
+import PushSealReceiver
 import Testing
 
 @Suite("JSON reader and writer")

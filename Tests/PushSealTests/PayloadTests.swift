@@ -4,6 +4,7 @@ import TestRandom
 import Testing
 
 @testable import PushSeal
+@testable import PushSealReceiver
 
 @Suite("APNs payloads")
 struct PayloadTests {
@@ -98,7 +99,7 @@ struct PayloadTests {
         let id = try SealedAlert.randomID()
         #expect(id.count == 16 && id.allSatisfy { "0123456789abcdef".contains($0) })
         for _ in 0..<50 {
-            let identifier = ReceivedInput.newIdentifier()
+            let identifier = APNs.newIdentifier()
             let uuid = try #require(UUID(uuidString: identifier), "\(identifier)")
             #expect(uuid.uuidString == identifier, "uppercase, as APNs writes them")
             #expect(identifier.split(separator: "-").map(\.count) == [8, 4, 4, 4, 12])

@@ -1,6 +1,7 @@
 import Foundation
 import PushSeal
 import PushSealJSON
+import PushSealReceiver
 import Testing
 
 /// An extension program's resources end with it: its memory check is gone once it is reaped,

@@ -1,6 +1,7 @@
 import Dispatch
 import Locking
 import PushSeal
+import PushSealSend
 import TestRandom
 import Testing
 

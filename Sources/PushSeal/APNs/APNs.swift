@@ -1,3 +1,5 @@
+import SealCrypto
+
 /// Apple's provider API in types, one model for both sides of pushseal: `send` writes these
 /// headers and reads these answers; `receive --listen` reads the one and writes the other;
 /// the CLI checks its options against the same cases. As Apple documents them in "Sending
@@ -120,4 +122,28 @@ extension APNs.Reason {
     /// Answers that do not come from judging the request itself: its headers' size, and
     /// the listener's load.
     public static let limits: [APNs.Reason] = [.headerListTooLarge, .serviceUnavailable]
+}
+
+extension APNs {
+    /// A UUID in APNs' uppercase form, as APNs assigns when the sender gives none.
+    package static func newIdentifier() -> String {
+        // Every input from a file or stdin gets one: the random bytes stay on the stack.
+        var raw: (UInt64, UInt64) = (0, 0)
+        _ = try? withUnsafeMutableBytes(of: &raw) { try SecureRandom.fillPublic($0) }
+        return withUnsafeMutableBytes(of: &raw) { random in
+            random[6] = random[6] & 0x0F | 0x40
+            random[8] = random[8] & 0x3F | 0x80
+            let source = UnsafeRawPointer(random.baseAddress!)
+            return withUnsafeTemporaryAllocation(byteCount: 36, alignment: 1) { text in
+                let target = text.baseAddress!
+                // 8-4-4-4-12 digits: four bytes at a time, each write's surplus digits
+                // overwritten by the next, then the dashes.
+                for (from, to) in [(0, 0), (4, 9), (6, 14), (8, 19), (10, 24), (12, 28)] {
+                    Hex.writeDigits(of: source + from, to: target + to, uppercase: true)
+                }
+                for dash in [8, 13, 18, 23] { text[dash] = UInt8(ascii: "-") }
+                return String(decoding: text, as: UTF8.self)
+            }
+        }
+    }
 }

@@ -82,7 +82,7 @@ public struct APNsRules: Sendable {
             }
         }
         let device = arrival.device
-        let identifier = given.flatMap { Self.isUUID($0) ? $0 : nil } ?? ReceivedInput.newIdentifier()
+        let identifier = given.flatMap { Self.isUUID($0) ? $0 : nil } ?? APNs.newIdentifier()
         func reject(_ rejection: APNsRejection) -> Verdict { .rejected(rejection, identifier: identifier, arrival: arrival) }
 
         if duplicated { return reject(.duplicateHeaders) }
@@ -111,7 +111,7 @@ public struct APNsRules: Sendable {
     }
 
     /// The token in `/3/device/<token>`; "" when the path stops there, nil for other paths.
-    static func deviceToken(in path: String) -> String? {
+    package static func deviceToken(in path: String) -> String? {
         // Over the path's contiguous bytes: this runs for every request, and the generic
         // UTF8View walks it replaced were 3% of the listener's instructions.
         return path.withUTF8Bytes { bytes -> String? in
@@ -127,7 +127,7 @@ public struct APNsRules: Sendable {
     }
 
     /// 8-4-4-4-12 hex digits, either case.
-    static func isUUID(_ text: String) -> Bool {
+    package static func isUUID(_ text: String) -> Bool {
         text.withUTF8Bytes { bytes in
             guard bytes.count == 36 else { return false }
             for (index, byte) in bytes.enumerated() {

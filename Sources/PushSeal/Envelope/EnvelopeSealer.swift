@@ -87,3 +87,23 @@ public struct EnvelopeSealer: Sendable {
         }
     }
 }
+
+/// What carries an envelope in a service's payload: APNs' JSON with a fallback alert, Web
+/// Push's message. The envelope itself is `EnvelopeSealer`'s.
+package protocol PayloadWrapping: Sendable {
+    /// Appends the payload around an envelope of `envelopeByteCount` bytes, which
+    /// `writeEnvelope` appends; throws before calling it when the payload would be too large.
+    /// `output` is left as it was when anything throws.
+    func append(envelopeByteCount: Int, to output: inout [UInt8], writeEnvelope: (inout [UInt8]) throws -> Void) throws
+}
+
+extension PayloadWrapping {
+    /// The payload carrying the envelope of `plaintext`, sealed by `sealer`.
+    package func payload(sealing plaintext: [UInt8], with sealer: EnvelopeSealer) throws -> [UInt8] {
+        var payload: [UInt8] = []
+        try append(envelopeByteCount: sealer.envelopeByteCount(plaintextByteCount: plaintext.count), to: &payload) {
+            try sealer.append(sealing: plaintext, to: &$0)
+        }
+        return payload
+    }
+}

@@ -155,7 +155,7 @@ public final class DecryptingExtension: NotificationServiceExtension {
     /// `mutableCopy()`. Sealed data joins userInfo but never replaces `aps` or the envelope's
     /// field: the app reads those as APNs delivered them (pushseal's sender refuses such keys;
     /// this holds for any other sender too).
-    static func content(showing alert: SealedAlert, over original: NotificationContent, field: String) -> NotificationContent {
+    package static func content(showing alert: SealedAlert, over original: NotificationContent, field: String) -> NotificationContent {
         var content = original
         // The fallback's text gives way to the sealed text, even where the sealed alert has
         // none; every other field the sealed alert sets replaces the payload's.

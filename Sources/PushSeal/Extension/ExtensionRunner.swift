@@ -304,7 +304,7 @@ private final class DeliverySlot: Sendable {
 
 extension Duration {
     /// The duration as a Dispatch interval, never negative; saturates instead of trapping.
-    var dispatchInterval: DispatchTimeInterval {
+    package var dispatchInterval: DispatchTimeInterval {
         .nanoseconds(Int(clamping: max(0, saturatingNanoseconds)))
     }
 

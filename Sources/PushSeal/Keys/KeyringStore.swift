@@ -114,7 +114,7 @@ public struct KeyringStore: Sendable {
 
     /// Runs `body` under the folder's lock: every process that changes a file in the
     /// keyring folder (the keyring, the provider-token cache) takes it.
-    func withLock<Result>(_ body: () throws -> Result) throws -> Result {
+    package func withLock<Result>(_ body: () throws -> Result) throws -> Result {
         let lockPath = folder + "/" + Self.lockName
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {

@@ -1,0 +1,190 @@
+import HTTP2
+import Locking
+import PushSeal
+import SealCrypto
+
+/// Where `send` delivers: an `https://` (or `http://`, HTTP/2 without TLS) address, checked.
+package struct SendEndpoint: Sendable, Equatable, CustomStringConvertible {
+    let engine: ClientEndpoint
+
+    package init(url: String) throws(SendError) {
+        do {
+            engine = try ClientEndpoint(url: url)
+        } catch {
+            throw SendError(.setup, error.message, underlying: error)
+        }
+    }
+
+    /// True for `https://`.
+    package var secure: Bool { engine.secure }
+    package var host: String { engine.host }
+    /// True when the host is this machine (`localhost`, 127.0.0.0/8, `::1`).
+    package var isLoopback: Bool { engine.isLoopback }
+    /// `https://host:port`: the origin its requests name.
+    package var description: String { engine.description }
+}
+
+/// How `send` reaches its endpoint (and any other origin a provider's requests name):
+/// through which proxy, trusting what besides the system's CAs, over how many connections
+/// and streams, and how long it waits.
+package struct SendConnection: Sendable {
+    let engine: HTTP2Client.Settings
+    /// The proxy was taken from the environment, so another origin takes its own (NO_PROXY).
+    let proxyFromEnvironment: Bool
+
+    /// The proxy chosen (from `--proxy`, or the environment less `NO_PROXY`), as `host:port`;
+    /// nil when the connection goes direct.
+    package var proxyAddress: String? { engine.proxy.map { "\($0.host):\($0.port)" } }
+    /// The endpoint's origin.
+    package var origin: String { engine.endpoint.description }
+    /// Results that may wait at once for a sender over this connection.
+    package var window: Int { SendWindow.size(connections: engine.connections, streams: engine.maximumStreams) }
+
+    /// How long a notification waits for its answer unless a timeout is chosen (`--timeout`'s
+    /// default, and its help's).
+    package static let defaultTimeout = Duration.seconds(30)
+
+    /// - Parameters:
+    ///   - proxy: an `http://HOST:PORT` proxy; empty for none; nil to take `https_proxy`
+    ///     (or `http_proxy`) and `no_proxy` from the environment.
+    ///   - trustFile: a PEM file of certificates trusted besides the system's.
+    ///   - timeout: how long a notification waits for its answer once sent; a connection
+    ///     attempt gets no longer (and at most 10 s), so a server that accepts and then says
+    ///     nothing is given up on as soon as a silent answer would be.
+    package init(
+        endpoint: SendEndpoint, proxy: String?, trustFile: String?, connections: Int, streams: Int,
+        timeout: Duration, clientIdentity: TLSClientIdentity? = nil
+    ) throws(SendError) {
+        let chosen: ClientProxy?
+        do {
+            if let proxy {
+                chosen = proxy.isEmpty ? nil : try ClientProxy(url: proxy)
+            } else {
+                chosen = try ClientProxy.fromEnvironment(for: endpoint.engine)
+            }
+        } catch {
+            throw SendError(.setup, error.message, underlying: error)
+        }
+        proxyFromEnvironment = proxy == nil
+        engine = HTTP2Client.Settings(
+            endpoint: endpoint.engine, trustFile: trustFile, proxy: chosen, connections: connections,
+            maximumStreams: streams, timeout: timeout, connectTimeout: min(timeout, .seconds(10)),
+            clientIdentity: clientIdentity)
+    }
+
+    /// The same connection settings for another origin.
+    func settings(for origin: String) throws(HTTP2ClientError) -> HTTP2Client.Settings {
+        var settings = engine
+        settings.endpoint = try ClientEndpoint(url: origin)
+        if proxyFromEnvironment { settings.proxy = try ClientProxy.fromEnvironment(for: settings.endpoint) }
+        return settings
+    }
+}
+
+/// How many results may wait at once.
+package enum SendWindow {
+    /// Twice what can be in flight, so the connections never run dry, and memory stays flat
+    /// whatever the number of devices.
+    package static func size(connections: Int, streams: Int) -> Int {
+        min(10_000, max(2_000, 2 * connections * streams))
+    }
+}
+
+/// `Sender`'s transport in use: HTTP/2, one client (its connections and loop thread) per
+/// origin, made when a request first names it. APNs' requests all name one; Web Push's name
+/// their subscription's push service.
+package final class HTTP2PushTransport: PushTransport {
+    private let connection: SendConnection
+    private let answered: @Sendable ([PushAnswer]) -> Void
+    private let clients = Locked<[String: HTTP2Client]>([:])
+
+    /// Starts the client of the connection's own endpoint, so a setting that cannot work (a
+    /// trust file that cannot be read) is said before anything is sent.
+    package init(_ connection: SendConnection, answered: @escaping @Sendable ([PushAnswer]) -> Void) throws(SendError) {
+        self.connection = connection
+        self.answered = answered
+        do {
+            let first = try Self.client(connection.engine, answered: answered)
+            clients.withLock { $0[connection.origin] = first }
+        } catch {
+            throw SendError(.setup, error.message, underlying: error)
+        }
+    }
+
+    package func submit(_ requests: [PushRequest]) {
+        var start = requests.startIndex
+        // Requests of one origin go to its client together (APNs': all of them).
+        while start < requests.endIndex {
+            let origin = requests[start].origin
+            var end = start + 1
+            while end < requests.endIndex, requests[end].origin == origin { end += 1 }
+            let batch = requests[start..<end]
+            switch client(for: origin) {
+            case .success(let client):
+                client.submit(batch.map { HTTP2Client.Request(id: $0.id, path: $0.path, headers: $0.headers.map { HTTP2Client.Field($0.name, $0.value) }, body: $0.body) })
+            case .failure(let error):
+                let failure = PushAnswer.Failure(kind: .origin(.unreachable), message: error.message)
+                answered(batch.map { PushAnswer(id: $0.id, status: 0, headers: [], body: [], failure: failure) })
+            }
+            start = end
+        }
+    }
+
+    package func stop(grace: Duration) {
+        for client in clients.withLock({ Array($0.values) }) { client.stop(grace: grace) }
+    }
+
+    package func finish() {
+        for client in clients.withLock({ Array($0.values) }) { client.finish() }
+    }
+
+    private func client(for origin: String) -> Result<HTTP2Client, HTTP2ClientError> {
+        if let client = clients.withLock({ $0[origin] }) { return .success(client) }
+        do {
+            let settings = try connection.settings(for: origin)
+            let client = try Self.client(settings, answered: answered)
+            return .success(
+                clients.withLock { clients in
+                    if let raced = clients[origin] {
+                        client.finish()
+                        return raced
+                    }
+                    clients[origin] = client
+                    return client
+                })
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private static func client(_ settings: HTTP2Client.Settings, answered: @escaping @Sendable ([PushAnswer]) -> Void) throws(HTTP2ClientError)
+        -> HTTP2Client
+    {
+        try HTTP2Client(settings) { responses in answered(responses.map(PushAnswer.init)) }
+    }
+}
+
+extension PushAnswer {
+    init(_ response: HTTP2Client.Response) {
+        self.init(
+            id: response.id, status: response.status, headers: response.headers.map { PushRequest.Field($0.name, $0.value) },
+            body: response.body, failure: response.failure.map(Failure.init))
+    }
+}
+
+extension PushAnswer.Failure {
+    init(_ failure: HTTP2Client.Failure) {
+        let kind: Kind =
+            switch failure.kind {
+            case .unknownOutcome: .unknownOutcome
+            case .notSent: .notSent
+            case .refused: .refused
+            case .endpoint(.unreachable): .origin(.unreachable)
+            case .endpoint(.untrusted): .origin(.untrusted)
+            case .endpoint(.notHTTP2): .origin(.notHTTP2)
+            case .endpoint(.proxyRefused): .origin(.proxyRefused)
+            case .endpoint(.noCommonTLS): .origin(.noCommonTLS)
+            }
+        self.init(kind: kind, message: failure.message)
+    }
+}
