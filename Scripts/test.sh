@@ -75,14 +75,14 @@ minutes() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 if Scripts/device-test.sh --vendor >/dev/null || [ "${PUSHSEAL_SWIFT_CRYPTO:-}" = url ]; then
   # Minutes with nothing to show otherwise: say what runs and what it takes.
   echo "device: building PushSealKit on swift-crypto (with the Apple transcription) and running its tests, which build two"
-  echo "device: packages of their own (a new user's, and every Swift block of the README and DocC): ~1 min once built, ~5 the first time"
+  echo "device: packages of their own (a new user's, and every Swift block of the README, docs/ and DocC): ~1 min once built, ~5 the first time"
   device_started=$SECONDS
   Scripts/device-test.sh 2>/dev/null | tail -1 || device=$?
   echo "device: took $(minutes $((SECONDS - device_started)))"
 else
   echo "device: not run (no swift-crypto: no vendored archives in \$PUSHSEAL_VENDOR or ../shared/vendor/; PUSHSEAL_SWIFT_CRYPTO=url fetches it)"
 fi
-# The suite's wall time (the README states it; kept under 4 minutes on 2 cores).
+# The suite's wall time (docs/performance.md states it; kept under 4 minutes on 2 cores).
 echo "test: the suite ran in $(minutes "$suite_seconds") on $(nproc) cores (build $(minutes $((suite_started - build_started))))"
 echo "test: ${passed} passed, ${failed} failed"
 [ "$status" -eq 0 ] || exit "$status"

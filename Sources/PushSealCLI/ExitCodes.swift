@@ -1,6 +1,6 @@
 /// The one table of exit codes: for each command, the codes it exits with and what each says
-/// there. Every command's help, the manual's EXIT STATUS and the README's table are written
-/// from it (a test keeps the README's equal), and a test holds each command's exit sites to
+/// there. Every command's help, the manual's EXIT STATUS and docs/sending.md's table are written
+/// from it (a test keeps that one equal), and a test holds each command's exit sites to
 /// its row, so one code cannot mean two things without the table saying so.
 enum ExitCodes {
     struct Use: Equatable {
@@ -116,7 +116,7 @@ enum ExitCodes {
         }
     }
 
-    /// The rows, named as help and the README name them.
+    /// The rows, named as help and docs/sending.md name them.
     static let rows: [(name: String, uses: [Use])] = [
         ("keys", keys), ("encrypt", encrypt), ("decrypt", decrypt), ("doctor", doctor), ("doctor send", doctorSend),
         ("receive", receive), ("send", send), ("token", token), ("run", run)
@@ -139,7 +139,7 @@ enum ExitCodes {
         return ["", "EXIT CODES:"] + uses.map { "  " + String($0.status.rawValue).padding(toLength: 5) + $0.meaning }
     }
 
-    /// What a code means across the commands, as the README's table and the manual say it:
+    /// What a code means across the commands, as docs/sending.md's table and the manual say it:
     /// every command's meaning, then each command's own.
     static func said(of status: ExitStatus) -> (shared: String?, own: [(name: String, meaning: String)]) {
         let shared = every.first { $0.status == status }
@@ -153,7 +153,7 @@ enum ExitCodes {
     /// `run`'s statuses beyond the table: its command's own.
     static let runsOwn = "the status its command exited with (127: it cannot be started; 126: it is not executable)"
 
-    /// The README's table: a code a row, and which commands give it and why.
+    /// docs/sending.md's table: a code a row, and which commands give it and why.
     static var markdown: String {
         var lines = ["| code | commands: meaning |", "| --- | --- |"]
         for status in ExitStatus.allCases {

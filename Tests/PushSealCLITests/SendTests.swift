@@ -90,9 +90,7 @@ struct SendTests {
         // The README's sample result lines have the shape of these: full tokens, APNs' ids in capitals.
         let shape = /(ok [0-9a-f]{64} [0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}|fail [0-9a-f]{64} [0-9]{3} [A-Za-z]+( .*)?)/
         #expect(lines.allSatisfy { $0.wholeMatch(of: shape) != nil }, "\(lines)")
-        let readme = try String(
-            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-                .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try DocsTests.allText()
         let samples = readme.split(separator: "\n").map { $0.hasPrefix("# ok ") ? $0.dropFirst(2) : $0 }
             // `doctor`'s sample lines ("ok       json …") are a column layout, not results.
             .filter { ($0.hasPrefix("ok ") || $0.hasPrefix("fail ")) && !$0.hasPrefix("ok  ") }

@@ -21,7 +21,7 @@ public struct ListenerMemoryPlan: Sendable, Equatable {
     /// Record bytes waiting for stdout.
     public var recordBytes: Int
 
-    /// Measured with the release build on 2 cores (`Scripts/bench/soak.sh`, the README's
+    /// Measured with the release build on 2 cores (`Scripts/bench/soak.sh`, docs/performance.md's
     /// memory section): the process at start, an open TLS connection (OpenSSL's buffers and
     /// nghttp2's session), and a notification waiting for its delivery (its request, content
     /// and record, payload apart).
