@@ -94,4 +94,106 @@ struct DocsTests {
         let anchors = Self.anchors(of: "# pushseal\n## Sending to APNs: `pushseal send`\n## Keys and rotation\n## Keys and rotation\n```\n# not a heading\n```")
         #expect(anchors == ["pushseal", "sending-to-apns-pushseal-send", "keys-and-rotation", "keys-and-rotation-1"])
     }
+
+    /// The `pushseal …` commands of the shell blocks of README and docs/, as a reader copies
+    /// them: continuation lines joined, pipes and `&&` split, comments dropped, and the
+    /// reader's variables given values (`$TOKEN` a device token, `$kid` a key id).
+    static func quotedCommands() throws -> [(document: String, words: [String])] {
+        var commands: [(String, [String])] = []
+        for document in try documents() {
+            var fence: String?
+            var pending = ""
+            for line in try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8).components(separatedBy: "\n") {
+                if line.hasPrefix("```") {
+                    fence = fence == nil ? String(line.dropFirst(3)) : nil
+                    continue
+                }
+                guard let kind = fence, ["sh", "bash", ""].contains(kind) else { continue }
+                if line.hasSuffix("\\") {
+                    pending += line.dropLast() + " "
+                    continue
+                }
+                let whole = pending + line
+                pending = ""
+                for segment in whole.components(separatedBy: "|").flatMap({ $0.components(separatedBy: "&&") })
+                    .flatMap({ $0.components(separatedBy: "$(") })
+                {
+                    let text = segment.trimmingCharacters(in: .whitespaces)
+                    guard text.hasPrefix("pushseal ") else { continue }
+                    commands.append((document, words(of: text)))
+                }
+            }
+        }
+        return commands
+    }
+
+    /// A command line's words as a shell splits them, up to a comment, a redirection or a
+    /// closing parenthesis.
+    static func words(of text: String) -> [String] {
+        let values = [
+            "TOKEN": String(repeating: "ab", count: 32), "DEVICE_TOKEN": String(repeating: "cd", count: 32),
+            "DEVICE": String(repeating: "ef", count: 32), "kid": "3f9a0c1e"
+        ]
+        var words: [String] = []
+        var word = ""
+        var quote: Character?
+        var inWord = false
+        var characters = text[...]
+        func variable() {
+            let name = characters.prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+            characters = characters.dropFirst(name.count)
+            word += values[String(name)] ?? "x"
+        }
+        while let character = characters.popFirst() {
+            if let open = quote {
+                if character == open {
+                    quote = nil
+                } else if character == "$" && open == "\"" {
+                    variable()
+                } else {
+                    word.append(character)
+                }
+            } else if character == "\"" || character == "'" {
+                quote = character
+                inWord = true
+            } else if character == " " {
+                if inWord { words.append(word) }
+                (word, inWord) = ("", false)
+            } else if character == ")" || (["#", ">", "<"].contains(character) && !inWord) {
+                break
+            } else if character == "$" {
+                variable()
+                inWord = true
+            } else {
+                word.append(character)
+                inWord = true
+            }
+        }
+        if inWord { words.append(word) }
+        return Array(words.dropFirst())
+    }
+
+    /// Each quoted command is one the parser takes: no option renamed or gone, no value the
+    /// documents show that the command refuses. (Run as a process, many need a network or
+    /// a phone; the suite runs those paths elsewhere.)
+    @Test func everyQuotedCommandIsOneTheParserTakes() throws {
+        let commands = try Self.quotedCommands()
+        #expect(commands.count >= 40, "the documents quote their commands")
+        // As the documents set them up: the APNs settings in the environment.
+        let environment = [
+            "PUSHSEAL_TOPIC": "com.example.app", "PUSHSEAL_AUTH_KEY": "AuthKey.p8", "PUSHSEAL_KEY_ID": "ABC123DEFG",
+            "PUSHSEAL_TEAM_ID": "DEF123GHIJ"
+        ]
+        for (document, words) in commands {
+            let run = parsed(words, environment: environment)
+            #expect(run.status == 0, "\(document): pushseal \(words.joined(separator: " ")): \(run.stderr)")
+        }
+    }
+
+    @Test func aQuotedCommandIsSplitAsAShellWould() {
+        #expect(
+            Self.words(of: #"pushseal send --device "$TOKEN" -t "Deploy done" -b 'a b' > out.json  # note"#)
+                == ["send", "--device", String(repeating: "ab", count: 32), "-t", "Deploy done", "-b", "a b"])
+        #expect(Self.words(of: "pushseal keys export $kid)") == ["keys", "export", "3f9a0c1e"])
+    }
 }
