@@ -8,9 +8,6 @@ let package = Package(
         .library(name: "PushSeal", targets: ["PushSeal"]),
         // Sending sealed alerts to APNs from Swift (`NotificationSender`): PushSeal and HTTP/2.
         .library(name: "PushSealSend", targets: ["PushSealSend"]),
-        // The receiving side's operations: the APNs-compatible listener, delivery records,
-        // extension programs, the desktop notifier, `run`'s child.
-        .library(name: "PushSealReceiver", targets: ["PushSealReceiver"]),
         // The modules PushSeal's own API speaks in: keys and sealed boxes (SealCrypto) and
         // the JSON values of an alert's data (PushSealJSON). A user names their types, so
         // depends on them, rather than reaching them through a transitive import.
@@ -96,6 +93,9 @@ let package = Package(
         ),
         // The tests' one source of random choices, seeded so a failure can be replayed.
         .target(name: "TestRandom", dependencies: ["Locking"], path: "Tests/TestRandom"),
+        // The HTTP/2 engine on its own: client and server in one process, and the client's
+        // parts that need no socket.
+        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "SealCrypto", "Locking"]),
         .testTarget(name: "PushSealTests", dependencies: ["PushSeal", "PushSealSend", "PushSealReceiver", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking", "HTTP2", "TestRandom"]),
         .testTarget(
             name: "PushSealCLITests",

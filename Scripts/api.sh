@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-modules=(PushSeal PushSealSend PushSealReceiver SealCrypto PushSealJSON EnvelopeFormat NotificationText)
+modules=(PushSeal PushSealSend SealCrypto PushSealJSON EnvelopeFormat NotificationText)
 mode=${1:-check}
 log=$(mktemp)
 work=$(mktemp -d)

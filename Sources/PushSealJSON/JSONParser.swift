@@ -92,7 +92,7 @@ public struct JSONParser {
     /// apart (a batch alert) and would throw the tree away. The same checks as `parse`,
     /// duplicate names included. Returns false, having called `body` for nothing, when the
     /// text is JSON of another kind; an error `body` throws ends the reading.
-    public static func forEachMember(in bytes: UnsafeRawBufferPointer, _ body: (String, JSONValue) throws -> Void) throws -> Bool {
+    package static func forEachMember(in bytes: UnsafeRawBufferPointer, _ body: (String, JSONValue) throws -> Void) throws -> Bool {
         try forEachMember(namedIn: bytes) { name, value in try body(String(decoding: name, as: UTF8.self), value) }
     }
 
@@ -100,7 +100,7 @@ public struct JSONParser {
     /// valid only during the call) rather than as a String: readers that match names against
     /// constants, a sealed alert's for every notification and a batch line's for every
     /// alert, make no String for a name at all. `JSONName.is` does the matching.
-    public static func forEachMember(namedIn bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer, JSONValue) throws -> Void) throws -> Bool {
+    package static func forEachMember(namedIn bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer, JSONValue) throws -> Void) throws -> Bool {
         var parser = JSONParser(bytes: bytes)
         parser.skipWhitespace()
         guard parser.current == UInt8(ascii: "{") else {
@@ -382,10 +382,10 @@ public struct JSONParser {
 
 /// Matching member names read as bytes (`JSONParser.forEachMember(namedIn:)`) against
 /// constants, without making a String.
-public enum JSONName {
+package enum JSONName {
     /// Whether `name` is exactly `text`.
     @inline(__always)
-    public static func `is`(_ name: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
+    package static func `is`(_ name: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
         name.count == text.utf8CodeUnitCount && memcmpEqual(name.baseAddress ?? UnsafeRawPointer(text.utf8Start), text.utf8Start, name.count)
     }
 

@@ -36,7 +36,7 @@ public enum JSONValue: Sendable, Equatable {
     }
 
     /// A short name for the value's kind, for error messages.
-    public var kindName: String {
+    package var kindName: String {
         switch self {
         case .null: "null"
         case .bool: "a boolean"

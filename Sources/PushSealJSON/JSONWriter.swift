@@ -40,13 +40,13 @@ public enum JSONWriter {
     }
 
     /// Appends `null`: from a constant's bytes, which appending a literal's `utf8` is not.
-    public static func writeNull(to output: inout [UInt8]) {
+    package static func writeNull(to output: inout [UInt8]) {
         ("null" as StaticString).withUTF8Buffer { output.append(contentsOf: $0) }
     }
 
     /// Appends `value` in decimal: records and sealed alerts carry a few integers each,
     /// and the digits go straight in rather than through a String.
-    public static func writeInteger(_ value: Int64, to output: inout [UInt8]) {
+    package static func writeInteger(_ value: Int64, to output: inout [UInt8]) {
         // 20 digits and a sign hold any Int64; digits are made from the end.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
             var magnitude = value.magnitude

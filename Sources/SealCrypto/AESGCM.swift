@@ -1,17 +1,17 @@
 /// AES-256-GCM with a 96-bit nonce and a 128-bit tag, the only parameters the `ps1`
 /// envelope and CryptoKit's `AES.GCM` use.
-public enum AESGCM {
+package enum AESGCM {
     /// Bytes in a nonce (IV). GCM is specified for any length, but 12 avoids the GHASH
     /// derivation step and is what CryptoKit generates.
-    public static let nonceByteCount = 12
+    package static let nonceByteCount = 12
     /// Bytes in an authentication tag; shorter tags are refused, never accepted.
-    public static let tagByteCount = 16
+    package static let tagByteCount = 16
 
     /// Encrypts and authenticates `plaintext`, binding `authenticatedData` to it.
     ///
     /// - Parameter nonce: leave `nil` for a fresh random nonce. Only tests pass one:
     ///   reusing a nonce under the same key reveals the XOR of the plaintexts.
-    public static func seal(
+    package static func seal(
         _ plaintext: some Collection<UInt8>,
         using key: SymmetricKey,
         nonce: [UInt8]? = nil,
@@ -35,14 +35,14 @@ public enum AESGCM {
     }
 
     /// Bytes in the sealed box of a `plaintextCount`-byte message: nonce ‖ ciphertext ‖ tag.
-    public static func sealedByteCount(_ plaintextCount: Int) -> Int {
+    package static func sealedByteCount(_ plaintextCount: Int) -> Int {
         nonceByteCount + plaintextCount + tagByteCount
     }
 
     /// The same, written into `combined` (exactly `sealedByteCount(plaintext.count)` bytes)
     /// in CryptoKit's `combined` layout, so a caller that only encodes the box (`encrypt
     /// --batch`, once per line) needs no array for it.
-    public static func seal(
+    package static func seal(
         _ plaintext: UnsafeRawBufferPointer,
         using key: SymmetricKey,
         nonce: [UInt8]? = nil,
@@ -73,7 +73,7 @@ public enum AESGCM {
     ///
     /// No plaintext byte leaves this function unless the tag verifies: decryption happens
     /// into a private buffer that is wiped when verification fails.
-    public static func open(
+    package static func open(
         _ box: SealedBox,
         using key: SymmetricKey,
         authenticating authenticatedData: some Collection<UInt8> = [UInt8]()
@@ -102,7 +102,7 @@ public enum AESGCM {
     }
 
     /// Bytes of plaintext in a sealed box of `combinedCount` bytes (at least a nonce and a tag).
-    public static func plaintextByteCount(_ combinedCount: Int) -> Int {
+    package static func plaintextByteCount(_ combinedCount: Int) -> Int {
         combinedCount - nonceByteCount - tagByteCount
     }
 
@@ -110,7 +110,7 @@ public enum AESGCM {
     /// `plaintextByteCount(combined.count)` bytes: the receiver opens into memory of its
     /// own (on the stack) rather than a new array. When the tag does not verify, `plaintext`
     /// is wiped before the error is thrown, so it never holds unauthenticated bytes.
-    public static func open(
+    package static func open(
         combined: UnsafeRawBufferPointer, using key: SymmetricKey,
         authenticating aad: UnsafeRawBufferPointer, into plaintext: UnsafeMutableRawBufferPointer
     ) throws {
@@ -140,12 +140,12 @@ public enum AESGCM {
 }
 
 /// A sealed message in CryptoKit's `combined` layout: nonce ‖ ciphertext ‖ tag.
-public struct SealedBox: Sendable, Equatable {
+package struct SealedBox: Sendable, Equatable {
     /// The whole box as one buffer; nonce, ciphertext and tag are views of it.
-    public let combined: [UInt8]
+    package let combined: [UInt8]
 
     /// Wraps a combined buffer, refusing one too short to hold a nonce and a full tag.
-    public init(combined: some Collection<UInt8>) throws {
+    package init(combined: some Collection<UInt8>) throws {
         let combined = Array(combined)
         guard combined.count >= AESGCM.nonceByteCount + AESGCM.tagByteCount else { throw Self.tooShort(combined.count) }
         self.combined = combined
@@ -158,7 +158,7 @@ public struct SealedBox: Sendable, Equatable {
     }
 
     /// Assembles a box from its parts; the nonce must be 12 bytes and the tag 16.
-    public init(nonce: some Collection<UInt8>, ciphertext: some Collection<UInt8>, tag: some Collection<UInt8>) throws {
+    package init(nonce: some Collection<UInt8>, ciphertext: some Collection<UInt8>, tag: some Collection<UInt8>) throws {
         guard nonce.count == AESGCM.nonceByteCount else {
             throw SealCryptoError(.invalidNonceSize, "a nonce is \(AESGCM.nonceByteCount) bytes, not \(nonce.count)")
         }
@@ -168,10 +168,10 @@ public struct SealedBox: Sendable, Equatable {
         try self.init(combined: Array(nonce) + Array(ciphertext) + Array(tag))
     }
 
-    public var nonce: ArraySlice<UInt8> { combined[..<AESGCM.nonceByteCount] }
-    public var ciphertext: ArraySlice<UInt8> {
+    package var nonce: ArraySlice<UInt8> { combined[..<AESGCM.nonceByteCount] }
+    package var ciphertext: ArraySlice<UInt8> {
         combined[AESGCM.nonceByteCount..<(combined.count - AESGCM.tagByteCount)]
     }
-    public var tag: ArraySlice<UInt8> { combined[(combined.count - AESGCM.tagByteCount)...] }
+    package var tag: ArraySlice<UInt8> { combined[(combined.count - AESGCM.tagByteCount)...] }
     var ciphertextByteCount: Int { AESGCM.plaintextByteCount(combined.count) }
 }

@@ -4,9 +4,9 @@
 /// Decoding is canonical: each byte string has exactly one accepted text. Lenient decoders
 /// ignore the unused low bits of the last character, which would let two different `enc`
 /// strings open to the same message; this one rejects them.
-public enum Base64 {
+package enum Base64 {
     /// The two alphabets of RFC 4648.
-    public enum Alphabet: Sendable {
+    package enum Alphabet: Sendable {
         /// `A–Z a–z 0–9 + /` with `=` padding.
         case standard
         /// `A–Z a–z 0–9 - _` without padding.
@@ -60,13 +60,13 @@ public enum Base64 {
     }
 
     /// Encodes `bytes` as ASCII text in the given alphabet.
-    public static func encode<Bytes: Collection>(_ bytes: Bytes, alphabet: Alphabet = .url) -> String
+    package static func encode<Bytes: Collection>(_ bytes: Bytes, alphabet: Alphabet = .url) -> String
     where Bytes.Element == UInt8 {
         String(decoding: encodeToASCII(bytes, alphabet: alphabet), as: UTF8.self)
     }
 
     /// Encodes `bytes` as ASCII bytes in the given alphabet.
-    public static func encodeToASCII<Bytes: Collection>(_ bytes: Bytes, alphabet: Alphabet = .url) -> [UInt8]
+    package static func encodeToASCII<Bytes: Collection>(_ bytes: Bytes, alphabet: Alphabet = .url) -> [UInt8]
     where Bytes.Element == UInt8 {
         var output: [UInt8] = []
         if bytes.withContiguousStorageIfAvailable({ append(UnsafeRawBufferPointer($0), alphabet: alphabet, to: &output) }) == nil {
@@ -76,13 +76,13 @@ public enum Base64 {
     }
 
     /// The number of characters `byteCount` bytes encode to.
-    public static func encodedCount(_ byteCount: Int, alphabet: Alphabet) -> Int {
+    package static func encodedCount(_ byteCount: Int, alphabet: Alphabet) -> Int {
         alphabet.pads ? (byteCount + 2) / 3 * 4 : (byteCount * 4 + 2) / 3
     }
 
     /// Appends the encoding of `bytes` to `output`: the payload writer's path, which builds
     /// the envelope in place instead of through an intermediate string.
-    public static func append(_ bytes: UnsafeRawBufferPointer, alphabet: Alphabet = .url, to output: inout [UInt8]) {
+    package static func append(_ bytes: UnsafeRawBufferPointer, alphabet: Alphabet = .url, to output: inout [UInt8]) {
         let count = encodedCount(bytes.count, alphabet: alphabet)
         guard count > 0 else { return }
         // Encoded into scratch space and appended in one copy: growing the array by a
@@ -141,13 +141,13 @@ public enum Base64 {
     }
 
     /// Decodes canonical base64 text, or throws `invalidEncoding`.
-    public static func decode(_ text: String, alphabet: Alphabet = .url) throws -> [UInt8] {
+    package static func decode(_ text: String, alphabet: Alphabet = .url) throws -> [UInt8] {
         var text = text
         return try text.withUTF8 { try decode(UnsafeRawBufferPointer($0), alphabet: alphabet) }
     }
 
     /// Decodes canonical base64 from ASCII bytes, or throws `invalidEncoding`.
-    public static func decode(_ ascii: UnsafeRawBufferPointer, alphabet: Alphabet = .url) throws -> [UInt8] {
+    package static func decode(_ ascii: UnsafeRawBufferPointer, alphabet: Alphabet = .url) throws -> [UInt8] {
         var length = ascii.count
         if alphabet.pads {
             guard length % 4 == 0 else { throw malformed("its length is not a multiple of 4") }

@@ -28,7 +28,7 @@ extension ChainedError {
     }
 
     /// The system's `errno` at the bottom of the chain, when a system call failed.
-    public var systemErrno: Int32? {
+    package var systemErrno: Int32? {
         chain.lazy.compactMap { ($0 as? SystemCallFailure)?.errno }.first
     }
 }

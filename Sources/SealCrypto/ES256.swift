@@ -3,16 +3,16 @@ internal import COpenSSL
 /// A P-256 key for ES256 (ECDSA with SHA-256, the raw 64-byte r‖s signatures of JWS), as
 /// APNs provider tokens use: a public key to verify with, or the private key of an
 /// Apple `.p8` file, which can also sign.
-public final class ES256Key: @unchecked Sendable {
+package final class ES256Key: @unchecked Sendable {
     // EVP_PKEY is reference-counted and read-only once loaded; OpenSSL allows concurrent
     // verification and signing with one key, each call making its own digest context.
     private let key: OpaquePointer
     /// True when the key holds the private part (a `.p8` file).
-    public let canSign: Bool
+    package let canSign: Bool
 
     /// Reads PEM text: `PUBLIC KEY`, or `PRIVATE KEY` (PKCS#8, Apple's `.p8`) or
     /// `EC PRIVATE KEY`. Anything but a P-256 key is refused.
-    public init(pem: some Collection<UInt8>) throws(SealCryptoError) {
+    package init(pem: some Collection<UInt8>) throws(SealCryptoError) {
         func read(_ load: (OpaquePointer) -> OpaquePointer?) -> OpaquePointer? {
             pem.withBytes { bytes in
                 guard let bio = BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else { return nil }
@@ -58,7 +58,7 @@ public final class ES256Key: @unchecked Sendable {
 
     /// SHA-256 of the public key (its DER SubjectPublicKeyInfo), in hex: names the key
     /// without revealing anything, so what was made with one key is never taken for another's.
-    public var fingerprint: String {
+    package var fingerprint: String {
         let length = i2d_PUBKEY(key, nil)
         guard length > 0 else { return "" }
         var der = [UInt8](repeating: 0, count: Int(length))
@@ -74,7 +74,7 @@ public final class ES256Key: @unchecked Sendable {
     }
 
     /// True when `signature` (r‖s, 64 bytes) is this key's ES256 signature of `message`.
-    public func isValidSignature(_ signature: some Collection<UInt8>, for message: UnsafeRawBufferPointer) -> Bool {
+    package func isValidSignature(_ signature: some Collection<UInt8>, for message: UnsafeRawBufferPointer) -> Bool {
         let raw = Array(signature)
         guard raw.count == 64 else { return false }
         guard let der = Self.derSignature(raw) else { return false }
@@ -92,7 +92,7 @@ public final class ES256Key: @unchecked Sendable {
     }
 
     /// Signs `message`: r‖s, 64 bytes. Only a private key can.
-    public func signature(for message: UnsafeRawBufferPointer) throws(SealCryptoError) -> [UInt8] {
+    package func signature(for message: UnsafeRawBufferPointer) throws(SealCryptoError) -> [UInt8] {
         guard canSign else { throw SealCryptoError(.invalidKey, "a public key cannot sign") }
         guard let context = EVP_MD_CTX_new() else { throw SealCryptoError(.libraryFailure, "OpenSSL could not allocate a digest context") }
         defer { EVP_MD_CTX_free(context) }

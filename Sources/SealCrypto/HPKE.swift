@@ -54,7 +54,7 @@ public final class P256PrivateKey: @unchecked Sendable {
     private let scalar: OpaquePointer
     public let publicKey: P256PublicKey
 
-    public static let scalarByteCount = 32
+    package static let scalarByteCount = 32
 
     /// A fresh key from OpenSSL's private random generator.
     public static func generate() throws(SealCryptoError) -> P256PrivateKey {
@@ -65,7 +65,7 @@ public final class P256PrivateKey: @unchecked Sendable {
     }
 
     /// The key whose private scalar is these 32 big-endian bytes (in [1, n-1]).
-    public convenience init(scalar: SecureBytes) throws(SealCryptoError) {
+    package convenience init(scalar: SecureBytes) throws(SealCryptoError) {
         let made = scalar.withUnsafeBytes { bytes -> OpaquePointer? in
             guard bytes.count == Self.scalarByteCount else { return nil }
             return pushseal_p256_scalar(p256, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
@@ -96,7 +96,7 @@ public final class P256PrivateKey: @unchecked Sendable {
 
     /// Lends the 32-byte scalar to `body` (for the keyring file); it is wiped once `body`
     /// returns and nothing else holds it.
-    public func withScalar<Result>(_ body: (SecureBytes) throws -> Result) throws -> Result {
+    package func withScalar<Result>(_ body: (SecureBytes) throws -> Result) throws -> Result {
         let bytes = SecureBytes(count: Self.scalarByteCount)
         let ok = bytes.withUnsafeMutableBytes { pushseal_p256_scalar_bytes(scalar, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
         guard ok == 1 else {
@@ -107,8 +107,7 @@ public final class P256PrivateKey: @unchecked Sendable {
 
     /// ECDH with `peer`: the shared point's x coordinate. (Tests reach it to check it
     /// against Wycheproof's vectors.)
-    @_spi(Testing)
-    public func sharedSecret(with peer: P256PublicKey) throws(SealCryptoError) -> SecureBytes {
+    package func sharedSecret(with peer: P256PublicKey) throws(SealCryptoError) -> SecureBytes {
         let secret = SecureBytes(count: 32)
         let ok = secret.withUnsafeMutableBytes { pushseal_p256_ecdh(p256, scalar, peer.point, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
         guard ok == 1 else {
@@ -127,22 +126,22 @@ public final class P256PrivateKey: @unchecked Sendable {
 /// objects, as `EVP_PKEY_derive` does underneath, and HKDF-SHA256 as one HMAC per half) and
 /// the AES-GCM of `AESGCM`; OpenSSL 3.0 has no `OSSL_HPKE_*` (that came in 3.2). Every
 /// shared secret and derived key is wiped once used.
-public enum HPKE {
+package enum HPKE {
     /// Bytes of the encapsulated key (`enc`): the ephemeral public point, uncompressed.
-    public static let encapsulatedKeyByteCount = P256PublicKey.byteCount
+    package static let encapsulatedKeyByteCount = P256PublicKey.byteCount
 
     static let kemSuite: [UInt8] = Array("KEM".utf8) + [0x00, 0x10]
     static let suite: [UInt8] = Array("HPKE".utf8) + [0x00, 0x10, 0x00, 0x01, 0x00, 0x02]
 
     /// Single shot: `enc ‖ ciphertext ‖ tag` of `plaintext` for `recipient`, bound to `info`,
     /// with empty associated data (the layout of Python cryptography's `Suite.encrypt`).
-    public static func seal(_ plaintext: some Collection<UInt8>, to recipient: P256PublicKey, info: some Collection<UInt8>) throws -> [UInt8] {
+    package static func seal(_ plaintext: some Collection<UInt8>, to recipient: P256PublicKey, info: some Collection<UInt8>) throws -> [UInt8] {
         let (enc, context) = try sender(to: recipient, info: info)
         return enc + (try context.seal(plaintext))
     }
 
     /// Opens what `seal` made; no plaintext byte comes out unless the tag verifies.
-    public static func open(_ message: some Collection<UInt8>, with recipient: P256PrivateKey, info: some Collection<UInt8>) throws -> [UInt8] {
+    package static func open(_ message: some Collection<UInt8>, with recipient: P256PrivateKey, info: some Collection<UInt8>) throws -> [UInt8] {
         try message.withBytes { message in
             guard message.count >= encapsulatedKeyByteCount + AESGCM.tagByteCount else {
                 throw SealCryptoError(.invalidSealedBox, "an HPKE message holds a 65-byte key and a 16-byte tag at least, this one has \(message.count) bytes")
@@ -155,8 +154,7 @@ public enum HPKE {
     /// The sender's side of the key schedule: `enc` and the context that seals.
     /// - Parameter ephemeral: only the RFC's test vectors pass one; a reused ephemeral key
     ///   makes every message to that recipient share a key.
-    @_spi(Testing)
-    public static func sender(to recipient: P256PublicKey, info: some Collection<UInt8>, ephemeral: P256PrivateKey? = nil) throws -> ([UInt8], Context) {
+    package static func sender(to recipient: P256PublicKey, info: some Collection<UInt8>, ephemeral: P256PrivateKey? = nil) throws -> ([UInt8], Context) {
         let ephemeral = try ephemeral ?? P256PrivateKey.generate()
         let enc = ephemeral.publicKey.x963Representation
         let dh = try ephemeral.sharedSecret(with: recipient)
@@ -166,8 +164,7 @@ public enum HPKE {
 
     /// The recipient's side: the context that opens, from `enc` (checked to be a point on
     /// the curve before it is used).
-    @_spi(Testing)
-    public static func receiver(enc given: some Collection<UInt8>, recipient: P256PrivateKey, info: some Collection<UInt8>) throws -> Context {
+    package static func receiver(enc given: some Collection<UInt8>, recipient: P256PrivateKey, info: some Collection<UInt8>) throws -> Context {
         let enc = Array(given)
         let ephemeral = try P256PublicKey(x963Representation: enc)
         let dh = try recipient.sharedSecret(with: ephemeral)
@@ -177,7 +174,7 @@ public enum HPKE {
 
     /// An encryption context: the AEAD key and base nonce, and the sequence number that
     /// makes each message's nonce (RFC 9180 §5.2).
-    public final class Context {
+    package final class Context {
         private let key: SymmetricKey
         private let baseNonce: [UInt8]
         private var sequence: UInt64 = 0
@@ -195,13 +192,13 @@ public enum HPKE {
         }
 
         /// `ciphertext ‖ tag` of the next message.
-        public func seal(_ plaintext: some Collection<UInt8>, authenticating aad: some Collection<UInt8> = [UInt8]()) throws -> [UInt8] {
+        package func seal(_ plaintext: some Collection<UInt8>, authenticating aad: some Collection<UInt8> = [UInt8]()) throws -> [UInt8] {
             let box = try AESGCM.seal(plaintext, using: key, nonce: nextNonce(), authenticating: aad)
             return Array(box.combined[AESGCM.nonceByteCount...])
         }
 
         /// The next message's plaintext, only if its tag verifies.
-        public func open(_ sealed: some Collection<UInt8>, authenticating aad: some Collection<UInt8> = [UInt8]()) throws -> [UInt8] {
+        package func open(_ sealed: some Collection<UInt8>, authenticating aad: some Collection<UInt8> = [UInt8]()) throws -> [UInt8] {
             try sealed.withBytes { sealed in try aad.withBytes { try open(sealed: sealed, authenticating: $0) } }
         }
 

@@ -14,15 +14,15 @@ public struct SealCryptoError: ChainedError, Equatable {
 
         public static let authenticationFailed = Code(rawValue: "authentication-failed")
         public static let invalidKeySize = Code(rawValue: "invalid-key-size")
-        public static let invalidNonceSize = Code(rawValue: "invalid-nonce-size")
-        public static let invalidSealedBox = Code(rawValue: "invalid-sealed-box")
+        package static let invalidNonceSize = Code(rawValue: "invalid-nonce-size")
+        package static let invalidSealedBox = Code(rawValue: "invalid-sealed-box")
         public static let invalidEncoding = Code(rawValue: "invalid-encoding")
-        public static let randomUnavailable = Code(rawValue: "random-unavailable")
+        package static let randomUnavailable = Code(rawValue: "random-unavailable")
         public static let invalidKey = Code(rawValue: "invalid-key")
         /// A private key sealed with a passphrase, which pushseal never asks for.
-        public static let encryptedKey = Code(rawValue: "encrypted-key")
-        public static let invalidCertificate = Code(rawValue: "invalid-certificate")
-        public static let libraryFailure = Code(rawValue: "library-failure")
+        package static let encryptedKey = Code(rawValue: "encrypted-key")
+        package static let invalidCertificate = Code(rawValue: "invalid-certificate")
+        package static let libraryFailure = Code(rawValue: "library-failure")
     }
 
     public let code: Code
@@ -30,7 +30,7 @@ public struct SealCryptoError: ChainedError, Equatable {
     public let reason: String
     /// OpenSSL's error code (`ERR_get_error`) behind this failure, or 0 when the failure
     /// was found by pushseal's own checks. `openSSLReason` spells it out.
-    public let openSSLError: UInt
+    package let openSSLError: UInt
 
     /// The failure beneath: OpenSSL's (`openSSLError` as an `OpenSSLFailure`), or the
     /// system's (a `SystemCallFailure`) when a file could not be read.
@@ -53,7 +53,7 @@ public struct SealCryptoError: ChainedError, Equatable {
     }
 
     /// OpenSSL's own words for `openSSLError` ("bad decrypt"), or nil when there is none.
-    public var openSSLReason: String? {
+    package var openSSLReason: String? {
         guard openSSLError != 0 else { return nil }
         return ERR_reason_error_string(openSSLError).map { String(cString: $0) } ?? "error \(openSSLError)"
     }

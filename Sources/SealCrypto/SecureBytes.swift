@@ -6,15 +6,15 @@ internal import COpenSSL
 /// array wiped through `inout` wipes a fresh copy when another reference shares its
 /// buffer), wiped with `OPENSSL_cleanse` exactly once, when the last reference goes. The
 /// bytes are only ever lent out.
-public final class SecureBytes: @unchecked Sendable {
+package final class SecureBytes: @unchecked Sendable {
     // Written in init (or through `withUnsafeMutableBytes` by the code that made it, before
     // it is shared), wiped and freed in deinit.
     private let storage: UnsafeMutableRawBufferPointer
 
-    public var count: Int { storage.count }
+    package var count: Int { storage.count }
 
     /// `count` zero bytes, to be filled through `withUnsafeMutableBytes`.
-    public init(count: Int) {
+    package init(count: Int) {
         // A zero-byte allocation still gets a base address, which OpenSSL calls want.
         let base = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1), alignment: 16)
         base.initializeMemory(as: UInt8.self, repeating: 0, count: max(count, 1))
@@ -22,14 +22,14 @@ public final class SecureBytes: @unchecked Sendable {
     }
 
     /// A copy of `bytes`, which stay the caller's to wipe.
-    public convenience init(copying bytes: UnsafeRawBufferPointer) {
+    package convenience init(copying bytes: UnsafeRawBufferPointer) {
         self.init(count: bytes.count)
         if bytes.count > 0 { storage.copyMemory(from: bytes) }
     }
 
     /// Takes over `bytes`: copies them in and wipes the array in place. The array must be
     /// its buffer's only reference (a fresh local), or the wipe would reach a copy instead.
-    public convenience init(moving bytes: inout [UInt8]) {
+    package convenience init(moving bytes: inout [UInt8]) {
         self.init(count: bytes.count)
         bytes.withUnsafeMutableBytes { source in
             if source.count > 0 { storage.copyMemory(from: UnsafeRawBufferPointer(source)) }
@@ -54,12 +54,12 @@ public final class SecureBytes: @unchecked Sendable {
     }
 
     /// Lends the bytes for the length of `body`; they must not escape it.
-    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+    package func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         try body(UnsafeRawBufferPointer(storage))
     }
 
     /// Lends the bytes for writing, to the code that made this buffer.
-    public func withUnsafeMutableBytes<Result>(_ body: (UnsafeMutableRawBufferPointer) throws -> Result) rethrows -> Result {
+    package func withUnsafeMutableBytes<Result>(_ body: (UnsafeMutableRawBufferPointer) throws -> Result) rethrows -> Result {
         try body(storage)
     }
 }

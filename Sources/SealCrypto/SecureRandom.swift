@@ -2,24 +2,24 @@ internal import COpenSSL
 import Locking
 
 /// Random bytes from OpenSSL's CSPRNG (`RAND_bytes`), suitable for keys and nonces.
-public enum SecureRandom {
+package enum SecureRandom {
     /// Fills `buffer` with bytes for public values (nonces, message ids) from this thread's
     /// pool. Each `RAND_bytes` call costs about as much as sealing a short alert, so the pool
     /// draws 4 KiB at a time and hands every byte out once. Keys never come from here:
     /// `bytes(count:)` asks the generator directly, so no secret sits in a pool.
-    public static func fillPublic(_ buffer: UnsafeMutableRawBufferPointer) throws {
+    package static func fillPublic(_ buffer: UnsafeMutableRawBufferPointer) throws {
         try RandomPool.current().fill(buffer)
     }
 
     /// Returns `count` random bytes, or throws if the generator is not seeded.
-    public static func bytes(count: Int) throws -> [UInt8] {
+    package static func bytes(count: Int) throws -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         try fill(&bytes)
         return bytes
     }
 
     /// Overwrites `bytes` with random bytes.
-    public static func fill(_ bytes: inout [UInt8]) throws {
+    package static func fill(_ bytes: inout [UInt8]) throws {
         try bytes.withUnsafeMutableBytes { try fill($0) }
     }
 

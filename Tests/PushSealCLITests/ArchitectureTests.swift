@@ -219,4 +219,23 @@ struct ArchitectureTests {
             }
         }
     }
+
+    /// The public API is what a user needs and the catalogs document: the library products
+    /// but the device kit declare at most 400 public declarations (a line that declares
+    /// something `public`), and a module that is no product declares none but to inline.
+    @Test func theProductsPublicAPIStaysSmall() throws {
+        let manifest = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let library = try NSRegularExpression(pattern: #"\.library\(name: "(\w+)", targets: \["(\w+)"\]\)"#)
+        let products = Set(
+            library.matches(in: manifest, range: NSRange(manifest.startIndex..., in: manifest))
+                .map { String(manifest[Range($0.range(at: 2), in: manifest)!]) })
+        #expect(products.isSuperset(of: ["PushSeal", "PushSealSend", "SealCrypto", "PushSealJSON", "EnvelopeFormat", "NotificationText"]))
+        let declaration = try NSRegularExpression(pattern: #"^\s*(?:@\w+(?:\([^)]*\))?\s+)*public\s+"#, options: .anchorsMatchLines)
+        func count(_ module: String) throws -> Int {
+            try Self.sources(of: module).reduce(0) { $0 + declaration.numberOfMatches(in: $1, range: NSRange($1.startIndex..., in: $1)) }
+        }
+        let total = try products.subtracting(["PushSealKit"]).reduce(0) { $0 + (try count($1)) }
+        #expect(total <= 400, "the products declare \(total) public declarations")
+        #expect(try count("PushSealReceiver") == 0 && count("HTTP2") == 0, "modules that are no product publish nothing")
+    }
 }

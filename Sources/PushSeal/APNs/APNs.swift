@@ -6,7 +6,7 @@ import SealCrypto
 /// notification requests to APNs" and "Handling notification responses from APNs".
 public enum APNs {
     /// The request headers, by name.
-    public enum Header: String, Sendable {
+    package enum Header: String, Sendable {
         case topic = "apns-topic"
         case pushType = "apns-push-type"
         case priority = "apns-priority"
@@ -37,10 +37,10 @@ public enum APNs {
     }
 
     /// The longest `apns-collapse-id` APNs takes, in bytes.
-    public static let collapseIDLimit = 64
+    package static let collapseIDLimit = 64
 
     /// A reason APNs gives with a refusal, and the status it comes with.
-    public enum Reason: String, CaseIterable, Sendable, CustomStringConvertible {
+    package enum Reason: String, CaseIterable, Sendable, CustomStringConvertible {
         case badCollapseId = "BadCollapseId"
         case badDeviceToken = "BadDeviceToken"
         case badExpirationDate = "BadExpirationDate"
@@ -77,7 +77,7 @@ public enum APNs {
         /// which the listener gives.
         case headerListTooLarge = "HeaderListTooLarge"
 
-        public var status: Int {
+        package var status: Int {
             switch self {
             case .badCollapseId, .badDeviceToken, .badExpirationDate, .badMessageId, .badPriority, .badTopic,
                 .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType, .missingDeviceToken,
@@ -98,21 +98,21 @@ public enum APNs {
         }
 
         /// The name APNs writes in `{"reason": …}`.
-        public var reason: String { rawValue }
-        public var description: String { "\(status) \(rawValue)" }
+        package var reason: String { rawValue }
+        package var description: String { "\(status) \(rawValue)" }
     }
 
     /// Statuses worth sending again: answers that say "not now" (502 and 504 come from a
     /// proxy or load balancer in front of the server, with no APNs reason).
-    public static let temporaryStatuses: Set<Int> = [429, 500, 502, 503, 504]
+    package static let temporaryStatuses: Set<Int> = [429, 500, 502, 503, 504]
 }
 
 /// The listener's name for a reason it answers with.
-public typealias APNsRejection = APNs.Reason
+package typealias APNsRejection = APNs.Reason
 
 extension APNs.Reason {
     /// Every answer the listener can give for a request, in the order it checks for them.
-    public static let table: [APNs.Reason] = [
+    package static let table: [APNs.Reason] = [
         .duplicateHeaders, .badMessageId, .methodNotAllowed, .missingTopic, .topicDisallowed, .badCollapseId,
         .badPriority, .invalidPushType, .badPath, .missingDeviceToken, .badDeviceToken, .unregistered,
         .missingProviderToken, .invalidProviderToken, .expiredProviderToken, .payloadEmpty, .payloadTooLarge,
@@ -121,7 +121,7 @@ extension APNs.Reason {
 
     /// Answers that do not come from judging the request itself: its headers' size, and
     /// the listener's load.
-    public static let limits: [APNs.Reason] = [.headerListTooLarge, .serviceUnavailable]
+    package static let limits: [APNs.Reason] = [.headerListTooLarge, .serviceUnavailable]
 }
 
 extension APNs {

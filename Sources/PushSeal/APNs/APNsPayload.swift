@@ -3,19 +3,19 @@ import PushSealJSON
 /// What carries an envelope to APNs: `{"aps":<fallback alert>,"<field>":"<envelope>"}`,
 /// within APNs' byte limit for the push type. The envelope is sealed elsewhere
 /// (`EnvelopeSealer`); this writes what is around it.
-public struct APNsPayload: Sendable, PayloadWrapping {
+package struct APNsPayload: Sendable, PayloadWrapping {
     /// APNs refuses an alert's payload over 4096 bytes (5120 for voip).
-    public static let byteLimit = APNs.PushType.alert.payloadByteLimit
-    public static let defaultField = "enc"
+    package static let byteLimit = APNs.PushType.alert.payloadByteLimit
+    package static let defaultField = "enc"
 
-    public let fallback: FallbackAlert
-    public let field: String
+    package let fallback: FallbackAlert
+    package let field: String
     /// The most bytes a payload may have: APNs' limit for the push type it goes out as.
-    public let byteLimit: Int
+    package let byteLimit: Int
     /// `{"aps":{…},"<field>":"`: the same bytes before every envelope, built once.
     private let prefix: [UInt8]
 
-    public init(fallback: FallbackAlert = .standard, field: String = defaultField, byteLimit: Int = APNsPayload.byteLimit) throws {
+    package init(fallback: FallbackAlert = .standard, field: String = defaultField, byteLimit: Int = APNsPayload.byteLimit) throws {
         try Self.validate(field: field)
         guard fallback.hasText else {
             throw PayloadError(.invalidAlert, "the fallback alert needs a title, a body or a localization key, or iOS will not run the extension")
@@ -24,7 +24,7 @@ public struct APNsPayload: Sendable, PayloadWrapping {
     }
 
     /// The standard fallback alert in the standard field, which need no checks.
-    public static func standard(byteLimit: Int = APNsPayload.byteLimit) -> APNsPayload {
+    package static func standard(byteLimit: Int = APNsPayload.byteLimit) -> APNsPayload {
         APNsPayload(checked: .standard, field: defaultField, byteLimit: byteLimit)
     }
 
@@ -36,7 +36,7 @@ public struct APNsPayload: Sendable, PayloadWrapping {
     }
 
     /// The field must be a custom key beside `aps`.
-    public static func validate(field: String) throws {
+    package static func validate(field: String) throws {
         guard !field.isEmpty, field != "aps", field.utf8.count <= 64 else {
             throw PayloadError(.invalidAlert, "the envelope field must be a name of 1 to 64 bytes other than 'aps'")
         }
@@ -64,7 +64,7 @@ public struct APNsPayload: Sendable, PayloadWrapping {
     ///     line's `visible-sound`, `visible-level`); only such payloads build their own `aps`.
     ///   - output: where the payload is appended.
     ///   - writeEnvelope: appends the envelope itself.
-    public func append(
+    package func append(
         envelopeByteCount: Int, visible: VisibleMetadata, to output: inout [UInt8],
         writeEnvelope: (inout [UInt8]) throws -> Void
     ) throws {

@@ -1,28 +1,28 @@
 /// How a notification reached the listener: the device it was addressed to and its APNs
 /// request headers, as its record shows them: as they came, before `APNsRules` judges them
 /// against `APNs`' types, so that a record shows even a push type APNs does not know.
-public struct APNsRequestFields: Sendable, Equatable {
-    public var device: String? {
+package struct APNsRequestFields: Sendable, Equatable {
+    package var device: String? {
         get { storage.device }
         set { unique().device = newValue }
     }
-    public var topic: String? {
+    package var topic: String? {
         get { storage.topic }
         set { unique().topic = newValue }
     }
-    public var pushType: String? {
+    package var pushType: String? {
         get { storage.pushType }
         set { unique().pushType = newValue }
     }
-    public var priority: String? {
+    package var priority: String? {
         get { storage.priority }
         set { unique().priority = newValue }
     }
-    public var expiration: String? {
+    package var expiration: String? {
         get { storage.expiration }
         set { unique().expiration = newValue }
     }
-    public var collapseID: String? {
+    package var collapseID: String? {
         get { storage.collapseID }
         set { unique().collapseID = newValue }
     }
@@ -46,7 +46,7 @@ public struct APNsRequestFields: Sendable, Equatable {
 
     private var storage: Storage
 
-    public init(
+    package init(
         device: String? = nil, topic: String? = nil, pushType: String? = nil,
         priority: String? = nil, expiration: String? = nil, collapseID: String? = nil
     ) {
@@ -64,7 +64,7 @@ public struct APNsRequestFields: Sendable, Equatable {
         return storage
     }
 
-    public static func == (lhs: APNsRequestFields, rhs: APNsRequestFields) -> Bool {
+    package static func == (lhs: APNsRequestFields, rhs: APNsRequestFields) -> Bool {
         lhs.storage === rhs.storage
             || (lhs.device == rhs.device && lhs.topic == rhs.topic && lhs.pushType == rhs.pushType
                 && lhs.priority == rhs.priority && lhs.expiration == rhs.expiration && lhs.collapseID == rhs.collapseID)
@@ -72,7 +72,7 @@ public struct APNsRequestFields: Sendable, Equatable {
 
     /// Each record key and value, in the order records write them: called for every
     /// record from the listener, so no array of them is made.
-    public func forEachMember(_ body: (_ key: StaticString, _ value: String?) -> Void) {
+    package func forEachMember(_ body: (_ key: StaticString, _ value: String?) -> Void) {
         body("device", device)
         forEachHeader(body)
     }
@@ -87,7 +87,7 @@ public struct APNsRequestFields: Sendable, Equatable {
     }
 
     /// The headers an extension sees in its request (never `authorization`).
-    public var headers: [String: String] {
+    package var headers: [String: String] {
         var headers: [String: String] = [:]
         forEachHeader { name, value in
             if let value { headers[name.description] = value }

@@ -2,18 +2,18 @@ import PushSealJSON
 
 /// What the listener accepts, and the checks APNs makes of a request, in the order Pushy's
 /// MockApnsServer makes them (the first failing check is the answer).
-public struct APNsRules: Sendable {
+package struct APNsRules: Sendable {
     /// Known device tokens (lowercase hex); empty accepts every well-formed token.
-    public var devices: Set<String>
+    package var devices: Set<String>
     /// Tokens answered 410 Unregistered.
-    public var unregistered: Set<String>
+    package var unregistered: Set<String>
     /// Accepted topics; empty accepts any.
-    public var topics: Set<String>
-    public var tokens: ProviderTokens
+    package var topics: Set<String>
+    package var tokens: ProviderTokens
     /// The 410 answer's `timestamp`: when the tokens stopped being valid (ms since 1970).
-    public var unregisteredSince: Int64
+    package var unregisteredSince: Int64
 
-    public init(
+    package init(
         devices: Set<String> = [], unregistered: Set<String> = [], topics: Set<String> = [],
         tokens: ProviderTokens, unregisteredSince: Int64
     ) {
@@ -26,15 +26,15 @@ public struct APNsRules: Sendable {
 
     /// The most bytes APNs takes in a payload whose `apns-push-type` header is `header`:
     /// an alert's when there is none, or one APNs does not know.
-    public static func payloadByteLimit(pushTypeHeader header: String?) -> Int {
+    package static func payloadByteLimit(pushTypeHeader header: String?) -> Int {
         (header.flatMap(APNs.PushType.init(rawValue:)) ?? .alert).payloadByteLimit
     }
     /// Device tokens are hex: 32 bytes today, up to 100 allowed for.
-    public static let deviceTokenLengths = 64...200
+    package static let deviceTokenLengths = 64...200
 
     /// A device token as APNs takes it: ASCII hex, an even number of digits, of a length
     /// devices use. (Character.isHexDigit would also let fullwidth digits through.)
-    public static func isDeviceToken(_ text: some StringProtocol) -> Bool {
+    package static func isDeviceToken(_ text: some StringProtocol) -> Bool {
         // Through a contiguous buffer: the generic UTF8View walk was a sixth of send's time
         // at a million devices.
         String(text).withUTF8Bytes { bytes in
@@ -48,14 +48,14 @@ public struct APNsRules: Sendable {
     }
 
     /// A request as the listener judges it.
-    public enum Verdict: Sendable {
+    package enum Verdict: Sendable {
         case accepted(identifier: String, arrival: APNsRequestFields)
         case rejected(APNsRejection, identifier: String, arrival: APNsRequestFields)
     }
 
     /// Judges one request. `bodyLength` is the whole body's, which may be longer than what
     /// was kept of it.
-    public func judge(method: String, path: String, headers: [(name: String, value: String)], bodyLength: Int) -> Verdict {
+    package func judge(method: String, path: String, headers: [(name: String, value: String)], bodyLength: Int) -> Verdict {
         // One pass over the headers: this runs for every request.
         var arrival = APNsRequestFields(device: Self.deviceToken(in: path))
         var given: String?
@@ -142,7 +142,7 @@ public struct APNsRules: Sendable {
     }
 
     /// The JSON body of a rejection: `{"reason":"…"}`, with `timestamp` for 410.
-    public func body(for rejection: APNsRejection) -> [UInt8] {
+    package func body(for rejection: APNsRejection) -> [UInt8] {
         var body = Array("{\"reason\":\"\(rejection.reason)\"".utf8)
         if rejection.status == 410 { body.append(contentsOf: ",\"timestamp\":\(unregisteredSince)".utf8) }
         body.append(UInt8(ascii: "}"))

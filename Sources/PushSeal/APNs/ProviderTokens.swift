@@ -13,11 +13,11 @@ import Glibc
 /// token's shape and age are checked. A token that verified is remembered (until its hour
 /// is up), as APNs does per connection, so a provider reusing one token pays for one
 /// signature check.
-public final class ProviderTokens: Sendable {
+package final class ProviderTokens: Sendable {
     /// How long a token is good for after its `iat`.
-    public static let lifetime: Int64 = 3_600
+    package static let lifetime: Int64 = 3_600
     /// How far in the future an `iat` may be: clocks differ a little.
-    public static let clockSkew: Int64 = 60
+    package static let clockSkew: Int64 = 60
 
     private let keys: [String: ES256Key]
     private let team: String?
@@ -36,17 +36,17 @@ public final class ProviderTokens: Sendable {
     ///   - keys: verification keys by key id; empty checks shape and age only.
     ///   - team: the only `iss` accepted, when given.
     ///   - clock: UNIX seconds now.
-    public init(keys: [String: ES256Key], team: String?, clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) {
+    package init(keys: [String: ES256Key], team: String?, clock: @escaping @Sendable () -> Int64 = { Int64(time(nil)) }) {
         self.keys = keys
         self.team = team
         self.clock = clock
     }
 
     /// True when signatures are verified, not just the token's shape.
-    public var verifiesSignatures: Bool { !keys.isEmpty }
+    package var verifiesSignatures: Bool { !keys.isEmpty }
 
     /// Nil when the request's token is good; otherwise APNs' answer.
-    public func check(authorization: String?) -> APNsRejection? {
+    package func check(authorization: String?) -> APNsRejection? {
         guard let authorization, !authorization.isEmpty else { return .missingProviderToken }
         let now = clock()
         let known = verified.withLock { cache -> Int64? in

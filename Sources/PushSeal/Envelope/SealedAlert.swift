@@ -85,7 +85,7 @@ public struct SealedAlert: Sendable, Equatable {
     }
 
     /// The alert as the JSON object that gets sealed: the fields in table order, then the rest.
-    public var json: JSONObject {
+    package var json: JSONObject {
         var object = JSONObject()
         fields.write(into: &object)
         object.append(Key.data.description, data.isEmpty ? nil : .object(data))
@@ -98,7 +98,7 @@ public struct SealedAlert: Sendable, Equatable {
     /// The plaintext to seal: the JSON right-padded with spaces to a multiple of `pad`, so
     /// the ciphertext length reveals only a size bucket. JSON parsers skip trailing white
     /// space, so the receiving side needs no unpadding step.
-    public func plaintext(paddedTo pad: Int) -> [UInt8] {
+    package func plaintext(paddedTo pad: Int) -> [UInt8] {
         var bytes = [UInt8]()
         bytes.reserveCapacity(256)
         writeJSON(to: &bytes)
@@ -149,7 +149,7 @@ public struct SealedAlert: Sendable, Equatable {
     /// type or value, an alert with neither a title nor a body to show, and `data` that
     /// names `aps` or the field are refused. The members are taken as they are read, with no
     /// tree of the whole alert: the receiver opens one for every notification.
-    public init(plaintext: some Collection<UInt8>, field: String = PayloadSealer.defaultField) throws {
+    package init(plaintext: some Collection<UInt8>, field: String = PayloadSealer.defaultField) throws {
         self = try plaintext.withBytes { try SealedAlert(plaintext: $0, field: field) }
     }
 
@@ -184,7 +184,7 @@ public struct SealedAlert: Sendable, Equatable {
     }
 
     /// Reads an alert object as the sender wrote it, in one pass over its members.
-    public init(json object: JSONObject) throws {
+    package init(json object: JSONObject) throws {
         self.init(fields: AlertFields(), data: JSONObject(), id: nil, sent: nil)
         for (key, value) in object {
             var key = key

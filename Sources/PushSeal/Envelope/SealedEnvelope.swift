@@ -18,10 +18,10 @@ public struct SealedEnvelope: Sendable, Equatable {
     public let version: Version
     public let kid: String
     /// The sealed bytes: `ps1` nonce ‖ ciphertext ‖ tag, `ps2` enc ‖ ciphertext ‖ tag.
-    public let combined: [UInt8]
+    package let combined: [UInt8]
 
     /// A `ps1` envelope.
-    public init(kid: String, box: SealedBox) {
+    package init(kid: String, box: SealedBox) {
         version = .ps1
         self.kid = kid
         combined = box.combined
@@ -34,7 +34,7 @@ public struct SealedEnvelope: Sendable, Equatable {
     }
 
     /// The authenticated header, `<version>.<kid>`.
-    public var header: String { envelopeHeader(version, kid: kid) }
+    package var header: String { envelopeHeader(version, kid: kid) }
 
     /// The header's bytes, as AES-GCM authenticates them and HPKE takes them as `info`.
     var headerBytes: [UInt8] { withHeaderBytes { Array($0) } }
@@ -95,7 +95,7 @@ public struct SealedEnvelope: Sendable, Equatable {
     /// Opens the envelope with the key of its kind that `keyring` holds for its kid and
     /// hands the plaintext to `body`, wiping it when `body` returns. A `ps1` plaintext is
     /// opened into memory on the stack, not an array: the receiver opens one per notification.
-    public func withOpened<Result>(with keyring: Keyring, now: Int64, _ body: (UnsafeRawBufferPointer) throws -> Result) throws -> Result {
+    package func withOpened<Result>(with keyring: Keyring, now: Int64, _ body: (UnsafeRawBufferPointer) throws -> Result) throws -> Result {
         switch version {
         case .ps1:
             let key = try keyring.decryptionKey(for: kid, now: now)

@@ -75,7 +75,7 @@ public final class ExtensionRunner: Sendable {
     package var isWatchingDeadlines: Bool { watch.isWatching }
 
     /// Content-handler calls that came after a notification was already delivered.
-    public var ignoredContentHandlerCalls: Int { ignoredCalls.load(ordering: .relaxed) }
+    package var ignoredContentHandlerCalls: Int { ignoredCalls.load(ordering: .relaxed) }
 
     /// Delivers `request` and reports the outcome to `completion` exactly once.
     public func deliver(_ request: NotificationRequest, completion: @escaping @Sendable (Delivery) -> Void) {
@@ -131,7 +131,7 @@ public final class ExtensionRunner: Sendable {
     /// later one as soon as its extension is called: for a clean stop. Each still gets its
     /// one record: the extension's answer to `serviceExtensionTimeWillExpire`, or after the
     /// grace the original.
-    public func expireAll() {
+    package func expireAll() {
         stopping.store(true, ordering: .releasing)
         let slots = waiting.withLock { Array($0.values) }
         let graceEnds = clock.now + timing.expiryGrace

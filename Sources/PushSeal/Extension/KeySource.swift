@@ -105,7 +105,7 @@ public final class KeyringFileSource: KeySource {
 
     /// The keyring as it is on disk now: a stat now and then (and at once when `kid` is
     /// unknown), a parse only after a change.
-    public func current(knowing kid: String? = nil) throws -> Keyring {
+    package func current(knowing kid: String? = nil) throws -> Keyring {
         if MonotonicClock.system.now.nanoseconds >= nextCheck.load(ordering: .acquiring) {
             // The next check is set only once this one is done, so every thread that comes
             // meanwhile looks too (a stat, in turn under the reload lock) instead of reading

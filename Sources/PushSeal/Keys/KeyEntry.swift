@@ -14,7 +14,7 @@ public enum KeyKind: String, Sendable, CaseIterable {
 public struct KeyEntry: Sendable {
     /// What a key is made of: one case per kind, so a key of one kind cannot carry another
     /// kind's material, and a destroyed key carries none.
-    public enum Material: Sendable {
+    package enum Material: Sendable {
         /// The AES-256 key of a `secret` key.
         case secret(SymmetricKey)
         /// The key pair of a `private` key.
@@ -40,7 +40,7 @@ public struct KeyEntry: Sendable {
     private var pairKey: P256PrivateKey?
     private var pointKey: P256PublicKey?
 
-    public init(id: String, material: Material, state: KeyState, created: Int64, expires: Int64? = nil) {
+    package init(id: String, material: Material, state: KeyState, created: Int64, expires: Int64? = nil) {
         self.id = id
         switch material {
         case .secret(let key):
@@ -67,7 +67,7 @@ public struct KeyEntry: Sendable {
 
     /// A recipient key: the pair (`private`), or the point alone (`public`); neither once
     /// destroyed.
-    public init(
+    package init(
         id: String, kind: KeyKind, privateKey: P256PrivateKey?, publicKey: P256PublicKey?, state: KeyState,
         created: Int64, expires: Int64? = nil
     ) {
@@ -81,7 +81,7 @@ public struct KeyEntry: Sendable {
     }
 
     /// What the key is made of; only `destroy` and `prune` (through the keyring) change it.
-    public var material: Material {
+    package var material: Material {
         if let secretKey { return .secret(secretKey) }
         if let pairKey { return .pair(pairKey) }
         if let pointKey { return .point(pointKey) }
@@ -89,21 +89,21 @@ public struct KeyEntry: Sendable {
     }
 
     /// The AES-256 key of a `secret` key; nil for another kind, or once destroyed.
-    public var secret: SymmetricKey? { secretKey }
+    package var secret: SymmetricKey? { secretKey }
 
     /// The key pair of a `private` key; nil for another kind, or once destroyed.
-    public var privateKey: P256PrivateKey? { pairKey }
+    package var privateKey: P256PrivateKey? { pairKey }
 
     /// The point that seals to a `private` or `public` key; nil for a secret, or once destroyed.
-    public var publicKey: P256PublicKey? { pairKey?.publicKey ?? pointKey }
+    package var publicKey: P256PublicKey? { pairKey?.publicKey ?? pointKey }
 
     /// True when the key is enabled but its grace period has passed at `now`.
-    public func isExpired(at now: Int64) -> Bool {
+    package func isExpired(at now: Int64) -> Bool {
         state == .enabled && hasPassedExpiry(at: now)
     }
 
     /// Whether its grace period has ended, whatever became of it since (disabled, destroyed).
-    public func hasPassedExpiry(at now: Int64) -> Bool {
+    package func hasPassedExpiry(at now: Int64) -> Bool {
         expires.map { $0 <= now } ?? false
     }
 

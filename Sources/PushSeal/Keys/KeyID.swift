@@ -17,7 +17,7 @@ public enum KeyID {
     }
 
     /// A fresh random kid that is not in `taken`.
-    public static func generate(avoiding taken: Set<String>) throws -> String {
+    package static func generate(avoiding taken: Set<String>) throws -> String {
         while true {
             let kid = Hex.encode(try SecureRandom.bytes(count: 4))
             if !taken.contains(kid) { return kid }

@@ -44,10 +44,10 @@ public struct Keyring: Sendable {
 
     /// Whether a key named `kid` is held, in any state; asked for every notification, so
     /// the entry is not copied out to answer.
-    public func holds(_ kid: String) -> Bool { keys.contains { $0.id == kid } }
+    package func holds(_ kid: String) -> Bool { keys.contains { $0.id == kid } }
 
     /// The shared secret primary key that seals new `ps1` messages, or why there is none.
-    public func encryptionKey() throws -> (kid: String, key: SymmetricKey) {
+    package func encryptionKey() throws -> (kid: String, key: SymmetricKey) {
         guard let primary, let secret = primary.secret else {
             throw KeyringError(.noPrimary, primary == nil ? "the keyring has no primary key" : "the primary key \(primary!.id) is a recipient key, not a shared secret")
         }
@@ -73,7 +73,7 @@ public struct Keyring: Sendable {
 
     /// The key that opens `ps1` messages sealed under `kid` at time `now`, or a distinct
     /// error for each reason it cannot.
-    public func decryptionKey(for kid: String, now: Int64) throws -> SymmetricKey {
+    package func decryptionKey(for kid: String, now: Int64) throws -> SymmetricKey {
         guard let secret = keys[try usableIndex(kid, now: now)].secret else {
             throw KeyringError(.unknownKey, "key \(kid) is a recipient key; a ps1 envelope opens with a shared secret")
         }
@@ -82,7 +82,7 @@ public struct Keyring: Sendable {
 
     /// The private key that opens `ps2` messages sealed to `kid` at time `now`; a key held
     /// only as its public share cannot.
-    public func recipientKey(for kid: String, now: Int64) throws -> P256PrivateKey {
+    package func recipientKey(for kid: String, now: Int64) throws -> P256PrivateKey {
         let index = try usableIndex(kid, now: now)
         switch keys[index].kind {
         case .private:
@@ -119,7 +119,7 @@ public struct Keyring: Sendable {
     /// first step of a two-step roll-out: share it with receivers, then promote it.
     /// The new key is of `kind`, or of the primary's kind (a secret when there is none).
     @discardableResult
-    public mutating func add(now: Int64, kind: KeyKind? = nil) throws -> String {
+    package mutating func add(now: Int64, kind: KeyKind? = nil) throws -> String {
         let entry = try newKey(
             state: keys.contains { $0.state == .primary } ? .enabled : .primary, now: now,
             kind: kind ?? newKind)
@@ -128,7 +128,7 @@ public struct Keyring: Sendable {
     }
 
     /// Makes `kid` the primary; the old primary keeps decrypting for `grace`.
-    public mutating func promote(_ kid: String, grace: Duration, now: Int64) throws {
+    package mutating func promote(_ kid: String, grace: Duration, now: Int64) throws {
         let index = try usableIndex(kid, for: "promote")
         guard keys[index].state != .primary else { return }
         retirePrimary(grace: grace, now: now)
@@ -140,7 +140,7 @@ public struct Keyring: Sendable {
     /// `grace`. Returns the new kid. A device's public key has no successor here: only the
     /// device can make one.
     @discardableResult
-    public mutating func rotate(grace: Duration, now: Int64) throws -> String {
+    package mutating func rotate(grace: Duration, now: Int64) throws -> String {
         if let primary, primary.kind == .public {
             throw KeyringError(.deviceKey, "the primary key \(primary.id) is a device's public key, and only the device can make its successor")
         }
@@ -151,7 +151,7 @@ public struct Keyring: Sendable {
     }
 
     /// Stops `kid` from decrypting; reversible with `enable`.
-    public mutating func disable(_ kid: String) throws {
+    package mutating func disable(_ kid: String) throws {
         let index = try index(of: kid)
         switch keys[index].state {
         case .primary:
@@ -165,7 +165,7 @@ public struct Keyring: Sendable {
 
     /// Lets a disabled key decrypt again. A key whose grace period has passed stays expired:
     /// enabling it would report a success that changes nothing.
-    public mutating func enable(_ kid: String, now: Int64) throws {
+    package mutating func enable(_ kid: String, now: Int64) throws {
         let index = try index(of: kid)
         if keys[index].state != .destroyed, let expires = keys[index].expires, expires <= now {
             throw KeyringError(.notAllowed, "key \(kid) expired at \(Timestamp.format(expires)) when its grace period ended; an expired key cannot be enabled")
@@ -181,7 +181,7 @@ public struct Keyring: Sendable {
     }
 
     /// Wipes the secret of `kid` for good; its id stays so receivers can say why.
-    public mutating func destroy(_ kid: String) throws {
+    package mutating func destroy(_ kid: String) throws {
         let index = try index(of: kid)
         guard keys[index].state != .primary else {
             throw KeyringError(.notAllowed, "key \(kid) is the primary; rotate or promote another key before destroying it")
@@ -192,7 +192,7 @@ public struct Keyring: Sendable {
 
     /// Destroys every enabled key whose grace has passed; returns their kids.
     @discardableResult
-    public mutating func prune(now: Int64) -> [String] {
+    package mutating func prune(now: Int64) -> [String] {
         var pruned: [String] = []
         for index in keys.indices where keys[index].isExpired(at: now) {
             keys[index].state = .destroyed
@@ -220,7 +220,7 @@ public struct Keyring: Sendable {
     /// Importing the same point twice changes nothing; the same kid with another key is
     /// refused. Returns false when it was already there.
     @discardableResult
-    public mutating func importPublic(_ share: PublicShare, now: Int64) throws -> Bool {
+    package mutating func importPublic(_ share: PublicShare, now: Int64) throws -> Bool {
         if let existing = entry(share.kid) {
             guard existing.kind != .secret, existing.publicKey?.x963Representation == share.publicKey.x963Representation else {
                 throw KeyringError(.conflict, "the keyring already has a key \(share.kid) that is not this public key (state \(existing.state.rawValue)); nothing was imported")
@@ -235,7 +235,7 @@ public struct Keyring: Sendable {
     /// opens what is sealed to it. The same key twice changes nothing; the same kid with
     /// another key is refused. Returns false when it was already there.
     @discardableResult
-    public mutating func importPrivate(_ share: PrivateShare, now: Int64) throws -> Bool {
+    package mutating func importPrivate(_ share: PrivateShare, now: Int64) throws -> Bool {
         if let existing = entry(share.kid) {
             guard existing.kind == .private, existing.publicKey?.x963Representation == share.privateKey.publicKey.x963Representation else {
                 throw KeyringError(.conflict, "the keyring already has a key \(share.kid) that is not this private key (state \(existing.state.rawValue)); nothing was imported")
@@ -252,7 +252,7 @@ public struct Keyring: Sendable {
     /// closer, so an old notice imported late cannot revive a key. This keyring's primary is
     /// refused: it seals here, so only a rotation or promotion here retires it.
     @discardableResult
-    public mutating func retire(_ notice: RetirementNotice) throws -> RetirementOutcome {
+    package mutating func retire(_ notice: RetirementNotice) throws -> RetirementOutcome {
         guard let index = keys.firstIndex(where: { $0.id == notice.kid }) else { return .notHeld }
         switch keys[index].state {
         case .primary:

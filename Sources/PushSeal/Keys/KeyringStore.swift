@@ -15,14 +15,14 @@ import Darwin
 /// the folder. A crash therefore leaves the old or the new keyring, never a torn one, and
 /// concurrent changes apply one after another without losing any.
 public struct KeyringStore: Sendable {
-    public static let fileName = "keyring.json"
+    package static let fileName = "keyring.json"
     static let lockName = ".keyring.lock"
 
     public let folder: String
     /// How long a change waits for another process's lock before giving up.
-    public var lockTimeout: Duration
+    package var lockTimeout: Duration
     /// Called once when a change has waited a second for the lock, so a person can be told.
-    public var waitingForLock: (@Sendable () -> Void)?
+    package var waitingForLock: (@Sendable () -> Void)?
 
     public static let defaultLockTimeout: Duration = .seconds(30)
 
@@ -92,7 +92,7 @@ public struct KeyringStore: Sendable {
     /// Applies `change` to the current keyring under the lock and saves the result. With
     /// `creatingIfMissing`, a missing keyring starts empty (a receiver's first import);
     /// without it, a missing keyring is reported before anything (folder, lock file) is made.
-    public func update<Result>(
+    package func update<Result>(
         creatingIfMissing: Bool = false,
         _ change: (inout Keyring) throws -> Result
     ) throws -> Result {

@@ -40,10 +40,10 @@ public enum AlertField: String, CaseIterable, Sendable {
 
     /// `allCases`, made once: the synthesised one builds a new array on every use, and the
     /// receiver walks this table several times per notification.
-    public static let every: [AlertField] = allCases
+    package static let every: [AlertField] = allCases
 
     /// The field with this name (aliases included).
-    public static func named(_ name: String) -> AlertField? {
+    package static func named(_ name: String) -> AlertField? {
         spelling(name)?.field
     }
 
@@ -51,7 +51,7 @@ public enum AlertField: String, CaseIterable, Sendable {
     /// own key. Readers call it for every member of every alert, so it compares bytes,
     /// length first, with constant spellings: no hashing, no Unicode comparison (every
     /// name is ASCII, so the bytes decide) and no reference counting.
-    public static func spelling(_ name: String) -> (field: AlertField, isAlias: Bool)? {
+    package static func spelling(_ name: String) -> (field: AlertField, isAlias: Bool)? {
         name.withUTF8Bytes(spelling(utf8:))
     }
 
@@ -82,7 +82,7 @@ public enum AlertField: String, CaseIterable, Sendable {
     ]
 
     /// The shorter names a batch line may use instead, spelled like the options.
-    public var aliases: [String] {
+    package var aliases: [String] {
         switch self {
         case .body: ["message"]
         case .threadID: ["group"]
@@ -92,7 +92,7 @@ public enum AlertField: String, CaseIterable, Sendable {
     }
 
     /// Whether the field is alert text, which lives under `aps.alert`.
-    public var isText: Bool { self == .title || self == .subtitle || self == .body }
+    package var isText: Bool { self == .title || self == .subtitle || self == .body }
 }
 
 /// The visible part of an alert: every field a sender sets and a device shows, each typed
@@ -187,7 +187,7 @@ public struct AlertFields: Sendable, Equatable {
     }
 
     /// The field's value as JSON, or nil when it is not set.
-    public subscript(field: AlertField) -> JSONValue? {
+    package subscript(field: AlertField) -> JSONValue? {
         switch field {
         case .title: title.map(JSONValue.string)
         case .subtitle: subtitle.map(JSONValue.string)
@@ -204,7 +204,7 @@ public struct AlertFields: Sendable, Equatable {
 
     /// Sets a field from JSON, refusing a value of the wrong kind or out of range; `null`
     /// unsets it.
-    public mutating func set(_ field: AlertField, json value: JSONValue) throws(PayloadError) {
+    package mutating func set(_ field: AlertField, json value: JSONValue) throws(PayloadError) {
         if case .null = value { return clear(field) }
         switch field {
         case .badge:
@@ -226,7 +226,7 @@ public struct AlertFields: Sendable, Equatable {
     }
 
     /// Sets a field from text as typed on the command line.
-    public mutating func set(_ field: AlertField, text: String) throws(PayloadError) {
+    package mutating func set(_ field: AlertField, text: String) throws(PayloadError) {
         switch field {
         case .title: title = text
         case .subtitle: subtitle = text
@@ -251,7 +251,7 @@ public struct AlertFields: Sendable, Equatable {
         }
     }
 
-    public mutating func clear(_ field: AlertField) {
+    package mutating func clear(_ field: AlertField) {
         switch field {
         case .title: title = nil
         case .subtitle: subtitle = nil
@@ -267,13 +267,13 @@ public struct AlertFields: Sendable, Equatable {
     }
 
     /// Whether any field is set.
-    public var isEmpty: Bool { AlertField.every.allSatisfy { self[$0] == nil } }
+    package var isEmpty: Bool { AlertField.every.allSatisfy { self[$0] == nil } }
 
     /// The fields of an opened alert shown over these, its fallback's: the opened alert's
     /// text, even where it has none, and every other field it sets; the rest kept from
     /// these (typed, so nothing is checked again). Only what the opened alert leaves unset
     /// is written, so it usually shares the opened alert's fields rather than copying them.
-    public func overlaid(by opened: AlertFields) -> AlertFields {
+    package func overlaid(by opened: AlertFields) -> AlertFields {
         var fields = opened
         if fields.badge == nil, let badge { fields.badge = badge }
         if fields.sound == nil, let sound { fields.sound = sound }
@@ -286,7 +286,7 @@ public struct AlertFields: Sendable, Equatable {
     }
 
     /// The fields that are set, as JSON members in table order.
-    public func write(into object: inout JSONObject) {
+    package func write(into object: inout JSONObject) {
         for field in AlertField.every { object.append(field.key, self[field]) }
     }
 

@@ -33,7 +33,7 @@ public struct AlertRequest: Sendable {
     }
 
     /// The `ttl` a sender may ask for: a second to a year.
-    public static let timeToLiveRange = Duration.seconds(1)...Duration.seconds(365 * 86_400)
+    package static let timeToLiveRange = Duration.seconds(1)...Duration.seconds(365 * 86_400)
 
     /// Members a batch line may have besides the alert fields and their aliases.
     enum Key {
@@ -45,7 +45,7 @@ public struct AlertRequest: Sendable {
     static let batchKeys: [String] = AlertField.every.flatMap { [$0.key] + $0.aliases } + [Key.url, Key.data, Key.ttl, Key.id, Key.to, Key.visibleSound, Key.visibleLevel].map(\.description)
 
     /// Reads one JSON object of batch input, in one pass over its members.
-    public init(json object: JSONObject) throws {
+    package init(json object: JSONObject) throws {
         var given = GivenFields()
         for (key, value) in object {
             var key = key

@@ -25,7 +25,7 @@ public struct FallbackAlert: Sendable, Equatable {
     }
 
     /// Whether iOS has text to show, and so runs the extension.
-    public var hasText: Bool { !title.isEmpty || !body.isEmpty || localizationKey?.isEmpty == false }
+    package var hasText: Bool { !title.isEmpty || !body.isEmpty || localizationKey?.isEmpty == false }
 
     /// The payload's `aps`: this alert, the visible metadata, and `mutable-content`.
     func aps() -> JSONObject {
@@ -70,12 +70,12 @@ public struct VisibleMetadata: Sendable, Equatable {
     public var isEmpty: Bool { sound == nil && level == nil }
 
     /// These, with every member `other` sets in their place.
-    public func overridden(by other: VisibleMetadata) -> VisibleMetadata {
+    package func overridden(by other: VisibleMetadata) -> VisibleMetadata {
         VisibleMetadata(sound: other.sound ?? sound, level: other.level ?? level)
     }
 
     /// A sound name as APNs takes it: 1 to 256 bytes, no control characters.
-    public static func isSoundName(_ name: String) -> Bool {
+    package static func isSoundName(_ name: String) -> Bool {
         (1...256).contains(name.utf8.count) && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 }

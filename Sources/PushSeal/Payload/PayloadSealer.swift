@@ -12,8 +12,8 @@ public final class PayloadSealer: Sendable {
     public static let defaultField = APNsPayload.defaultField
     public static let defaultPad = 32
 
-    public let envelope: EnvelopeSealer
-    public let wrapping: APNsPayload
+    package let envelope: EnvelopeSealer
+    package let wrapping: APNsPayload
     public let pad: Int
     public var kid: String { envelope.kid }
     public var field: String { wrapping.field }
@@ -34,7 +34,7 @@ public final class PayloadSealer: Sendable {
     }
 
     /// The field must be a custom key beside `aps`.
-    public static func validate(field: String) throws {
+    package static func validate(field: String) throws {
         try APNsPayload.validate(field: field)
     }
 

@@ -5,8 +5,8 @@ import SealCrypto
 
 /// One thing `pushseal doctor` found: what it checked, whether it holds, in plain words, and
 /// what fixes it when it does not.
-public struct DoctorFinding: Sendable, Equatable {
-    public enum Level: String, Sendable {
+package struct DoctorFinding: Sendable, Equatable {
+    package enum Level: String, Sendable {
         /// Holds.
         case ok
         /// Worth knowing; nothing to fix.
@@ -15,12 +15,12 @@ public struct DoctorFinding: Sendable, Equatable {
         case problem
     }
 
-    public let check: String
-    public let level: Level
-    public let says: String
-    public let fix: String?
+    package let check: String
+    package let level: Level
+    package let says: String
+    package let fix: String?
 
-    public init(_ check: String, _ level: Level, _ says: String, fix: String? = nil) {
+    package init(_ check: String, _ level: Level, _ says: String, fix: String? = nil) {
         self.check = check
         self.level = level
         self.says = says
@@ -33,17 +33,17 @@ public struct DoctorFinding: Sendable, Equatable {
 /// precise base64 fault, and with a keyring whether it opens and what would be shown. The
 /// same rules as the runner and the kit (docs/FORMAT.md), said so that a sender who is not
 /// running pushseal can fix what is wrong.
-public struct PayloadDiagnosis: Sendable {
-    public var findings: [DoctorFinding] = []
+package struct PayloadDiagnosis: Sendable {
+    package var findings: [DoctorFinding] = []
     /// The status the receiver would give, when the diagnosis got that far (nil without a
     /// keyring for a sealed payload).
-    public var status: DeliveryStatus?
+    package var status: DeliveryStatus?
     /// The title and body the device would show, when it opens.
-    public var shown: (title: String, body: String)?
+    package var shown: (title: String, body: String)?
     /// Whether iOS runs the extension for it; nil when the payload could not be read.
-    public var extensionRuns: Bool?
+    package var extensionRuns: Bool?
 
-    public var hasProblem: Bool { findings.contains { $0.level == .problem } }
+    package var hasProblem: Bool { findings.contains { $0.level == .problem } }
 
     mutating func add(_ check: String, _ level: DoctorFinding.Level, _ says: String, fix: String? = nil) {
         findings.append(DoctorFinding(check, level, says, fix: fix))
@@ -58,7 +58,7 @@ public struct PayloadDiagnosis: Sendable {
     ///   - keyring: the receiver's keys; nil to stop before opening.
     ///   - keysName: how to name the keyring's folder in messages.
     ///   - now: the time `exp` and key lifetimes are judged at (Unix seconds).
-    public static func of(
+    package static func of(
         _ bytes: [UInt8], field: String = PayloadSealer.defaultField, pushType: APNs.PushType = .alert,
         priority: APNs.Priority = .now, keyring: Keyring? = nil, keysName: String = "the keyring",
         now: Int64 = Timestamp.now()

@@ -7,7 +7,7 @@ import Synchronization
 
 /// Where the listener's records go. Called on the listener's loop threads and the delivering
 /// threads, so it must never wait for the reader of the records.
-public protocol RecordSink: Sendable {
+package protocol RecordSink: Sendable {
     /// False while records wait for their reader past the sink's bound: the listener then
     /// refuses new notifications (503) rather than take on records it could not write.
     var hasRoom: Bool { get }
@@ -27,22 +27,22 @@ public protocol RecordSink: Sendable {
 /// Notifications between their 200 and their record are bounded (`Settings.pendingLimit`),
 /// whatever the extension, the budget or the rate: past the bound, or while the record sink
 /// is full, a new notification is answered 503 `ServiceUnavailable`, recorded and counted.
-public final class APNsListener: Sendable {
-    public struct Settings: Sendable {
-        public var host: String
-        public var port: Int
+package final class APNsListener: Sendable {
+    package struct Settings: Sendable {
+        package var host: String
+        package var port: Int
         /// Nil serves HTTP/2 in the clear (prior knowledge).
-        public var tls: ListenerIdentity?
-        public var rules: APNsRules
-        public var limits: ListenerLimits
+        package var tls: ListenerIdentity?
+        package var rules: APNsRules
+        package var limits: ListenerLimits
         /// Notifications answered 200 whose records are not yet out, at most, and the most
         /// payload bytes they may hold.
-        public var pendingLimit: Int
-        public var pendingBytes: Int
+        package var pendingLimit: Int
+        package var pendingBytes: Int
         /// How often one connection may change its provider token (APNs: every 20 minutes).
-        public var tokenUpdateInterval: Duration
+        package var tokenUpdateInterval: Duration
 
-        public init(
+        package init(
             host: String, port: Int, tls: ListenerIdentity?, rules: APNsRules, limits: ListenerLimits = ListenerLimits(),
             pendingLimit: Int = 16_384, pendingBytes: Int = 16 << 20, tokenUpdateInterval: Duration = .seconds(20 * 60)
         ) {
@@ -58,19 +58,19 @@ public final class APNsListener: Sendable {
     }
 
     /// What the listener refused or dropped past its bounds, for the operator.
-    public struct Tally: Sendable, Equatable {
+    package struct Tally: Sendable, Equatable {
         /// Notifications answered 503 because the pending bound or the record sink was full.
-        public var refusedForLoad: Int
+        package var refusedForLoad: Int
         /// Times accepting paused for want of descriptors.
-        public var acceptPauses: Int
+        package var acceptPauses: Int
         /// Idle connections closed to admit new ones at the connection cap.
-        public var evictedConnections: Int
+        package var evictedConnections: Int
         /// Connections closed at the cap with no idle one to make room.
-        public var refusedConnections: Int
+        package var refusedConnections: Int
         /// Streams the listener reset for breaking HTTP/2's rules.
-        public var serverResets: Int = 0
+        package var serverResets: Int = 0
         /// Connections sent away (GOAWAY ENHANCE_YOUR_CALM) for a flood of resets or empty frames.
-        public var calmedConnections: Int = 0
+        package var calmedConnections: Int = 0
     }
 
     private let server: HTTP2Server
@@ -162,7 +162,7 @@ public final class APNsListener: Sendable {
     }
 
     /// Binds the address; nothing is accepted before `start`.
-    public init(settings: Settings, runner: ExtensionRunner, records: any RecordSink) throws(ListenerError) {
+    package init(settings: Settings, runner: ExtensionRunner, records: any RecordSink) throws(ListenerError) {
         let rules = settings.rules
         let inFlight = DispatchGroup()
         let sequence = Atomic<Int>(0)
@@ -252,17 +252,17 @@ public final class APNsListener: Sendable {
         }
     }
 
-    public var host: String { server.host }
-    public var port: Int { server.port }
+    package var host: String { server.host }
+    package var port: Int { server.port }
     /// `https://HOST:PORT`, or `http://` in the clear.
-    public var url: String {
+    package var url: String {
         let host = server.host.contains(":") ? "[\(server.host)]" : server.host
         return "\(server.usesTLS ? "https" : "http")://\(host):\(server.port)"
     }
     /// Connections admitted at once (lowered from the setting when descriptors are scarcer).
-    public var connectionLimit: Int { server.connectionLimit }
+    package var connectionLimit: Int { server.connectionLimit }
 
-    public var tally: Tally {
+    package var tally: Tally {
         Tally(
             refusedForLoad: load.refused.load(ordering: .relaxed),
             acceptPauses: server.counters.acceptPauses.load(ordering: .relaxed),
@@ -272,18 +272,18 @@ public final class APNsListener: Sendable {
             calmedConnections: server.counters.calmed.load(ordering: .relaxed))
     }
 
-    public func start() {
+    package func start() {
         server.start()
     }
 
     /// Stops taking requests (GOAWAY); those already answered go on to be delivered.
-    public func stop() {
+    package func stop() {
         server.stop()
     }
 
     /// Waits, after `stop`, for the connections to close and every delivery in flight to
     /// have its record.
-    public func wait() {
+    package func wait() {
         server.wait()
         inFlight.wait()
     }

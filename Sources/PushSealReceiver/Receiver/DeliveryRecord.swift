@@ -2,19 +2,19 @@ import PushSeal
 import PushSealJSON
 
 /// One line of `pushseal receive` output: what happened to one input.
-public struct DeliveryRecord: Sendable {
+package struct DeliveryRecord: Sendable {
     /// 1-based position of the input in arrival order.
-    public let seq: Int
+    package let seq: Int
     /// Where the input came from: a file's path (a watched folder's file included),
     /// `stdin:LINE`, or `listen:CONNECTION/STREAM` for a request the listener took.
-    public let source: String
+    package let source: String
     /// Set for what came through the listener: the device and the APNs headers.
-    public let arrival: APNsRequestFields?
+    package let arrival: APNsRequestFields?
     /// What became of the input: exactly one of four ends.
-    public let outcome: Outcome
+    package let outcome: Outcome
 
     /// The four ends an input can have.
-    public enum Outcome: Sendable {
+    package enum Outcome: Sendable {
         /// The extension runner delivered it (decrypted, a placeholder, Apple's fallback…).
         case delivered(Delivery)
         /// It was not a notification at all: why, and the `apns-id` answered for it (the
@@ -27,56 +27,56 @@ public struct DeliveryRecord: Sendable {
         case reset(reason: String, identifier: String?)
     }
 
-    public init(seq: Int, source: String, arrival: APNsRequestFields? = nil, outcome: Outcome) {
+    package init(seq: Int, source: String, arrival: APNsRequestFields? = nil, outcome: Outcome) {
         self.seq = seq
         self.source = source
         self.arrival = arrival
         self.outcome = outcome
     }
 
-    public init(seq: Int, source: String, delivery: Delivery, arrival: APNsRequestFields? = nil) {
+    package init(seq: Int, source: String, delivery: Delivery, arrival: APNsRequestFields? = nil) {
         self.init(seq: seq, source: source, arrival: arrival, outcome: .delivered(delivery))
     }
 
-    public init(seq: Int, source: String, problem: String, identifier: String? = nil, arrival: APNsRequestFields? = nil) {
+    package init(seq: Int, source: String, problem: String, identifier: String? = nil, arrival: APNsRequestFields? = nil) {
         self.init(seq: seq, source: source, arrival: arrival, outcome: .malformed(problem: problem, identifier: identifier))
     }
 
-    public init(seq: Int, source: String, rejected answer: APNsRejection, identifier: String, arrival: APNsRequestFields) {
+    package init(seq: Int, source: String, rejected answer: APNsRejection, identifier: String, arrival: APNsRequestFields) {
         self.init(seq: seq, source: source, arrival: arrival, outcome: .rejected(answer, identifier: identifier))
     }
 
-    public init(seq: Int, source: String, reset reason: String, identifier: String?, arrival: APNsRequestFields) {
+    package init(seq: Int, source: String, reset reason: String, identifier: String?, arrival: APNsRequestFields) {
         self.init(seq: seq, source: source, arrival: arrival, outcome: .reset(reason: reason, identifier: identifier))
     }
 
     /// The delivery, when the runner made one.
-    public var delivery: Delivery? {
+    package var delivery: Delivery? {
         if case .delivered(let delivery) = outcome { return delivery }
         return nil
     }
 
     /// Why the input was not a notification, when it was not.
-    public var problem: String? {
+    package var problem: String? {
         if case .malformed(let problem, _) = outcome { return problem }
         return nil
     }
 
     /// The listener's refusal and the `apns-id` it answered, when it refused.
-    public var rejection: (answer: APNsRejection, identifier: String)? {
+    package var rejection: (answer: APNsRejection, identifier: String)? {
         if case .rejected(let answer, let identifier) = outcome { return (answer, identifier) }
         return nil
     }
 
     /// Why the listener's request stream was reset, when it was.
-    public var reset: String? {
+    package var reset: String? {
         if case .reset(let reason, _) = outcome { return reason }
         return nil
     }
 
     /// The `apns-id` of an input that has no delivery: the one answered for it, or the
     /// client's for a reset stream.
-    public var identifier: String? {
+    package var identifier: String? {
         switch outcome {
         case .delivered: nil
         case .malformed(_, let identifier), .reset(_, let identifier): identifier
@@ -84,7 +84,7 @@ public struct DeliveryRecord: Sendable {
         }
     }
 
-    public var status: DeliveryStatus {
+    package var status: DeliveryStatus {
         switch outcome {
         case .delivered(let delivery): delivery.status
         case .malformed: .malformed
@@ -199,7 +199,7 @@ public struct DeliveryRecord: Sendable {
     /// A few lines for a person at a terminal. Everything that came from outside (texts,
     /// file names, reasons) is escaped, so no payload can forge a record or drive the
     /// terminal; each text line is indented, so only record headers start at column 0.
-    public var text: String {
+    package var text: String {
         let source = TerminalText.escaping(self.source)
         let delivery: Delivery
         switch outcome {

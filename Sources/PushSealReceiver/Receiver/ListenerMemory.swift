@@ -9,36 +9,36 @@ import Darwin
 /// it fits the memory it is given: under a cgroup memory limit (a container, systemd's
 /// `MemoryMax=`) the defaults shrink together so that the listener's own bounds act (503,
 /// GOAWAY) before the kernel's OOM killer does, which would lose records already promised.
-public struct ListenerMemoryPlan: Sendable, Equatable {
+package struct ListenerMemoryPlan: Sendable, Equatable {
     /// Connections open at once.
-    public var connections: Int
+    package var connections: Int
     /// Notifications answered 200 whose records are not out yet.
-    public var pending: Int
+    package var pending: Int
     /// The payload bytes those may hold.
-    public var pendingBytes: Int
+    package var pendingBytes: Int
     /// Unfinished request bytes (headers and bodies of streams not yet ended), in all.
-    public var requestBytes: Int
+    package var requestBytes: Int
     /// Record bytes waiting for stdout.
-    public var recordBytes: Int
+    package var recordBytes: Int
 
     /// Measured with the release build on 2 cores (`Scripts/bench/soak.sh`, docs/performance.md's
     /// memory section): the process at start, an open TLS connection (OpenSSL's buffers and
     /// nghttp2's session), and a notification waiting for its delivery (its request, content
     /// and record, payload apart).
-    public static let baseBytes = 15 << 20
-    public static let bytesPerConnection = 37 << 10
-    public static let bytesPerPending = 4 << 10
+    package static let baseBytes = 15 << 20
+    package static let bytesPerConnection = 37 << 10
+    package static let bytesPerPending = 4 << 10
     /// The share of a memory limit the bounds may fill: the rest is room for the
     /// allocator's fragmentation, thread stacks and extension programs' pipes.
-    public static let usableShare = (numerator: 3, denominator: 4)
+    package static let usableShare = (numerator: 3, denominator: 4)
 
-    public static let defaults = ListenerMemoryPlan(
+    package static let defaults = ListenerMemoryPlan(
         connections: 1_024, pending: 16_384, pendingBytes: 16 << 20, requestBytes: 16 << 20, recordBytes: 8 << 20)
     /// The least each bound is cut to, however small the limit.
-    public static let floors = ListenerMemoryPlan(
+    package static let floors = ListenerMemoryPlan(
         connections: 16, pending: 64, pendingBytes: 256 << 10, requestBytes: 1 << 20, recordBytes: 256 << 10)
 
-    public init(connections: Int, pending: Int, pendingBytes: Int, requestBytes: Int, recordBytes: Int) {
+    package init(connections: Int, pending: Int, pendingBytes: Int, requestBytes: Int, recordBytes: Int) {
         self.connections = connections
         self.pending = pending
         self.pendingBytes = pendingBytes
@@ -47,7 +47,7 @@ public struct ListenerMemoryPlan: Sendable, Equatable {
     }
 
     /// The most memory these bounds let the listener take, all of them full at once.
-    public var bytesAtMost: Int {
+    package var bytesAtMost: Int {
         Self.baseBytes + connections * Self.bytesPerConnection + pending * Self.bytesPerPending
             + pendingBytes + requestBytes + recordBytes
     }
@@ -56,7 +56,7 @@ public struct ListenerMemoryPlan: Sendable, Equatable {
     /// connection cap and the pending bound the operator chose kept as given. Every bound
     /// not chosen is the default when all fits, else cut by one factor (down to its floor)
     /// so that the whole fits the usable share of the limit.
-    public static func fitting(memoryLimit: Int?, connections chosenConnections: Int? = nil, pending chosenPending: Int? = nil) -> ListenerMemoryPlan {
+    package static func fitting(memoryLimit: Int?, connections chosenConnections: Int? = nil, pending chosenPending: Int? = nil) -> ListenerMemoryPlan {
         var plan = defaults
         if let chosenConnections { plan.connections = chosenConnections }
         if let chosenPending { plan.pending = chosenPending }
@@ -79,7 +79,7 @@ public struct ListenerMemoryPlan: Sendable, Equatable {
     }
 
     /// The part of `memoryLimit` the bounds may fill.
-    public static func usable(_ memoryLimit: Int) -> Int {
+    package static func usable(_ memoryLimit: Int) -> Int {
         memoryLimit / usableShare.denominator * usableShare.numerator
     }
 }
@@ -87,8 +87,8 @@ public struct ListenerMemoryPlan: Sendable, Equatable {
 /// The memory limit the kernel enforces on this process's cgroup, cgroup v2 (`memory.max`)
 /// or v1 (`memory.limit_in_bytes`), the smallest along the path up to the root, since a
 /// parent's limit binds its children too. Nil when none is set or none can be read.
-public enum CgroupMemoryLimit {
-    public static func current() -> Int? {
+package enum CgroupMemoryLimit {
+    package static func current() -> Int? {
         guard let membership = readText("/proc/self/cgroup") else { return nil }
         return limit(membership: membership, root: "/sys/fs/cgroup")
     }

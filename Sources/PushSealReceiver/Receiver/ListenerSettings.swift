@@ -12,23 +12,23 @@ import Darwin
 /// which certificate, which limits, and gets `ListenerError` back, never the engine's types.
 
 /// A certificate chain and its private key, as PEM files, for `https://`.
-public struct ListenerIdentity: Sendable, Equatable {
-    public let certificateFile: String
-    public let keyFile: String
+package struct ListenerIdentity: Sendable, Equatable {
+    package let certificateFile: String
+    package let keyFile: String
 
-    public init(certificateFile: String, keyFile: String) {
+    package init(certificateFile: String, keyFile: String) {
         self.certificateFile = certificateFile
         self.keyFile = keyFile
     }
 
     /// The names a self-signed certificate is made for: a test endpoint on this machine.
-    public static let selfSignedNames = "DNS:localhost,IP:127.0.0.1,IP:::1"
+    package static let selfSignedNames = "DNS:localhost,IP:127.0.0.1,IP:::1"
 
     /// The self-signed identity in `folder` (`tls-cert.pem`, `tls-key.pem`), made on first
     /// use (a P-256 key, valid for a year, for `localhost`, `127.0.0.1` and `::1`) and
     /// made again once expired. Both files are written with mode 0600, the key never
     /// leaving memory otherwise.
-    public static func selfSigned(in folder: String) throws(ListenerError) -> (identity: ListenerIdentity, created: Bool) {
+    package static func selfSigned(in folder: String) throws(ListenerError) -> (identity: ListenerIdentity, created: Bool) {
         let identity = ListenerIdentity(certificateFile: folder + "/tls-cert.pem", keyFile: folder + "/tls-key.pem")
         if access(identity.certificateFile, R_OK) == 0, access(identity.keyFile, R_OK) == 0,
             SelfSignedCertificate.isCurrent(file: identity.certificateFile)
@@ -57,39 +57,39 @@ public struct ListenerIdentity: Sendable, Equatable {
 /// How much the listener takes on, and for how long; the defaults suit one machine's APNs
 /// stand-in. Past each bound the client gets an answer (431, REFUSED_STREAM, GOAWAY), never
 /// silence.
-public struct ListenerLimits: Sendable {
+package struct ListenerLimits: Sendable {
     var engine = HTTP2Server.Limits()
 
-    public init() {}
+    package init() {}
 
     /// A connection with no request open for this long is closed (GOAWAY).
-    public var idleTimeout: Duration {
+    package var idleTimeout: Duration {
         get { engine.idleTimeout }
         set { engine.idleTimeout = newValue }
     }
     /// A request whose headers or body make no progress for this long is reset.
-    public var requestTimeout: Duration {
+    package var requestTimeout: Duration {
         get { engine.requestTimeout }
         set { engine.requestTimeout = newValue }
     }
     /// A TLS handshake must end within this.
-    public var handshakeTimeout: Duration {
+    package var handshakeTimeout: Duration {
         get { engine.handshakeTimeout }
         set { engine.handshakeTimeout = newValue }
     }
     /// Requests in flight on one connection (SETTINGS_MAX_CONCURRENT_STREAMS).
-    public var concurrentStreams: Int {
+    package var concurrentStreams: Int {
         get { engine.concurrentStreams }
         set { engine.concurrentStreams = newValue }
     }
     /// Connections open at once; the longest-idle one makes room for a new one at the cap.
-    public var connections: Int {
+    package var connections: Int {
         get { engine.connections }
         set { engine.connections = newValue }
     }
     /// Unfinished request bytes held at once, across every connection; one connection holds
     /// at most 1 MiB of them (or all, when the whole is less).
-    public var requestBytes: Int {
+    package var requestBytes: Int {
         get { engine.bufferBytes }
         set {
             engine.bufferBytes = newValue
@@ -97,17 +97,17 @@ public struct ListenerLimits: Sendable {
         }
     }
     /// On stop, connections still busy after this are closed regardless.
-    public var drainTimeout: Duration {
+    package var drainTimeout: Duration {
         get { engine.drainTimeout }
         set { engine.drainTimeout = newValue }
     }
 }
 
 /// Why a listener could not start; `errno` keeps the system's code when it had one.
-public typealias ListenerError = PushSealError<ListenerFailure>
+package typealias ListenerError = PushSealError<ListenerFailure>
 
 /// The kinds of `ListenerError`.
-public enum ListenerFailure: Hashable, Sendable {
+package enum ListenerFailure: Hashable, Sendable {
     /// The address cannot be listened on (taken, not local, not an address).
     case address
     /// The certificate or key cannot be read, or they do not match.
