@@ -131,10 +131,12 @@ struct HTTP2LoopbackTests {
     @Test func connectionsAreSpreadAndEachEndIsReported() throws {
         let seen = Locked<Set<Int>>([])
         let ended = Locked<Set<Int>>([])
-        let loopback = try Loopback(connectionEnded: { number in ended.withLock { _ = $0.insert(number) } }) { request in
-            seen.withLock { _ = $0.insert(request.connection) }
-            return HTTP2Server.Response(status: 200)
-        }
+        let loopback = try Loopback(
+            connectionEnded: { number in ended.withLock { _ = $0.insert(number) } },
+            handler: { request in
+                seen.withLock { _ = $0.insert(request.connection) }
+                return HTTP2Server.Response(status: 200)
+            })
         let responses = try loopback.exchange((0..<400).map { request($0) }) {
             $0.connections = 4
             $0.maximumStreams = 10
