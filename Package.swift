@@ -96,7 +96,12 @@ let package = Package(
         // The HTTP/2 engine on its own: client and server in one process, and the client's
         // parts that need no socket.
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "SealCrypto", "Locking"]),
-        .testTarget(name: "PushSealTests", dependencies: ["PushSeal", "PushSealSend", "PushSealReceiver", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking", "HTTP2", "TestRandom"]),
+        .testTarget(
+            name: "PushSealTests",
+            dependencies: [
+                "PushSeal", "PushSealSend", "PushSealReceiver", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking", "HTTP2",
+                "TestRandom"
+            ]),
         .testTarget(
             name: "PushSealCLITests",
             dependencies: ["PushSealCLI", "PushSeal", "PushSealSend", "PushSealReceiver", "PushSealJSON", "NotificationText", "SealCrypto", "Locking", "TestRandom"],
