@@ -37,9 +37,8 @@ final class ClientConnection: LoopConnection {
     private var tunnelReply: [UInt8] = []
     /// Why the last address could not be used, for the message if none can.
     private var lastProblem = ""
-    /// Scratch for the header fields of one request.
-    private var fieldBytes: [UInt8] = []
-    private var fieldSpans: [(name: Int, value: Int, end: Int)] = []
+    /// Scratch for the header fields of the request being submitted, reused for each.
+    private var requestFields = HeaderFields()
 
     private static let outputBatch = 64 * 1_024
 
@@ -281,44 +280,30 @@ final class ClientConnection: LoopConnection {
     func start(_ item: ClientRequest) {
         guard let session else { return side.sendAgain(item, because: "the connection closed") }
         let endpoint = side.settings.endpoint
-        fieldBytes.removeAll(keepingCapacity: true)
-        fieldSpans.removeAll(keepingCapacity: true)
-        func add(_ name: String, _ value: String) {
-            let nameStart = fieldBytes.count
-            fieldBytes.append(contentsOf: name.utf8)
-            let valueStart = fieldBytes.count
-            fieldBytes.append(contentsOf: value.utf8)
-            fieldSpans.append((nameStart, valueStart, fieldBytes.count))
-        }
-        add(":method", "POST")
-        add(":scheme", endpoint.secure ? "https" : "http")
-        add(":authority", endpoint.authority)
-        add(":path", item.request.path)
-        for field in item.request.headers { add(field.name, field.value) }
-        add("content-length", String(item.request.body.count))
+        var fields = HeaderFields()
+        swap(&fields, &requestFields)
+        defer { swap(&fields, &requestFields) }
+        fields.start()
+        fields.add(":method", "POST")
+        fields.add(":scheme", endpoint.secure ? "https" : "http")
+        fields.add(":authority", endpoint.authority)
+        fields.add(":path", item.request.path)
+        for field in item.request.headers { fields.add(field.name, field.value) }
+        fields.add("content-length", String(item.request.body.count))
         let stream = ClientStream(item: item)
-        let spans = fieldSpans
-        let id: Int32 = fieldBytes.withUnsafeMutableBufferPointer { buffer in
-            let base = buffer.baseAddress!
-            // nghttp2 copies names and values on submit, so the scratch is reused.
-            var entries = spans.map { span in
-                nghttp2_nv(
-                    name: base + span.name, value: base + span.value,
-                    namelen: span.value - span.name, valuelen: span.end - span.value,
-                    flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
-            }
+        let id: Int32 = fields.withEntries { entries, count in
             let source = Unmanaged.passUnretained(stream).toOpaque()
             guard !item.request.body.isEmpty else {
-                return nghttp2_submit_request(session, nil, &entries, entries.count, nil, source)
+                return nghttp2_submit_request(session, nil, entries, count, nil, source)
             }
             // The body stays in `stream` (kept in `streams`) until nghttp2 closes the stream.
             var provider = nghttp2_data_provider(
                 source: nghttp2_data_source(ptr: source),
                 read_callback: { _, _, buffer, length, flags, source, _ in
                     let stream = Unmanaged<ClientStream>.fromOpaque(source!.pointee.ptr!).takeUnretainedValue()
-                    return stream.readBody(into: buffer!, length: length, flags: flags!)
+                    return OutgoingBody.copy(stream.item.request.body, sent: &stream.bodySent, into: buffer!, length: length, flags: flags!)
                 })
-            return nghttp2_submit_request(session, nil, &entries, entries.count, &provider, source)
+            return nghttp2_submit_request(session, nil, entries, count, &provider, source)
         }
         guard id > 0 else {
             guard id == NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE.rawValue else {
@@ -336,16 +321,12 @@ final class ClientConnection: LoopConnection {
     /// Writes what the session has to send.
     func flush() {
         guard let session, let transport, !closed else { return }
-        switch transport.flush(session, batch: Self.outputBatch) {
-        case .writeFailed: return fail("the connection broke while sending", problem: .unreachable)
-        case .sessionFailed: return fail("HTTP/2 failed while sending", problem: .unreachable)
-        case .blocked: return
-        case .done: break
-        }
-        if nghttp2_session_want_read(session) == 0, nghttp2_session_want_write(session) == 0 {
-            close(because: "the server ended the connection")
-        } else if draining, streams.isEmpty {
-            close(because: "the server sent GOAWAY")
+        switch transport.flush(session: session, batch: Self.outputBatch) {
+        case .writeFailed: fail("the connection broke while sending", problem: .unreachable)
+        case .sessionFailed: fail("HTTP/2 failed while sending", problem: .unreachable)
+        case .blocked: break
+        case .finished: close(because: "the server ended the connection")
+        case .open: if draining, streams.isEmpty { close(because: "the server sent GOAWAY") }
         }
     }
 
@@ -353,19 +334,14 @@ final class ClientConnection: LoopConnection {
     private func receive() -> Bool {
         guard let session, let transport else { return false }
         let buffer = side.loop.scratch
-        let end = transport.read(
-            into: buffer, budget: side.settings.readBudget, isClosed: { closed },
-            take: { count in
-                let taken = nghttp2_session_mem_recv(session, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), count)
-                guard taken >= 0 else {
-                    flush()
-                    let words = String(cString: nghttp2_strerror(Int32(taken)))
-                    fail(
-                        stage == .ready ? "HTTP/2 failed: \(words)" : "the server does not speak HTTP/2 (\(words))",
-                        problem: stage == .ready ? .unreachable : .notHTTP2)
-                    return false
-                }
-                return true
+        let end = transport.receive(
+            into: session, buffer: buffer, budget: side.settings.readBudget, isClosed: { closed },
+            refused: { code in
+                flush()
+                let words = String(cString: nghttp2_strerror(code))
+                fail(
+                    stage == .ready ? "HTTP/2 failed: \(words)" : "the server does not speak HTTP/2 (\(words))",
+                    problem: stage == .ready ? .unreachable : .notHTTP2)
             })
         switch end {
         case .closed: fail("the server closed the connection", problem: .unreachable)
@@ -608,17 +584,6 @@ final class ClientStream {
 
     init(item: ClientRequest) {
         self.item = item
-    }
-
-    func readBody(into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
-        let body = item.request.body
-        let count = min(length, body.count - bodySent)
-        body.withUnsafeBytes { bytes in
-            UnsafeMutableRawPointer(buffer).copyMemory(from: bytes.baseAddress! + bodySent, byteCount: count)
-        }
-        bodySent += count
-        if bodySent == body.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
-        return count
     }
 }
 

@@ -227,20 +227,14 @@ final class ServerConnection: LoopConnection {
     private func receive() -> Bool {
         guard let session else { return false }
         let buffer = side.loop.scratch
-        let end = transport.read(
-            into: buffer, budget: shared.limits.readBudget, isClosed: { closed },
-            take: { count in
-                // One clock read for everything these bytes hold: the session calls back per
-                // header, and every one of those callbacks uses this time.
-                receivedAt = ServerSide.now()
-                guard nghttp2_session_mem_recv(session, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), count) >= 0 else {
-                    // Not HTTP/2 at all (a bad preface), a fatal protocol error, or a limit this
-                    // connection crossed: nghttp2 has queued a GOAWAY when there is one to send.
-                    flushAndClose()
-                    return false
-                }
-                return true
-            })
+        let end = transport.receive(
+            into: session, buffer: buffer, budget: shared.limits.readBudget, isClosed: { closed },
+            // One clock read for everything these bytes hold: the session calls back per
+            // header, and every one of those callbacks uses this time.
+            arrived: { receivedAt = ServerSide.now() },
+            // Not HTTP/2 at all (a bad preface), a fatal protocol error, or a limit this
+            // connection crossed: nghttp2 has queued a GOAWAY when there is one to send.
+            refused: { _ in flushAndClose() })
         switch end {
         case .budgetSpent: return true
         case .closed, .failed: finishAfterPeerClosed()
@@ -256,15 +250,10 @@ final class ServerConnection: LoopConnection {
 
     func send() {
         guard let session, !closed else { return }
-        switch transport.flush(session, batch: Self.outputBatch, wrote: { lastWritten = ServerSide.now() }) {
-        case .writeFailed, .sessionFailed: return close()
-        case .blocked: return
-        case .done: break
-        }
-        if nghttp2_session_want_read(session) == 0, nghttp2_session_want_write(session) == 0 {
-            close()
-        } else if goingAway, streams.isEmpty {
-            close()
+        switch transport.flush(session: session, batch: Self.outputBatch, wrote: { lastWritten = ServerSide.now() }) {
+        case .writeFailed, .sessionFailed, .finished: close()
+        case .blocked: break
+        case .open: if goingAway, streams.isEmpty { close() }
         }
     }
 
@@ -451,24 +440,22 @@ final class ServerConnection: LoopConnection {
         report(request, id: stream, ending: .reset(reason))
     }
 
-    fileprivate func responseBody(_ stream: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int) -> (count: Int, last: Bool) {
-        guard let request = streams[stream] else { return (0, true) }
-        let count = min(length, request.response.count - request.responseSent)
-        request.response.withUnsafeBytes { bytes in
-            UnsafeMutableRawPointer(buffer).copyMemory(from: bytes.baseAddress! + request.responseSent, byteCount: count)
+    fileprivate func responseBody(_ stream: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
+        guard let request = streams[stream] else {
+            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+            return 0
         }
-        request.responseSent += count
-        return (count, request.responseSent == request.response.count)
+        return OutgoingBody.copy(request.response, sent: &request.responseSent, into: buffer, length: length, flags: flags)
     }
 
     /// Scratch for the response headers being submitted, kept by the connection so that
     /// its buffers are reused for every answer.
-    private var responseFields = ResponseFields()
+    private var responseFields = HeaderFields()
 
     private func submit(_ response: HTTP2Server.Response, on stream: Int32, session: OpaquePointer) {
         // Worked on as a local, swapped out and back: the connection's stored properties
         // are checked for exclusive access at run time on every use.
-        var fields = ResponseFields()
+        var fields = HeaderFields()
         swap(&fields, &responseFields)
         defer { swap(&fields, &responseFields) }
         fields.start()
@@ -484,10 +471,8 @@ final class ServerConnection: LoopConnection {
                 var provider = nghttp2_data_provider(
                     source: nghttp2_data_source(ptr: nil),
                     read_callback: { session, stream, buffer, length, flags, _, user in
-                        let connection = Unmanaged<ServerConnection>.fromOpaque(user!).takeUnretainedValue()
-                        let (count, last) = connection.responseBody(stream, into: buffer!, length: length)
-                        if last { flags!.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
-                        return count
+                        Unmanaged<ServerConnection>.fromOpaque(user!).takeUnretainedValue().responseBody(
+                            stream, into: buffer!, length: length, flags: flags!)
                     })
                 _ = nghttp2_submit_response(session, stream, entries, count, &provider)
             }
@@ -585,51 +570,5 @@ private final class RequestStream {
 
     init(now: MonotonicClock.Instant) {
         lastProgress = now
-    }
-}
-
-/// An answer's header fields as nghttp2 takes them: every name and value in one buffer and
-/// the `nghttp2_nv` entries pointing into it. nghttp2 copies them on submit, so one set of
-/// buffers serves every answer of a connection.
-private struct ResponseFields {
-    private var bytes: [UInt8] = []
-    private var spans: [(name: Int, value: Int, end: Int, indexed: Bool)] = []
-    private var entries: [nghttp2_nv] = []
-
-    mutating func start() {
-        bytes.removeAll(keepingCapacity: true)
-        spans.removeAll(keepingCapacity: true)
-    }
-
-    mutating func add(_ name: String, _ value: String, indexed: Bool = true) {
-        let nameStart = bytes.count
-        append(name)
-        let valueStart = bytes.count
-        append(value)
-        spans.append((nameStart, valueStart, bytes.count, indexed))
-    }
-
-    /// Appends the text's bytes in place where they are contiguous (always, for a native
-    /// String): `append(contentsOf: text.utf8)` retains and releases the text.
-    private mutating func append(_ text: String) {
-        if text.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil {
-            bytes.append(contentsOf: text.utf8)
-        }
-    }
-
-    /// The entries, valid only during `body`: they point into `bytes`.
-    mutating func withEntries(_ body: (UnsafeMutablePointer<nghttp2_nv>, Int) -> Void) {
-        entries.removeAll(keepingCapacity: true)
-        bytes.withUnsafeMutableBufferPointer { buffer in
-            let base = buffer.baseAddress!
-            for span in spans {
-                entries.append(
-                    nghttp2_nv(
-                        name: base + span.name, value: base + span.value,
-                        namelen: span.value - span.name, valuelen: span.end - span.value,
-                        flags: UInt8((span.indexed ? NGHTTP2_NV_FLAG_NONE : NGHTTP2_NV_FLAG_NO_INDEX).rawValue)))
-            }
-            entries.withUnsafeMutableBufferPointer { body($0.baseAddress!, $0.count) }
-        }
     }
 }
