@@ -42,9 +42,8 @@ final class ClientConnection: LoopConnection {
 
     private static let outputBatch = 64 * 1_024
 
-    /// The name looked up: the proxy's when there is one, else the endpoint's.
-    private let host: String
-    private let port: Int
+    /// The stages' decisions: what is looked up, what the proxy is asked and what its answer means.
+    private let connector: Connector
     /// Which lookup answers this connection's.
     private(set) var lookup = 0
 
@@ -52,9 +51,8 @@ final class ClientConnection: LoopConnection {
     /// every other connection and timer. The answer comes back through `resolved`.
     init(side: ClientSide) {
         self.side = side
-        let endpoint = side.settings.endpoint
-        (host, port) = side.settings.proxy.map { ($0.host, $0.port) } ?? (endpoint.host, endpoint.port)
-        lookup = side.resolve(host: host, port: port, for: self)
+        connector = Connector(endpoint: side.settings.endpoint, proxy: side.settings.proxy)
+        lookup = side.resolve(host: connector.target.host, port: connector.target.port, for: self)
     }
 
     /// The lookup's answer. The addresses are tried from the one after those that took the
@@ -64,12 +62,11 @@ final class ClientConnection: LoopConnection {
         guard !closed, stage == .resolving else { return }
         switch result {
         case .success(let found):
-            let shift = side.addressShift % found.count
-            addresses = Array(found[shift...] + found[..<shift])
+            addresses = connector.order(found, shift: side.addressShift)
             stage = .connecting
             connectNext()
         case .failure(let problem):
-            fail("cannot find \(side.settings.proxy.map { "the proxy \($0.host)" } ?? host) (\(problem))", problem: .unreachable)
+            fail(connector.lookupFailed(problem), problem: .unreachable)
         }
     }
 
@@ -150,14 +147,9 @@ final class ClientConnection: LoopConnection {
             descriptor = -1
             return connectNext()
         }
-        if let proxy = side.settings.proxy {
+        if let proxy = side.settings.proxy, let bytes = connector.tunnelRequest {
             stage = .tunnelling
-            let target = side.settings.endpoint.authorityWithPort
-            var request = "CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n"
-            if let credentials = proxy.credentials { request += "Proxy-Authorization: Basic \(credentials)\r\n" }
-            request += "\r\n"
             // A few hundred bytes into a socket just connected: the kernel takes them whole.
-            let bytes = Array(request.utf8)
             guard Glibc.send(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else {
                 return fail("the proxy \(proxy) closed the connection", problem: .unreachable)
             }
@@ -174,21 +166,11 @@ final class ClientConnection: LoopConnection {
         if count < 0, errno == EAGAIN || errno == EINTR { return }
         guard count > 0 else { return fail("the proxy \(proxy) closed the connection before answering CONNECT", problem: .unreachable) }
         tunnelReply.append(contentsOf: UnsafeRawBufferPointer(start: scratch.baseAddress, count: count))
-        let end: [UInt8] = [13, 10, 13, 10]
-        guard let headerEnd = tunnelReply.firstRange(of: end) else {
-            if tunnelReply.count > 16_384 { fail("the proxy \(proxy) sent an answer too long to be HTTP", problem: .unreachable) }
-            return
-        }
-        // Bytes, not Characters: "\r\n" is one Character in Swift.
-        let statusLine = String(decoding: tunnelReply[..<headerEnd.lowerBound].prefix { $0 != 13 && $0 != 10 }, as: UTF8.self)
-        let parts = statusLine.split(separator: " ", maxSplits: 2)
-        tunnelReply.removeFirst(headerEnd.upperBound)
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1] == "200" else {
-            let shown = String(statusLine.filter { $0.isASCII && !$0.isNewline }.prefix(120))
-            let hint = parts.count >= 2 && parts[1] == "407" ? "; give the user and password in the proxy URL (http://user:password@host:port)" : ""
-            return fail(
-                "the proxy \(proxy) refused to tunnel to \(side.settings.endpoint.authorityWithPort): \(shown.isEmpty ? "no HTTP answer" : shown)\(hint)",
-                problem: parts.count >= 2 && parts[0].hasPrefix("HTTP/1.") ? .proxyRefused : .unreachable)
+        switch connector.tunnelReply(tunnelReply) {
+        case .incomplete: return
+        case .refused(let words, let problem): return fail(words, problem: problem)
+        // The server's first frames may have come with the proxy's answer: the session reads them.
+        case .open(let early): tunnelReply = early
         }
         startSecuring()
     }
@@ -218,14 +200,7 @@ final class ClientConnection: LoopConnection {
         case .waiting:
             return
         case .done:
-            let protocolName = transport.negotiatedProtocol
-            guard protocolName == "h2" else {
-                // APNs speaks HTTP/2 only; a server that will not is the wrong server, and
-                // the provider token must not go to it over anything else.
-                return fail(
-                    protocolName.map { "it chose \($0) instead of h2 in ALPN" } ?? "it answered TLS without ALPN h2",
-                    problem: .notHTTP2)
-            }
+            if let refusal = connector.checkProtocol(transport.negotiatedProtocol) { return fail(refusal, problem: .notHTTP2) }
             openSession()
         case .failed(let verifyResult, let detail):
             if let failure = CertificateChecks.failure(ofResult: verifyResult) {
@@ -361,7 +336,7 @@ final class ClientConnection: LoopConnection {
             if now - startedAt > side.settings.connectTimeout {
                 let what =
                     switch stage {
-                    case .resolving: "looking up \(host)"
+                    case .resolving: "looking up \(connector.target.host)"
                     case .connecting: "connecting"
                     case .tunnelling: "waiting for the proxy"
                     case .handshaking: "in the TLS handshake"
