@@ -77,7 +77,7 @@ package final class APNsListener: Sendable {
     private let inFlight: DispatchGroup
     private let load = Load()
 
-    private final class Load: Sendable {
+    final class Load: Sendable {
         /// Notifications answered 200 whose records are not yet out.
         let pending = Atomic<Int>(0)
         let pendingBytes = Atomic<Int>(0)
@@ -102,7 +102,7 @@ package final class APNsListener: Sendable {
     /// moves on, and the work of delivering (parsing, decrypting, writing the record) runs
     /// beside it on one drain at a time, a dispatch worker that takes the queue in batches,
     /// so delivery uses at most one more core than the loops. Bounded by the pending limit.
-    private final class Handoff: Sendable {
+    final class Handoff: Sendable {
         /// A class: an item is queued, taken in a batch and held by its delivery's
         /// completion, and each of those is then one reference, not a copy of every field.
         final class Item: Sendable {
@@ -165,7 +165,6 @@ package final class APNsListener: Sendable {
     package init(settings: Settings, runner: ExtensionRunner, records: any RecordSink) throws(ListenerError) {
         let rules = settings.rules
         let inFlight = DispatchGroup()
-        let sequence = Atomic<Int>(0)
         let load = self.load
         let pendingLimit = max(1, settings.pendingLimit)
         let pendingByteLimit = max(PayloadSealer.byteLimit, settings.pendingBytes)
@@ -198,55 +197,15 @@ package final class APNsListener: Sendable {
                 }
             }
         }
+        let routes = ListenerRoutes(
+            rules: rules, records: records, tokenUpdates: tokenUpdates, load: load, inFlight: inFlight, handoff: handoff,
+            pendingLimit: pendingLimit, pendingByteLimit: pendingByteLimit)
         do {
             server = try HTTP2Server(
                 host: settings.host, port: settings.port, tls: settings.tls?.engine, limits: limits,
                 roundEnded: { handoff.roundEnded() },
                 connectionEnded: { connection in tokenUpdates.withLock { $0.forget(connection) } },
-                handler: { request in
-                    let seq = sequence.add(1, ordering: .relaxed).newValue
-                    let source = RecordSource.listen(connection: request.connection, stream: request.stream)
-                    func refuse(_ answer: APNsRejection, _ identifier: String, _ arrival: APNsRequestFields) -> HTTP2Server.Response {
-                        records.emit(DeliveryRecord(seq: seq, source: source, rejected: answer, identifier: identifier, arrival: arrival), promised: false)
-                        return HTTP2Server.Response(
-                            status: answer.status,
-                            headers: [(APNs.Header.id.rawValue, identifier), ("content-type", "application/json")],
-                            body: rules.body(for: answer), unindexedHeaders: 1)
-                    }
-                    switch request.ending {
-                    case .reset(let reason):
-                        let arrival = APNsRequestFields(device: APNsRules.deviceToken(in: request.path))
-                        let given = request.values(APNs.Header.id.rawValue).first.flatMap { APNsRules.isUUID($0) ? $0 : nil }
-                        records.emit(DeliveryRecord(seq: seq, source: source, reset: reason, identifier: given, arrival: arrival), promised: false)
-                        // The stream is gone: nothing is answered.
-                        return nil
-                    case .headersTooLarge:
-                        let given = request.values(APNs.Header.id.rawValue).first.flatMap { APNsRules.isUUID($0) ? $0 : nil }
-                        return refuse(
-                            .headerListTooLarge, given ?? APNs.newIdentifier(),
-                            APNsRequestFields(device: APNsRules.deviceToken(in: request.path)))
-                    case .complete:
-                        break
-                    }
-                    switch rules.judge(method: request.method, path: request.path, headers: request.headers, bodyLength: request.bodyLength) {
-                    case let .rejected(answer, identifier, arrival):
-                        return refuse(answer, identifier, arrival)
-                    case let .accepted(identifier, arrival):
-                        if let token = request.values(APNs.Header.authorization.rawValue).first,
-                            !tokenUpdates.withLock({ $0.allows(token, on: request.connection, now: MonotonicClock.system.now) })
-                        {
-                            return refuse(.tooManyProviderTokenUpdates, identifier, arrival)
-                        }
-                        guard records.hasRoom, load.admit(bytes: request.body.count, limit: pendingLimit, byteLimit: pendingByteLimit) else {
-                            load.refused.add(1, ordering: .relaxed)
-                            return refuse(.serviceUnavailable, identifier, arrival)
-                        }
-                        inFlight.enter()
-                        handoff.add(.init(seq: seq, source: source, identifier: identifier, arrival: arrival, body: request.body))
-                        // The apns-id is new in every answer: not worth a place in HPACK's table.
-                        return HTTP2Server.Response(status: 200, headers: [(APNs.Header.id.rawValue, identifier)], unindexedHeaders: 1)
-                    }
-                })
+                handler: { request in routes.answer(request) })
         } catch {
             throw ListenerError(error)
         }
