@@ -179,16 +179,6 @@ package final class HTTP2Client: Sendable {
     }
 }
 
-extension Duration {
-    /// "500 ms", "10 s", "1.5 s": for messages.
-    var shortText: String {
-        let milliseconds = saturatingMilliseconds
-        if milliseconds < 1_000 { return "\(milliseconds) ms" }
-        if milliseconds % 1_000 == 0 { return "\(milliseconds / 1_000) s" }
-        return "\(Double(milliseconds) / 1_000) s"
-    }
-}
-
 /// Requests waiting for a stream: a FIFO that requests the server did not process rejoin at
 /// the front, so they keep their place.
 struct RequestQueue {

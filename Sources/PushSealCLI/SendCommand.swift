@@ -1,5 +1,6 @@
 import Dispatch
 import Locking
+import MonotonicTime
 import PushSeal
 import PushSealJSON
 import PushSealReceiver
@@ -466,14 +467,8 @@ private func resultJSON(_ result: APNsSender.Result) -> String {
     object.append("timestamp", result.timestamp.map { .integer($0) } ?? .null)
     object.append("attempts", .integer(result.attempts))
     object.append("retried-after-unknown-outcome", .bool(result.retriedAfterUnknownOutcome))
-    object.append("elapsed_ms", .number(String(format3(result.elapsed))))
+    object.append("elapsed_ms", .number(result.elapsed.millisecondsText))
     return String(decoding: JSONWriter.bytes(.object(object)), as: UTF8.self)
-}
-
-private func format3(_ duration: Duration) -> String {
-    let micros = Int64((duration.milliseconds * 1_000).rounded())
-    let fraction = String(micros % 1_000)
-    return "\(micros / 1_000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
 }
 
 extension Specs {

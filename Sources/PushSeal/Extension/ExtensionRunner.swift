@@ -301,16 +301,3 @@ private final class DeliverySlot: Sendable {
         return expiring
     }
 }
-
-extension Duration {
-    /// The duration as a Dispatch interval, never negative; saturates instead of trapping.
-    package var dispatchInterval: DispatchTimeInterval {
-        .nanoseconds(Int(clamping: max(0, saturatingNanoseconds)))
-    }
-
-    /// Milliseconds as a fraction, for records.
-    package var milliseconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) * 1_000 + Double(attoseconds) / 1e15
-    }
-}

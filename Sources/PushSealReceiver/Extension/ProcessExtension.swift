@@ -1,6 +1,7 @@
 import CSystem
 import Dispatch
 import Locking
+import MonotonicTime
 import PushSeal
 import PushSealJSON
 

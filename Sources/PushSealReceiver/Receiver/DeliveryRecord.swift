@@ -1,3 +1,4 @@
+import MonotonicTime
 import PushSeal
 import PushSealJSON
 
@@ -132,7 +133,7 @@ package struct DeliveryRecord: Sendable {
             record.string("subtitle", delivery.content.subtitle)
             record.string("body", delivery.content.body)
             record.string("kid", delivery.note.kid)
-            record.member("elapsed_ms") { Self.writeMilliseconds(delivery.elapsed, to: &$0) }
+            record.member("elapsed_ms") { delivery.elapsed.appendMillisecondsText(to: &$0) }
             record.string("source", source)
             record.arrival(arrival)
             if let reason = delivery.note.reason { record.string("reason", reason) }
@@ -212,7 +213,7 @@ package struct DeliveryRecord: Sendable {
             return "#\(seq) \(status.rawValue)  \(source)\n   \(TerminalText.escaping(reason))"
         }
         let content = delivery.content
-        var facts = [Self.milliseconds(delivery.elapsed) + " ms"]
+        var facts = [delivery.elapsed.millisecondsText + " ms"]
         if let kid = delivery.note.kid { facts.insert("kid \(TerminalText.escaping(kid))", at: 0) }
         var lines = ["#\(seq) \(delivery.status.rawValue)  \(source)  (\(facts.joined(separator: ", ")))"]
         for line in [content.title, content.subtitle, content.body] where !line.isEmpty {
@@ -222,32 +223,5 @@ package struct DeliveryRecord: Sendable {
             lines.append("   (\(TerminalText.escaping(reason)))")
         }
         return lines.joined(separator: "\n")
-    }
-
-    /// Milliseconds with three decimals, as JSON number text.
-    static func milliseconds(_ duration: Duration) -> String {
-        var text = [UInt8]()
-        writeMilliseconds(duration, to: &text)
-        return String(decoding: text, as: UTF8.self)
-    }
-
-    /// The same, appended as bytes: every record carries one.
-    static func writeMilliseconds(_ duration: Duration, to output: inout [UInt8]) {
-        // Whole microseconds, rounded half away from zero, in integers: the two parts of a
-        // duration carry the same sign.
-        let (seconds, attoseconds) = duration.components
-        let half: Int64 = attoseconds < 0 ? -500_000_000_000 : 500_000_000_000
-        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
-        let (sum, carry) = scaled.addingReportingOverflow((attoseconds + half) / 1_000_000_000_000)
-        // Far beyond any delivery's time; held at the bound rather than trapping.
-        let micros = overflow || carry ? (seconds < 0 ? Int64.min : .max) : sum
-        let whole = micros / 1_000
-        let fraction = Int(micros % 1_000).magnitude
-        if micros < 0, whole == 0 { output.append(UInt8(ascii: "-")) }
-        JSONWriter.writeInteger(whole, to: &output)
-        output.append(UInt8(ascii: "."))
-        output.append(UInt8(ascii: "0") + UInt8(fraction / 100))
-        output.append(UInt8(ascii: "0") + UInt8(fraction / 10 % 10))
-        output.append(UInt8(ascii: "0") + UInt8(fraction % 10))
     }
 }
