@@ -108,11 +108,9 @@ package final class Sender<Provider: PushProvider>: Sendable {
     /// The provider's credentials; nil when the connection authenticates instead.
     private let credentials: (any PushCredentials)?
     private let backoff: @Sendable (Int) -> Duration
-    private let emit: @Sendable (Result) -> Void
     private let pending = Locked<[Int: Pending]>([:])
-    private let order = Locked(ReorderBuffer<Result>(first: 0))
-    private let room: DispatchSemaphore
-    private let outstanding = DispatchGroup()
+    /// Results in the order notifications were added, at most `window` waiting.
+    private let order: OrderedWindow<Result>
     private let nextSeq = Locked(0)
     private let client = Locked<(any PushTransport)?>(nil)
     /// Set once an answer has come: from then on a connection failure is one request's.
@@ -155,8 +153,10 @@ package final class Sender<Provider: PushProvider>: Sendable {
         self.provider = provider
         credentials = provider.credentials
         self.backoff = backoff
-        self.emit = emit
-        room = DispatchSemaphore(value: window)
+        order = OrderedWindow(size: window) { [progress] result in
+            emit(result)
+            progress.reported.add(1, ordering: .relaxed)
+        }
         let started = try transport { [weak self] answers in
             for answer in answers { self?.answered(answer) }
         }
@@ -166,9 +166,8 @@ package final class Sender<Provider: PushProvider>: Sendable {
     /// Sends `payload` to `target`; waits while `window` results are pending.
     /// - Parameter expiration: this one's expiration, instead of the provider's.
     package func add(_ target: Provider.Target, payload: [UInt8], expiration: String? = nil) throws {
-        room.wait()
+        order.enter()
         progress.added.add(1, ordering: .relaxed)
-        outstanding.enter()
         let seq = nextSeq.withLock { next -> Int in
             defer { next += 1 }
             return next
@@ -204,7 +203,7 @@ package final class Sender<Provider: PushProvider>: Sendable {
 
     /// Waits for every result, then closes the connections.
     package func finish() {
-        outstanding.wait()
+        order.wait()
         client.withLock { $0 }?.finish()
     }
 
@@ -323,12 +322,7 @@ package final class Sender<Provider: PushProvider>: Sendable {
             timestamp: timestamp, attempts: item.attempts, elapsed: MonotonicClock.system.now - item.start,
             retriedAfterUnknownOutcome: item.retriedAfterUnknownOutcome)
         result.serverDate = date
-        let released = order.withLock { $0.finish(item.seq, result, release: emit) }
-        progress.reported.add(released, ordering: .relaxed)
-        for _ in 0..<released {
-            room.signal()
-            outstanding.leave()
-        }
+        order.finish(item.seq, result)
     }
 }
 

@@ -54,10 +54,10 @@ package final class LineWorkerPool<Result: Sendable>: Sendable {
     private let batchLines: Int
     private let process: @Sendable (LineBatch) -> Result
     private let emit: (@Sendable (Result) -> Void)?
-    private let order = Locked(ReorderBuffer<Result>(first: 0))
     private let queue = DispatchQueue(label: "pushseal.lines", attributes: .concurrent)
-    private let inFlight: DispatchSemaphore
-    private let outstanding = DispatchGroup()
+    /// Two batches per worker keep every core busy while bounding memory; emit runs under
+    /// the window's lock, so results leave in order and one at a time.
+    private let window: OrderedWindow<Result>
     private let pending = Locked<(batch: LineBatch, index: Int)>((LineBatch(), 0))
 
     /// - Parameters:
@@ -71,8 +71,7 @@ package final class LineWorkerPool<Result: Sendable>: Sendable {
         self.batchLines = batchLines
         self.process = process
         self.emit = emit
-        // Two batches per worker keep every core busy while bounding memory.
-        inFlight = DispatchSemaphore(value: 2 * max(1, jobs))
+        window = OrderedWindow(size: 2 * max(1, jobs)) { result in emit?(result) }
     }
 
     /// Adds a line; dispatches a batch when it is full. `tag` travels with the line (the
@@ -105,7 +104,7 @@ package final class LineWorkerPool<Result: Sendable>: Sendable {
     /// Dispatches what is left and waits until every result has been emitted.
     package func finish() {
         dispatchPending()
-        outstanding.wait()
+        window.wait()
     }
 
     private func dispatch(_ batch: LineBatch, index: Int) {
@@ -114,21 +113,11 @@ package final class LineWorkerPool<Result: Sendable>: Sendable {
             emit?(result)
             return
         }
-        inFlight.wait()
-        outstanding.enter()
+        window.enter()
         queue.async { [self] in
             let result = process(batch)
-            guard let emit else {
-                inFlight.signal()
-                outstanding.leave()
-                return
-            }
-            // emit runs under the lock: results leave in order and one at a time.
-            let released = order.withLock { $0.finish(index, result, release: emit) }
-            for _ in 0..<released {
-                inFlight.signal()
-                outstanding.leave()
-            }
+            guard emit != nil else { return window.drop() }
+            window.finish(index, result)
         }
     }
 }

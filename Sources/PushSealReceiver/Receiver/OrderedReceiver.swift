@@ -14,10 +14,7 @@ import Synchronization
 package final class OrderedReceiver<Rendered: Sendable>: Sendable {
     private let runner: ExtensionRunner
     private let render: @Sendable (DeliveryRecord) -> Rendered
-    private let emit: @Sendable (Rendered) -> Void
-    private let reorder = Locked(ReorderBuffer<Rendered>(first: 1))
-    private let window: DispatchSemaphore
-    private let outstanding = DispatchGroup()
+    private let window: OrderedWindow<Rendered>
     private let reserved = Atomic<Int>(0)
 
     package init(
@@ -27,15 +24,14 @@ package final class OrderedReceiver<Rendered: Sendable>: Sendable {
     ) {
         self.runner = runner
         self.render = render
-        self.emit = emit
-        window = DispatchSemaphore(value: maximumInFlight)
+        // emit runs under the window's lock: records leave in order and one at a time.
+        window = OrderedWindow(size: maximumInFlight, first: 1, release: emit)
     }
 
     /// Takes the next sequence number, waiting while `maximumInFlight` records are pending.
     /// Call in input order; `deliver` may then run on any thread.
     package func reserve() -> Int {
-        window.wait()
-        outstanding.enter()
+        window.enter()
         return reserved.add(1, ordering: .relaxed).newValue
     }
 
@@ -68,16 +64,10 @@ package final class OrderedReceiver<Rendered: Sendable>: Sendable {
 
     /// Waits until every reserved input has been emitted.
     package func finish() {
-        outstanding.wait()
+        window.wait()
     }
 
     private func finish(_ record: DeliveryRecord) {
-        let rendered = render(record)
-        // emit runs under the lock so records leave in order and one at a time.
-        let emitted = reorder.withLock { $0.finish(record.seq, rendered, release: emit) }
-        for _ in 0..<emitted {
-            window.signal()
-            outstanding.leave()
-        }
+        window.finish(record.seq, render(record))
     }
 }
