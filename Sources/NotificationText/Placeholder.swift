@@ -16,8 +16,8 @@ public struct Placeholder: Sendable, Equatable {
     /// phone whose system has no HPKE (before iOS 17).
     public var unsupported: String
 
-    /// The reasons a body may be given for, by the status names records use.
-    public static let reasons = ["key-missing", "auth-failed", "expired", "deadline", "unsupported"]
+    /// The statuses a body may be given for.
+    public static let reasons: [DeliveryStatus] = [.keyMissing, .authenticationFailed, .expired, .deadline, .unsupported]
 
     public static let standard = Placeholder(
         title: "Encrypted notification", keyMissing: "This device does not have the key to open this message.",
@@ -42,16 +42,28 @@ public struct Placeholder: Sendable, Equatable {
         self.init(title: title, keyMissing: body, unreadable: body, expired: body, deadline: body, unsupported: body)
     }
 
-    /// Sets the body for a reason named as in `reasons`; false for another name.
-    public mutating func setBody(_ body: String, forReason reason: String) -> Bool {
-        switch reason {
-        case "key-missing": keyMissing = body
-        case "auth-failed": unreadable = body
-        case "expired": expired = body
-        case "deadline": deadline = body
-        case "unsupported": unsupported = body
+    /// Sets the body shown for `status` (one of `reasons`; false for another).
+    public mutating func setBody(_ body: String, for status: DeliveryStatus) -> Bool {
+        switch status {
+        case .keyMissing: keyMissing = body
+        case .authenticationFailed: unreadable = body
+        case .expired: expired = body
+        case .deadline: deadline = body
+        case .unsupported: unsupported = body
         default: return false
         }
         return true
+    }
+
+    /// The body shown with `status`: a missing, disabled or expired key says the key is
+    /// missing; a damaged or altered message says it could not be read.
+    public func body(for status: DeliveryStatus) -> String {
+        switch status {
+        case .keyMissing, .keyDisabled, .keyExpired: keyMissing
+        case .expired: expired
+        case .deadline: deadline
+        case .unsupported: unsupported
+        default: unreadable
+        }
     }
 }

@@ -488,9 +488,10 @@ func parseReceive(_ arguments: [String], environment: [String: String]) throws(U
     if let body = parsed.value("placeholder-body") { placeholder = Placeholder(title: placeholder.title, body: body) }
     for item in parsed.all("placeholder-for") {
         guard let equals = item.firstIndex(of: "="),
-            placeholder.setBody(String(item[item.index(after: equals)...]), forReason: String(item[..<equals]))
+            let status = Placeholder.reasons.first(where: { $0.rawValue == item[..<equals] }),
+            placeholder.setBody(String(item[item.index(after: equals)...]), for: status)
         else {
-            throw fail("--placeholder-for takes REASON=BODY, with REASON one of \(Placeholder.reasons.joined(separator: ", "))")
+            throw fail("--placeholder-for takes REASON=BODY, with REASON one of \(Placeholder.reasons.map(\.rawValue).joined(separator: ", "))")
         }
     }
     return .receive(

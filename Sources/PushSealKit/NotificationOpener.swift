@@ -4,29 +4,13 @@ import PushSealJSON
 
 /// What the extension shows for one notification, and why: the Linux runner's statuses.
 public struct OpenedNotification: Sendable {
-    public enum Status: String, Sendable {
-        case decrypted
-        /// Not for an extension (no mutable-content or no alert text), or nothing sealed: shown as it came.
-        case passthrough
-        case keyMissing = "key-missing"
-        case authFailed = "auth-failed"
-        case malformed
-        /// The sealed `exp` has passed.
-        case expired
-        /// What would be shown has no text (a sealed alert without any, or an empty
-        /// placeholder): iOS ignores such content and shows the notification as it came.
-        case original
-        /// The key store could not answer now (a phone locked since reboot, a missing
-        /// entitlement, a failed read): the key may be there, so the message is not given up
-        /// as `key-missing`; shown as the app chooses (`LockedContent`), by default as it came.
-        case locked
-        /// Sealed in a way this system cannot open: a later envelope version (`ps3`), or
-        /// `ps2` before iOS 17 (no HPKE). Shown with the placeholder.
-        case unsupported
-        /// Time ran out before an opening was delivered: the adapter's, at
-        /// `serviceExtensionTimeWillExpire`; the opener itself never gives it.
-        case deadline
-    }
+    /// The Linux runner's statuses, one vocabulary (`DeliveryStatus`): the opener gives
+    /// `decrypted`, `passthrough`, `key-missing`, `auth-failed`, `malformed`, `expired`,
+    /// `original` (nothing with text to show: iOS shows the notification as it came),
+    /// `locked` (the key store could not answer now: shown as the app chooses,
+    /// `LockedContent`), `unsupported` (a later envelope version, or ps2 before iOS 17);
+    /// the adapter adds `deadline` at `serviceExtensionTimeWillExpire`.
+    public typealias Status = DeliveryStatus
 
     public let status: Status
     /// What to write over the content as delivered: every field the sealed alert sets (its
@@ -95,13 +79,7 @@ public struct NotificationOpener: Sendable {
     /// opened. `nil` is time-up (`serviceExtensionTimeWillExpire`).
     public func placeholderChanges(for status: OpenedNotification.Status?) -> AlertContent {
         let body =
-            switch status {
-            case .keyMissing?: placeholder.keyMissing
-            case .expired?: placeholder.expired
-            case .unsupported?: placeholder.unsupported
-            case nil: placeholder.deadline
-            default: placeholder.unreadable
-            }
+            placeholder.body(for: status ?? .deadline)
         return AlertContent(title: placeholder.title, subtitle: "", body: body)
     }
 
@@ -196,14 +174,7 @@ public struct NotificationOpener: Sendable {
         do {
             alert = try SealedAlert(plaintext: try envelope.open(with: key, hpkeAvailable: hpkeAvailable), field: field)
         } catch {
-            let status: OpenedNotification.Status =
-                switch error.reason {
-                case .authFailed: .authFailed
-                case .keyMissing: .keyMissing
-                case .malformed: .malformed
-                case .unsupported: .unsupported
-                }
-            return refused(status, envelope.kid, error.message)
+            return refused(error.reason, envelope.kid, error.message)
         }
         if let expires = alert.expires, expires <= Int64(now.timeIntervalSince1970.rounded(.down)) {
             return refused(.expired, envelope.kid, "the message expired")

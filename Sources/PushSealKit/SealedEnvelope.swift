@@ -74,16 +74,16 @@ public struct SealedEnvelope: Sendable, Equatable {
         switch (format, key) {
         case (.ps1, .secret(let secret)):
             // CryptoKit's combined layout is pushseal's: a 12-byte nonce, the ciphertext, a 16-byte tag.
-            guard sealed.count >= Format.ps1.minimumSealedByteCount else { throw OpeningError(.authFailed, "the sealed part is too short to hold a nonce and a tag") }
+            guard sealed.count >= Format.ps1.minimumSealedByteCount else { throw OpeningError(.authenticationFailed, "the sealed part is too short to hold a nonce and a tag") }
             do {
                 let box = try AES.GCM.SealedBox(combined: sealed)
                 return try AES.GCM.open(box, using: secret, authenticating: Data(header.utf8))
             } catch {
-                throw OpeningError(.authFailed, "the message does not authenticate with key \(kid)")
+                throw OpeningError(.authenticationFailed, "the message does not authenticate with key \(kid)")
             }
         case (.ps2, .recipient(let privateKey)):
             guard sealed.count >= Format.ps2.minimumSealedByteCount else {
-                throw OpeningError(.authFailed, "the sealed part is too short to hold a key and a tag")
+                throw OpeningError(.authenticationFailed, "the sealed part is too short to hold a key and a tag")
             }
             guard hpkeAvailable, #available(iOS 17.0, macOS 14.0, macCatalyst 17.0, tvOS 17.0, visionOS 1.0, watchOS 10.0, *) else {
                 throw OpeningError(.unsupported, "a ps2 envelope needs HPKE, which this system lacks (iOS 17 or macOS 14 has it)")
@@ -105,7 +105,7 @@ extension SealedEnvelope {
                 info: Data(header.utf8), encapsulatedKey: sealed.prefix(keyBytes))
             return try recipient.open(sealed.dropFirst(keyBytes), authenticating: Data())
         } catch {
-            throw OpeningError(.authFailed, "the message does not authenticate with key \(kid)")
+            throw OpeningError(.authenticationFailed, "the message does not authenticate with key \(kid)")
         }
     }
 }
@@ -121,13 +121,9 @@ public struct OpeningError: Error, Sendable, Equatable, CustomStringConvertible 
     /// Equal when the reasons are: the message is for people.
     public static func == (lhs: OpeningError, rhs: OpeningError) -> Bool { lhs.reason == rhs.reason }
 
-    public enum Reason: String, Sendable {
-        case malformed
-        case keyMissing = "key-missing"
-        case authFailed = "auth-failed"
-        /// A version this kit does not read (`ps3`), or ps2 on a system without HPKE.
-        case unsupported
-    }
+    /// One of the statuses (`DeliveryStatus`): `malformed`, `key-missing`, `auth-failed`,
+    /// or `unsupported` (a version this kit does not read, or ps2 on a system without HPKE).
+    public typealias Reason = DeliveryStatus
 
     public let reason: Reason
     public let message: String

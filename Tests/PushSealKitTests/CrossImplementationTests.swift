@@ -297,10 +297,10 @@ struct CrossImplementationTests {
         // Every flipped character of the sealed part, a wrong key and a swapped header fail to authenticate.
         var flipped = Array(field.utf8)
         flipped[flipped.count - 5] = flipped[flipped.count - 5] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
-        #expect(throws: OpeningError(.authFailed, "")) { try SealedEnvelope(parsing: String(decoding: flipped, as: UTF8.self)).open(with: .secret(share.key)) }
-        #expect(throws: OpeningError(.authFailed, "")) { try envelope.open(with: .secret(SymmetricKey(size: .bits256))) }
+        #expect(throws: OpeningError(.authenticationFailed, "")) { try SealedEnvelope(parsing: String(decoding: flipped, as: UTF8.self)).open(with: .secret(share.key)) }
+        #expect(throws: OpeningError(.authenticationFailed, "")) { try envelope.open(with: .secret(SymmetricKey(size: .bits256))) }
         let swapped = field.replacingOccurrences(of: "ps1.\(share.kid).", with: "ps1.other.")
-        #expect(throws: OpeningError(.authFailed, "")) { try SealedEnvelope(parsing: swapped).open(with: .secret(share.key)) }
+        #expect(throws: OpeningError(.authenticationFailed, "")) { try SealedEnvelope(parsing: swapped).open(with: .secret(share.key)) }
         #expect(throws: OpeningError(.keyMissing, "")) { try envelope.open(with: .recipient(P256.KeyAgreement.PrivateKey())) }
     }
 

@@ -1,20 +1,9 @@
 import Locking
-import NotificationText
+// The outcomes' vocabulary (DeliveryStatus) and the placeholder are NotificationText's,
+// shared with the device kit: a user of PushSeal names them without a second import.
+@_exported import NotificationText
 import PushSealJSON
 import SealCrypto
-
-extension Placeholder {
-    /// The body for the status a placeholder is shown with.
-    public func body(for status: DeliveryStatus) -> String {
-        switch status {
-        case .keyMissing, .keyDisabled, .keyExpired: keyMissing
-        case .expired: expired
-        case .deadline: deadline
-        case .unsupported: unsupported
-        default: unreadable
-        }
-    }
-}
 
 /// The extension pushseal exists for: opens the envelope in the payload's custom field and
 /// shows the sealed alert, or a placeholder that says nothing of the content when the key is

@@ -1,4 +1,7 @@
-/// How a notification ended up on screen; one per delivery record.
+/// How a notification ended up on screen, and why it was not opened when it was not: the
+/// one vocabulary of pushseal's outcomes. The Linux runner's delivery records, `doctor` and
+/// `decrypt`, and PushSealKit's `OpenedNotification` and `OpeningError` all speak it. A
+/// struct with static members, not an enum, so a new status is an addition, not a break.
 public struct DeliveryStatus: Hashable, Sendable, CustomStringConvertible {
     public let rawValue: String
     public var description: String { rawValue }
