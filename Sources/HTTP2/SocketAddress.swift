@@ -1,3 +1,5 @@
+internal import CNGHTTP2
+
 #if canImport(Glibc)
 import Glibc
 #endif
