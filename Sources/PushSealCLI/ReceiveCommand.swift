@@ -156,16 +156,9 @@ struct ReceiveCommand {
     private static func renderer(
         json: Bool, field: String, notifier: DesktopNotifier?
     ) -> @Sendable (DeliveryRecord) -> (bytes: [UInt8], status: String) {
-        { record in
-            var bytes: [UInt8]
-            if json {
-                bytes = []
-                bytes.reserveCapacity(512)
-                record.writeJSON(to: &bytes, envelopeField: field)
-            } else {
-                bytes = Array((record.text + "\n").utf8)
-            }
-            bytes.append(UInt8(ascii: "\n"))
+        let format: DeliveryRecord.Format = json ? .json(envelopeField: field) : .text
+        return { record in
+            let bytes = format.bytes(of: record)
             if let notifier, case .delivered(let delivery) = record.outcome { notifier.show(delivery.content, status: delivery.status) }
             return (bytes, record.status.rawValue)
         }

@@ -197,6 +197,29 @@ package struct DeliveryRecord: Sendable {
         }
     }
 
+    /// How records are written out: one JSON object a line, or a few lines of text for a
+    /// person at a terminal with a blank line after each. The bytes of a record are made
+    /// here, whatever writes them.
+    package enum Format: Sendable {
+        case json(envelopeField: String)
+        case text
+
+        /// The record's bytes, line ending included.
+        package func bytes(of record: DeliveryRecord) -> [UInt8] {
+            var bytes: [UInt8]
+            switch self {
+            case .json(let field):
+                bytes = []
+                bytes.reserveCapacity(512)
+                record.writeJSON(to: &bytes, envelopeField: field)
+            case .text:
+                bytes = Array((record.text + "\n").utf8)
+            }
+            bytes.append(UInt8(ascii: "\n"))
+            return bytes
+        }
+    }
+
     /// A few lines for a person at a terminal. Everything that came from outside (texts,
     /// file names, reasons) is escaped, so no payload can forge a record or drive the
     /// terminal; each text line is indented, so only record headers start at column 0.
