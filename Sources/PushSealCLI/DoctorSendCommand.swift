@@ -139,7 +139,7 @@ private func setUpProbe(_ request: SendRequest, report: (String, DoctorFinding.L
     let connection: SendConnection
     do {
         connection = try SendConnection(
-            endpoint: SendEndpoint(url: request.endpoint), proxy: request.proxy, trustFile: request.caFile,
+            endpoint: SendEndpoint(checking: request.endpoint), proxy: request.proxy, trustFile: request.caFile,
             connections: 1, streams: 1, timeout: min(request.timeout, .seconds(15)), clientIdentity: identity)
     } catch {
         add("proxy", .problem, error.reason, fix: "give --proxy http://host:port, or --proxy '' for none")

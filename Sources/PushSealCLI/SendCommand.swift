@@ -146,7 +146,7 @@ struct SendCommand {
         do {
             // --proxy beats the environment; --proxy '' goes direct.
             connection = try SendConnection(
-                endpoint: SendEndpoint(url: request.endpoint), proxy: request.proxy, trustFile: request.caFile,
+                endpoint: SendEndpoint(checking: request.endpoint), proxy: request.proxy, trustFile: request.caFile,
                 connections: request.connections, streams: request.concurrency, timeout: request.timeout,
                 clientIdentity: identity)
         } catch {

@@ -98,7 +98,7 @@ func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: EncryptReques
         }
         let parsedEndpoint: SendEndpoint
         do {
-            parsedEndpoint = try SendEndpoint(url: given)
+            parsedEndpoint = try SendEndpoint(checking: given)
         } catch {
             throw fail("\(parsed.origin("endpoint")): \(error.reason)")
         }

@@ -108,7 +108,7 @@ public final class NotificationSender: Sendable {
         let stamp = FileStamp(path: keyring.path)
         sealer = Locked((try Self.sealer(configuration, keyring: try keyring.load()), stamp))
         let connection = try SendConnection(
-            endpoint: SendEndpoint(url: configuration.endpoint), proxy: configuration.proxy, trustFile: configuration.trustFile,
+            endpoint: SendEndpoint(checking: configuration.endpoint), proxy: configuration.proxy, trustFile: configuration.trustFile,
             connections: configuration.connections, streams: 1_000, timeout: configuration.timeout,
             clientIdentity: try Self.identity(configuration.credentials))
         let provider = APNsProvider(

@@ -3,25 +3,19 @@ import Locking
 import PushSeal
 import SealCrypto
 
-/// Where `send` delivers: an `https://` (or `http://`, HTTP/2 without TLS) address, checked.
-package struct SendEndpoint: Sendable, Equatable, CustomStringConvertible {
-    let engine: ClientEndpoint
+/// Where `send` delivers: an `https://` (or `http://`, HTTP/2 without TLS) address, checked;
+/// the HTTP/2 client's own endpoint, under the sender's name.
+package typealias SendEndpoint = ClientEndpoint
 
-    package init(url: String) throws(SendError) {
+extension ClientEndpoint {
+    /// The endpoint at `url`, or why not as a `SendError`.
+    package init(checking url: String) throws(SendError) {
         do {
-            engine = try ClientEndpoint(url: url)
+            self = try ClientEndpoint(url: url)
         } catch {
             throw SendError(.setup, error.message, underlying: error)
         }
     }
-
-    /// True for `https://`.
-    package var secure: Bool { engine.secure }
-    package var host: String { engine.host }
-    /// True when the host is this machine (`localhost`, 127.0.0.0/8, `::1`).
-    package var isLoopback: Bool { engine.isLoopback }
-    /// `https://host:port`: the origin its requests name.
-    package var description: String { engine.description }
 }
 
 /// How `send` reaches its endpoint (and any other origin a provider's requests name):
@@ -60,14 +54,14 @@ package struct SendConnection: Sendable {
             if let proxy {
                 chosen = proxy.isEmpty ? nil : try ClientProxy(url: proxy)
             } else {
-                chosen = try ClientProxy.fromEnvironment(for: endpoint.engine)
+                chosen = try ClientProxy.fromEnvironment(for: endpoint)
             }
         } catch {
             throw SendError(.setup, error.message, underlying: error)
         }
         proxyFromEnvironment = proxy == nil
         engine = HTTP2Client.Settings(
-            endpoint: endpoint.engine, trustFile: trustFile, proxy: chosen, connections: connections,
+            endpoint: endpoint, trustFile: trustFile, proxy: chosen, connections: connections,
             maximumStreams: streams, timeout: timeout, connectTimeout: min(timeout, .seconds(10)),
             clientIdentity: clientIdentity)
     }

@@ -172,7 +172,7 @@ package final class APNsListener: Sendable {
         let tokenUpdates = Locked(ProviderTokenUpdates(interval: settings.tokenUpdateInterval))
         // Settings' limits keep at least one byte past APNs' largest payload, so an oversized
         // body is seen as oversized.
-        var limits = settings.limits.engine
+        var limits = settings.limits
         limits.bodyBytes = max(limits.bodyBytes, ReceivedInput.voipByteLimit + 1)
         let finished: @Sendable (DeliveryRecord, Int) -> Void = { record, bytes in
             records.emit(record, promised: true)
@@ -202,7 +202,7 @@ package final class APNsListener: Sendable {
             pendingLimit: pendingLimit, pendingByteLimit: pendingByteLimit)
         do {
             server = try HTTP2Server(
-                host: settings.host, port: settings.port, tls: settings.tls?.engine, limits: limits,
+                host: settings.host, port: settings.port, tls: settings.tls, limits: limits,
                 roundEnded: { handoff.roundEnded() },
                 connectionEnded: { connection in tokenUpdates.withLock { $0.forget(connection) } },
                 handler: { request in routes.answer(request) })

@@ -8,19 +8,13 @@ import Glibc
 import Darwin
 #endif
 
-/// The listener's own words for what the HTTP/2 engine underneath needs: the caller says
-/// which certificate, which limits, and gets `ListenerError` back, never the engine's types.
+/// What the listener needs of the HTTP/2 engine underneath: which certificate (the engine's
+/// own `TLSIdentity`, under the listener's name), which limits, and `ListenerError` back.
 
 /// A certificate chain and its private key, as PEM files, for `https://`.
-package struct ListenerIdentity: Sendable, Equatable {
-    package let certificateFile: String
-    package let keyFile: String
+package typealias ListenerIdentity = TLSIdentity
 
-    package init(certificateFile: String, keyFile: String) {
-        self.certificateFile = certificateFile
-        self.keyFile = keyFile
-    }
-
+extension TLSIdentity {
     /// The names a self-signed certificate is made for: a test endpoint on this machine.
     package static let selfSignedNames = "DNS:localhost,IP:127.0.0.1,IP:::1"
 
@@ -51,55 +45,22 @@ package struct ListenerIdentity: Sendable, Equatable {
         return (identity, true)
     }
 
-    var engine: TLSIdentity { TLSIdentity(certificateFile: certificateFile, keyFile: keyFile) }
 }
 
-/// How much the listener takes on, and for how long; the defaults suit one machine's APNs
-/// stand-in. Past each bound the client gets an answer (431, REFUSED_STREAM, GOAWAY), never
-/// silence.
-package struct ListenerLimits: Sendable {
-    var engine = HTTP2Server.Limits()
+/// How much the listener takes on, and for how long: the HTTP/2 server's own limits, under
+/// the listener's name; the defaults suit one machine's APNs stand-in. Past each bound the
+/// client gets an answer (431, REFUSED_STREAM, GOAWAY), never silence.
+package typealias ListenerLimits = HTTP2Server.Limits
 
-    package init() {}
-
-    /// A connection with no request open for this long is closed (GOAWAY).
-    package var idleTimeout: Duration {
-        get { engine.idleTimeout }
-        set { engine.idleTimeout = newValue }
-    }
-    /// A request whose headers or body make no progress for this long is reset.
-    package var requestTimeout: Duration {
-        get { engine.requestTimeout }
-        set { engine.requestTimeout = newValue }
-    }
-    /// A TLS handshake must end within this.
-    package var handshakeTimeout: Duration {
-        get { engine.handshakeTimeout }
-        set { engine.handshakeTimeout = newValue }
-    }
-    /// Requests in flight on one connection (SETTINGS_MAX_CONCURRENT_STREAMS).
-    package var concurrentStreams: Int {
-        get { engine.concurrentStreams }
-        set { engine.concurrentStreams = newValue }
-    }
-    /// Connections open at once; the longest-idle one makes room for a new one at the cap.
-    package var connections: Int {
-        get { engine.connections }
-        set { engine.connections = newValue }
-    }
+extension HTTP2Server.Limits {
     /// Unfinished request bytes held at once, across every connection; one connection holds
     /// at most 1 MiB of them (or all, when the whole is less).
     package var requestBytes: Int {
-        get { engine.bufferBytes }
+        get { bufferBytes }
         set {
-            engine.bufferBytes = newValue
-            engine.connectionBufferBytes = min(1 << 20, newValue)
+            bufferBytes = newValue
+            connectionBufferBytes = min(1 << 20, newValue)
         }
-    }
-    /// On stop, connections still busy after this are closed regardless.
-    package var drainTimeout: Duration {
-        get { engine.drainTimeout }
-        set { engine.drainTimeout = newValue }
     }
 }
 
