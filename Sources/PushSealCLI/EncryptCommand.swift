@@ -303,7 +303,7 @@ func alertOptions(_ parsed: ParsedArguments, spec: CommandSpec, stdinIsBody: Boo
     func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
     let field = parsed.value("field") ?? PayloadSealer.defaultField
     do {
-        try PayloadSealer.validate(field: field)
+        try APNsPayload.validate(field: field)
     } catch {
         throw fail("\(parsed.origin("field")) must be a name of 1 to 64 bytes other than 'aps'")
     }

@@ -468,7 +468,7 @@ func parseReceive(_ arguments: [String], environment: [String: String]) throws(U
     }
     let field = parsed.value("field") ?? PayloadSealer.defaultField
     do {
-        try PayloadSealer.validate(field: field)
+        try APNsPayload.validate(field: field)
     } catch {
         throw fail("\(parsed.origin("field")) must be a name of 1 to 64 bytes other than 'aps'")
     }

@@ -195,11 +195,8 @@ package final class Sender<Provider: PushProvider>: Sendable {
     package func stopRetrying() {
         retrying.withLock { $0 = false }
         // Devices not yet on the wire are not sent; answers on their way get five seconds.
-        client.withLock { $0 }?.stop(grace: Self.stopGrace)
+        client.withLock { $0 }?.stop(grace: SendRetries.stopGrace)
     }
-
-    /// How long a stop waits for answers to requests already sent.
-    package static var stopGrace: Duration { SendRetries.stopGrace }
 
     /// Waits for every result, then closes the connections.
     package func finish() {

@@ -33,11 +33,6 @@ public final class PayloadSealer: Sendable {
         self.pad = pad
     }
 
-    /// The field must be a custom key beside `aps`.
-    package static func validate(field: String) throws {
-        try APNsPayload.validate(field: field)
-    }
-
     /// The payload for `alert`; when it would be too large and `truncatingBody` is set, the
     /// body is cut (on a character boundary, ending with "…") to the longest that fits, and
     /// `cut` says how many characters of how many were kept. Only when even an empty body
