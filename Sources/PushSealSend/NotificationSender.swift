@@ -36,8 +36,8 @@ public final class NotificationSender: Sendable {
         case providerToken(keyFile: String, keyID: String, teamID: String)
         /// The connection's client certificate: a PEM file of certificate and key, or PKCS#12.
         case clientCertificate(file: String, passphrase: String?)
-        /// None: an endpoint that asks for none, as `pushseal receive --listen` does unless
-        /// given `--require-token`.
+        /// None: a server that asks for no credential (APNs asks for one of the two above,
+        /// and so does `pushseal receive --listen`, which checks a token's shape at least).
         case none
     }
 
