@@ -45,6 +45,9 @@ package final class HTTP2Client: Sendable {
         /// the server's: `send`'s connections carry only answers, few and small, and more
         /// than one of them is the rare case.
         package var readBudget = 1 << 20
+        /// The proxy came from the environment, so another origin takes its own (`NO_PROXY`
+        /// may exclude one host and not another); a proxy given outright serves every origin.
+        package var proxyFollowsEnvironment = false
 
         package init(
             endpoint: ClientEndpoint, trustFile: String? = nil, proxy: ClientProxy? = nil, connections: Int = 1,
@@ -60,6 +63,15 @@ package final class HTTP2Client: Sendable {
             self.timeout = timeout
             self.connectTimeout = connectTimeout
             self.connectAttempts = max(1, connectAttempts)
+        }
+
+        /// The same settings for another origin: a client reaches one origin, and a sender
+        /// whose requests name several (a push service per subscription) runs one per origin.
+        package func reaching(_ origin: String) throws(HTTP2ClientError) -> Settings {
+            var settings = self
+            settings.endpoint = try ClientEndpoint(url: origin)
+            if proxyFollowsEnvironment { settings.proxy = try ClientProxy.fromEnvironment(for: settings.endpoint) }
+            return settings
         }
     }
 

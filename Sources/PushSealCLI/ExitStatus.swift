@@ -128,7 +128,7 @@ func message(for error: any Error) -> String {
             }
         default: advice = nil
         }
-    case let error as EnvelopeError where error.code == .missingEnvelope:
+    case let error as EnvelopeError where error.code == .passthrough:
         advice = "if the sender chose another field name, give it with --field"
     case let error as PayloadError where error.code == .tooLarge:
         advice = "shorten the alert, or lower --pad"

@@ -20,19 +20,18 @@ extension ClientEndpoint {
 
 /// How `send` reaches its endpoint (and any other origin a provider's requests name):
 /// through which proxy, trusting what besides the system's CAs, over how many connections
-/// and streams, and how long it waits.
-package struct SendConnection: Sendable {
-    let engine: HTTP2Client.Settings
-    /// The proxy was taken from the environment, so another origin takes its own (NO_PROXY).
-    let proxyFromEnvironment: Bool
+/// and streams, and how long it waits. The HTTP/2 client's own settings, under the sender's
+/// name, made from what a user chooses.
+package typealias SendConnection = HTTP2Client.Settings
 
+extension HTTP2Client.Settings {
     /// The proxy chosen (from `--proxy`, or the environment less `NO_PROXY`), as `host:port`;
     /// nil when the connection goes direct.
-    package var proxyAddress: String? { engine.proxy.map { "\($0.host):\($0.port)" } }
+    package var proxyAddress: String? { proxy.map { "\($0.host):\($0.port)" } }
     /// The endpoint's origin.
-    package var origin: String { engine.endpoint.description }
+    package var origin: String { endpoint.description }
     /// Results that may wait at once for a sender over this connection.
-    package var window: Int { SendWindow.size(connections: engine.connections, streams: engine.maximumStreams) }
+    package var window: Int { SendWindow.size(connections: connections, streams: maximumStreams) }
 
     /// How long a notification waits for its answer unless a timeout is chosen (`--timeout`'s
     /// default, and its help's).
@@ -59,19 +58,11 @@ package struct SendConnection: Sendable {
         } catch {
             throw SendError(.setup, error.message, underlying: error)
         }
-        proxyFromEnvironment = proxy == nil
-        engine = HTTP2Client.Settings(
+        self.init(
             endpoint: endpoint, trustFile: trustFile, proxy: chosen, connections: connections,
             maximumStreams: streams, timeout: timeout, connectTimeout: min(timeout, .seconds(10)),
             clientIdentity: clientIdentity)
-    }
-
-    /// The same connection settings for another origin.
-    func settings(for origin: String) throws(HTTP2ClientError) -> HTTP2Client.Settings {
-        var settings = engine
-        settings.endpoint = try ClientEndpoint(url: origin)
-        if proxyFromEnvironment { settings.proxy = try ClientProxy.fromEnvironment(for: settings.endpoint) }
-        return settings
+        proxyFollowsEnvironment = proxy == nil
     }
 }
 
@@ -98,7 +89,7 @@ package final class HTTP2PushTransport: PushTransport {
         self.connection = connection
         self.answered = answered
         do {
-            let first = try Self.client(connection.engine, answered: answered)
+            let first = try Self.client(connection, answered: answered)
             clients.withLock { $0[connection.origin] = first }
         } catch {
             throw SendError(.setup, error.message, underlying: error)
@@ -135,7 +126,7 @@ package final class HTTP2PushTransport: PushTransport {
     private func client(for origin: String) -> Result<HTTP2Client, HTTP2ClientError> {
         if let client = clients.withLock({ $0[origin] }) { return .success(client) }
         do {
-            let settings = try connection.settings(for: origin)
+            let settings = try connection.reaching(origin)
             let client = try Self.client(settings, answered: answered)
             return .success(
                 clients.withLock { clients in

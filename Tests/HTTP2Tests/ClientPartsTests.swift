@@ -16,6 +16,21 @@ struct ClientPartsTests {
         #expect(endpoint.secure == secure && endpoint.host == host && endpoint.port == port && endpoint.description == shown)
     }
 
+    @Test func anotherOriginKeepsEverythingButItsEndpointAndItsOwnProxy() throws {
+        let proxy = try ClientProxy(url: "http://127.0.0.1:3128")
+        var settings = HTTP2Client.Settings(
+            endpoint: try ClientEndpoint(url: "https://api.push.apple.com"), trustFile: "/tmp/ca.pem", proxy: proxy, connections: 3,
+            maximumStreams: 7, timeout: .seconds(5))
+        let given = try settings.reaching("https://push.example.net:8443")
+        #expect(given.endpoint.description == "https://push.example.net:8443")
+        #expect(given.proxy == proxy && given.trustFile == "/tmp/ca.pem" && given.connections == 3 && given.maximumStreams == 7 && given.timeout == .seconds(5))
+        // A proxy from the environment is chosen again for the new host, NO_PROXY and all.
+        settings.proxyFollowsEnvironment = true
+        let followed = try settings.reaching("http://127.0.0.1:9")
+        #expect(followed.proxy == (try ClientProxy.fromEnvironment(for: followed.endpoint)))
+        #expect(throws: HTTP2ClientError.self) { try settings.reaching("ftp://push.example.net") }
+    }
+
     @Test(arguments: [
         ("ftp://host", "is not an https:// or http:// URL"), ("https://host/3/device", "has a path"),
         ("https://user@host", "has user information"), ("https://host:0", "not 1 to 65535"),

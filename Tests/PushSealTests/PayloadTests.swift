@@ -220,7 +220,7 @@ struct PayloadTests {
 
     @Test func missingFieldAndWrongShapesAreDistinct() throws {
         let opener = PayloadOpener(keyring: keyring)
-        #expect(throws: EnvelopeError(.missingEnvelope, "")) { try opener.envelope(inPayload: Array(#"{"aps":{}}"#.utf8)) }
+        #expect(throws: EnvelopeError(.passthrough, "")) { try opener.envelope(inPayload: Array(#"{"aps":{}}"#.utf8)) }
         #expect(throws: EnvelopeError(.malformed, "")) { try opener.envelope(inPayload: Array(#"{"enc":5}"#.utf8)) }
         #expect(throws: PayloadError(.invalidPayload, "")) { try opener.envelope(inPayload: Array("[1]".utf8)) }
         #expect(throws: PayloadError(.invalidPayload, "")) { try opener.envelope(inPayload: Array("not json".utf8)) }

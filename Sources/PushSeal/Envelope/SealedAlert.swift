@@ -160,17 +160,17 @@ public struct SealedAlert: Sendable, Equatable {
         do {
             isObject = try JSONParser.forEachMember(namedIn: plaintext) { name, value in try take(name, value) }
         } catch let error as JSONParseError {
-            throw EnvelopeError(.invalidAlert, "the opened envelope is not a JSON alert (\(error))", underlying: error)
+            throw EnvelopeError(.malformed, "the opened envelope is not a JSON alert (\(error))", underlying: error)
         }
         guard isObject else {
             let kind = (try? JSONParser.parse(plaintext))?.kindName ?? "something else"
-            throw EnvelopeError(.invalidAlert, "the opened envelope holds \(kind), not an alert object")
+            throw EnvelopeError(.malformed, "the opened envelope holds \(kind), not an alert object")
         }
         guard fields.title?.isEmpty == false || fields.body?.isEmpty == false else {
-            throw EnvelopeError(.invalidAlert, "the sealed alert has neither a title nor a body to show")
+            throw EnvelopeError(.malformed, "the sealed alert has neither a title nor a body to show")
         }
         if !data.isEmpty, let name = data["aps"] != nil ? "aps" : data[field] != nil ? field : nil {
-            throw EnvelopeError(.invalidAlert, "the sealed data names '\(name)', which the payload's own member holds")
+            throw EnvelopeError(.malformed, "the sealed data names '\(name)', which the payload's own member holds")
         }
     }
 
@@ -198,7 +198,7 @@ public struct SealedAlert: Sendable, Equatable {
         func integer(_ value: JSONValue) throws -> Int64? {
             if case .null = value { return nil }
             guard let number = value.integerValue else {
-                throw EnvelopeError(.invalidAlert, "alert field '\(String(decoding: name, as: UTF8.self))' is not a whole number")
+                throw EnvelopeError(.malformed, "alert field '\(String(decoding: name, as: UTF8.self))' is not a whole number")
             }
             return number
         }
@@ -206,24 +206,24 @@ public struct SealedAlert: Sendable, Equatable {
             // The sealed form takes APNs' spelling alone: the CLI's `timeSensitive` alias is
             // the sender's convenience, never the wire's.
             if field == .interruptionLevel, case .string(let text) = value, InterruptionLevel(rawValue: text) == nil {
-                throw EnvelopeError(.invalidAlert, "alert field 'interruption-level' is not passive, active, time-sensitive or critical")
+                throw EnvelopeError(.malformed, "alert field 'interruption-level' is not passive, active, time-sensitive or critical")
             }
             do {
                 try fields.set(field, json: value)
             } catch {
-                throw EnvelopeError(.invalidAlert, "alert field \(error.reason)", underlying: error)
+                throw EnvelopeError(.malformed, "alert field \(error.reason)", underlying: error)
             }
         } else if JSONName.is(name, Key.data) {
             switch value {
             case .null: break
             case .object(let members): data = members
-            default: throw EnvelopeError(.invalidAlert, "alert field 'data' is \(value.kindName), not an object")
+            default: throw EnvelopeError(.malformed, "alert field 'data' is \(value.kindName), not an object")
             }
         } else if JSONName.is(name, Key.id) {
             switch value {
             case .null: id = nil
             case .string(let text) where (1...64).contains(text.utf8.count): id = text
-            default: throw EnvelopeError(.invalidAlert, "alert field 'id' is not a string of 1 to 64 bytes")
+            default: throw EnvelopeError(.malformed, "alert field 'id' is not a string of 1 to 64 bytes")
             }
         } else if JSONName.is(name, Key.sent) {
             sent = try integer(value)

@@ -67,7 +67,7 @@ public struct SealedEnvelope: Sendable, Equatable {
             throw EnvelopeError(.malformed, "not an envelope: expected ps1.<kid>.<sealed box> or ps2.<kid>.<sealed box>")
         } catch .unsupportedVersion(let name) {
             throw EnvelopeError(
-                .unsupportedVersion,
+                .unsupported,
                 "envelope version \(name.map { "'\($0)'" } ?? "this") is not supported (this build reads \(Version.readable))")
         } catch .invalidKeyID {
             throw EnvelopeError(.malformed, "malformed envelope: the key id must be 1 to 64 of A-Z a-z 0-9 _ -")

@@ -88,8 +88,9 @@ public final class DecryptingExtension: NotificationServiceExtension {
         case .string(let text)?:
             do {
                 return .sealed(try SealedEnvelope(parsing: text))
-            } catch let error as EnvelopeError where error.code == .unsupportedVersion {
-                return .refused(DeliveryNote(status: .unsupported, reason: "\(error)"))
+            } catch let error as EnvelopeError {
+                // The error's code is the status: malformed or unsupported.
+                return .refused(DeliveryNote(status: error.code, reason: "\(error)"))
             } catch {
                 return .refused(DeliveryNote(status: .malformed, reason: "\(error)"))
             }
@@ -116,8 +117,9 @@ public final class DecryptingExtension: NotificationServiceExtension {
             case .keyExpired: return .failure(note(.keyExpired, error))
             default: return .failure(note(.keyMissing, error))
             }
-        } catch let error as EnvelopeError where error.code == .authenticationFailed {
-            return .failure(note(.authenticationFailed, error))
+        } catch let error as EnvelopeError {
+            // The envelope's own verdict: authentication failed, or not a sealed alert.
+            return .failure(note(error.code, error))
         } catch {
             return .failure(note(.malformed, error))
         }

@@ -24,7 +24,7 @@ public struct PayloadOpener: Sendable {
         }
         switch payload[field] {
         case nil:
-            throw EnvelopeError(.missingEnvelope, "the payload has no '\(field)' field")
+            throw EnvelopeError(.passthrough, "the payload has no '\(field)' field")
         case .string(let text)?:
             return try SealedEnvelope(parsing: text)
         case let other?:

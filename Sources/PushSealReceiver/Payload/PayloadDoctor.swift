@@ -280,7 +280,7 @@ package struct PayloadDiagnosis: Sendable {
     /// The precise fault in an envelope that does not parse, and its fix: most reports of
     /// "decryption failed" between two implementations come from the encoding.
     static func explain(_ text: String, _ error: EnvelopeError) -> (String, String?) {
-        if error.code == .unsupportedVersion {
+        if error.code == .unsupported {
             return (
                 "\(error.reason): the device shows the placeholder (unsupported)",
                 "update the receiver (app or pushseal), or seal with a version it reads (ps1, ps2)"
