@@ -138,9 +138,7 @@ private func setUpProbe(_ request: SendRequest, report: (String, DoctorFinding.L
     }
     let connection: SendConnection
     do {
-        connection = try SendConnection(
-            endpoint: SendEndpoint(checking: request.endpoint), proxy: request.proxy, trustFile: request.caFile,
-            connections: 1, streams: 1, timeout: min(request.timeout, .seconds(15)), clientIdentity: identity)
+        connection = try probeConfiguration(request).connection(clientIdentity: identity)
     } catch {
         add("proxy", .problem, error.reason, fix: "give --proxy http://host:port, or --proxy '' for none")
         return nil
@@ -148,17 +146,23 @@ private func setUpProbe(_ request: SendRequest, report: (String, DoctorFinding.L
     return Probe(tokens: tokens, connection: connection, tokenAge: tokenAge)
 }
 
-/// Sends the probe; its one result.
-private func send(_ probe: Probe, request: SendRequest) -> APNsSender.Result? {
-    let outcome = Locked<APNsSender.Result?>(nil)
+/// `send`'s configuration for the probe: one stream, no retry, and no longer than 15 s.
+private func probeConfiguration(_ request: SendRequest) -> NotificationSender.Configuration {
+    var configuration = request.configuration
+    (configuration.connections, configuration.streams, configuration.timeout) = (1, 1, min(request.timeout, .seconds(15)))
+    (configuration.retries, configuration.retryFor) = (0, .zero)
+    (configuration.expiration, configuration.collapseID) = (nil, nil)
+    return configuration
+}
+
+/// Sends the probe through `send`'s sender; its one result.
+private func send(_ probe: Probe, request: SendRequest) -> NotificationSender.Result? {
+    let outcome = Locked<NotificationSender.Result?>(nil)
     do {
-        let provider = APNsProvider(
-            settings: .init(origin: probe.connection.origin, topic: request.topic, pushType: request.pushType, priority: request.priority),
-            tokens: probe.tokens)
-        let sender = try APNsSender(
-            settings: .init(retries: 0, retryFor: .zero), provider: provider, connection: probe.connection,
+        let sender = try NotificationSender(
+            probeConfiguration(request), connection: probe.connection, tokens: probe.tokens, progress: SendProgress(),
             emit: { result in outcome.withLock { $0 = result } })
-        try sender.add(probeDevice, payload: Array(#"{"aps":{"alert":"pushseal doctor: a probe for no device"}}"#.utf8))
+        try sender.add(Array(#"{"aps":{"alert":"pushseal doctor: a probe for no device"}}"#.utf8), to: probeDevice)
         sender.finish()
     } catch {
         return outcome.withLock { $0 }
@@ -168,7 +172,7 @@ private func send(_ probe: Probe, request: SendRequest) -> APNsSender.Result? {
 
 /// What the probe's answer says of the set-up.
 private func judge(
-    _ result: APNsSender.Result?, request: SendRequest, tokenAge: Int64?, proxyAddress: String?,
+    _ result: NotificationSender.Result?, request: SendRequest, tokenAge: Int64?, proxyAddress: String?,
     report: (String, DoctorFinding.Level, String, String?) -> Void
 ) {
     func add(_ check: String, _ level: DoctorFinding.Level, _ says: String, fix: String? = nil) { report(check, level, says, fix) }

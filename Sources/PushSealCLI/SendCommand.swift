@@ -31,10 +31,10 @@ struct SendCommand {
     /// The first signal, and whether sending had begun when it came.
     private let stoppedBy = Locked<(signal: Int32?, sending: Bool)>((nil, false))
     /// The sender, once there is one: a stop ends its retries.
-    private let running = Locked<APNsSender?>(nil)
+    private let running = Locked<NotificationSender?>(nil)
     private let progress = SendProgress()
     /// Results by outcome, for the exit status.
-    private let tally = Locked<[APNsSender.Result.Outcome: Int]>([:])
+    private let tally = Locked<[NotificationSender.Result.Outcome: Int]>([:])
 
     init(request: SendRequest, console: Console) throws {
         self.request = request
@@ -141,26 +141,18 @@ struct SendCommand {
     }
 
     /// The sender, connected as the options say, printing each result as it comes.
-    private func makeSender(tokens: ProviderTokenCache?, identity: TLSClientIdentity?) throws -> APNsSender {
+    private func makeSender(tokens: ProviderTokenCache?, identity: TLSClientIdentity?) throws -> NotificationSender {
+        let configuration = request.configuration
         let connection: SendConnection
         do {
             // --proxy beats the environment; --proxy '' goes direct.
-            connection = try SendConnection(
-                endpoint: SendEndpoint(checking: request.endpoint), proxy: request.proxy, trustFile: request.caFile,
-                connections: request.connections, streams: request.concurrency, timeout: request.timeout,
-                clientIdentity: identity)
+            connection = try configuration.connection(clientIdentity: identity)
         } catch {
             throw CLIFailure(.usage, error.reason)
         }
         let (json, tally, console, stop) = (request.json, tally, console, stop)
-        let provider = APNsProvider(
-            settings: .init(
-                origin: connection.origin, topic: request.topic, pushType: request.pushType, priority: request.priority,
-                expiration: request.expiration, collapseID: request.collapseID),
-            tokens: tokens)
-        return try APNsSender(
-            settings: .init(retries: request.retries, retryFor: request.retryFor), provider: provider, connection: connection,
-            progress: progress,
+        return try NotificationSender(
+            configuration, connection: connection, tokens: tokens, progress: progress,
             emit: { result in
                 tally.withLock { $0[result.outcome, default: 0] += 1 }
                 // Results nobody can read stop the sending: the rest would go out unreported.
@@ -192,11 +184,11 @@ struct SendCommand {
 
     /// `--device` tokens, then `--devices FILE`'s lines (a bad line is said and counted, and
     /// the rest go on); a token given twice is sent once.
-    private func sendToDevices(payload: [UInt8], sender: APNsSender, taken: inout Taken) throws {
+    private func sendToDevices(payload: [UInt8], sender: NotificationSender, taken: inout Taken) throws {
         for device in request.devices {
             guard !stop.isRequested else { break }
             guard taken.duplicates.isNew(device.hex, at: "--device") else { continue }
-            try sender.add(device, payload: payload)
+            try sender.add(payload, to: device)
             taken.devices += 1
         }
         guard let file = request.devicesFile else { return }
@@ -212,7 +204,7 @@ struct SendCommand {
             { device, line in
                 lines += 1
                 guard taken.duplicates.isNew(device.hex, at: "\(shownFile) line \(line)") else { return }
-                try sender.add(device, payload: payload)
+                try sender.add(payload, to: device)
                 taken.devices += 1
             },
             refused: { line, reason in
@@ -226,7 +218,7 @@ struct SendCommand {
     // MARK: - Ending
 
     /// Says why sending ended early, if it did, and gives the exit status.
-    private func finish(sender: APNsSender, taken: Taken, stoppedEarly: (any Error)?) throws -> ExitStatus {
+    private func finish(sender: NotificationSender, taken: Taken, stoppedEarly: (any Error)?) throws -> ExitStatus {
         if let failure = sender.failure {
             // --cacert helps only when no trusted issuer was found, not for an expired
             // certificate or one made for another host.
@@ -297,7 +289,7 @@ func clientIdentity(_ request: SendRequest) throws -> TLSClientIdentity? {
 /// `--batch`: each JSON line names a device and its own alert, sealed on its own (a line's
 /// ttl is its apns-expiration too). A bad line is reported with its number and skipped.
 /// Returns how many lines were bad, of how many, and how many were not blank.
-private func sendBatch(sealer: SealerSet, sender: APNsSender, stop: StopRequest, console: Console) throws -> (count: Int, of: Int, given: Int) {
+private func sendBatch(sealer: SealerSet, sender: NotificationSender, stop: StopRequest, console: Console) throws -> (count: Int, of: Int, given: Int) {
     var reader = LineReader(descriptor: 0, stop: stop)
     var number = 0
     var bad = 0
@@ -321,7 +313,7 @@ private func sendBatch(sealer: SealerSet, sender: APNsSender, stop: StopRequest,
                 bad += 1
                 return console.error("line \(number): \(message(for: error))")
             }
-            try sender.add(sealed.device, payload: sealed.payload, expiration: sealed.expiration)
+            try sender.add(sealed.payload, to: sealed.device, expiration: sealed.expiration)
         })
     return (bad, number, lines)
 }
@@ -444,7 +436,7 @@ private func forEachDevice(
         })
 }
 
-private func resultText(_ result: APNsSender.Result) -> String {
+private func resultText(_ result: NotificationSender.Result) -> String {
     switch result.outcome {
     case .ok:
         return "ok \(result.target.hex) \(result.notificationID)" + (result.retriedAfterUnknownOutcome ? " (retried after an unknown outcome)" : "")
@@ -457,7 +449,7 @@ private func resultText(_ result: APNsSender.Result) -> String {
     }
 }
 
-private func resultJSON(_ result: APNsSender.Result) -> String {
+private func resultJSON(_ result: NotificationSender.Result) -> String {
     var object = JSONObject()
     object.append("device", .string(result.target.hex))
     object.append("status", .string(result.outcome.rawValue))
@@ -597,6 +589,3 @@ func parseSend(_ arguments: [String], environment: [String: String]) throws(Usag
     }
     return .send(try delivery(parsed, spec: spec, alert: alert, batch: batch))
 }
-
-/// `send`'s sender: the engine with APNs' rules.
-typealias APNsSender = Sender<APNsProvider>

@@ -42,8 +42,29 @@ struct SendRequest: Equatable {
     var json: Bool
     var keysFolder: String
 
-    static let production = "https://api.push.apple.com"
-    static let sandbox = "https://api.sandbox.push.apple.com"
+    /// The library's sender configured as the options say: `send` is a client of
+    /// `NotificationSender`, the engine a Swift server calls.
+    var configuration: NotificationSender.Configuration {
+        let shown: NotificationSender.Credentials =
+            switch credentials {
+            case .token(let authKey, let keyID, let teamID): .providerToken(keyFile: authKey, keyID: keyID, teamID: teamID)
+            // The passphrase is read by the command, from its file or the environment.
+            case .certificate(let file, _): .clientCertificate(file: file, passphrase: nil)
+            }
+        var configuration = NotificationSender.Configuration(topic: topic, credentials: shown, keysFolder: keysFolder, endpoint: endpoint)
+        configuration.pushType = pushType
+        configuration.priority = priority
+        configuration.expiration = expiration
+        configuration.collapseID = collapseID
+        configuration.trustFile = caFile
+        configuration.proxy = proxy
+        configuration.connections = connections
+        configuration.streams = concurrency
+        configuration.timeout = timeout
+        configuration.retries = retries
+        configuration.retryFor = retryFor
+        return configuration
+    }
 }
 
 /// How APNs knows who sends: a provider token (`--auth-key`, `--key-id`, `--team-id`) or a
@@ -91,7 +112,7 @@ func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: EncryptReques
     if let server, parsed.value("endpoint") != nil, parsed.fromEnvironment["endpoint"] == nil {
         throw fail("--endpoint and \(server) name different servers; give one")
     }
-    var endpoint = parsed.has("sandbox") ? SendRequest.sandbox : SendRequest.production
+    var endpoint = parsed.has("sandbox") ? NotificationSender.development : NotificationSender.production
     if server == nil, let given = parsed.value("endpoint") {
         guard given.hasPrefix("https://") || given.hasPrefix("http://"), given.count > 8 else {
             throw fail("\(parsed.origin("endpoint")) takes a URL such as https://127.0.0.1:8443 (http:// for HTTP/2 without TLS)")

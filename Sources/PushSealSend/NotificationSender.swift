@@ -66,6 +66,12 @@ public final class NotificationSender: Sendable {
         public var timeout: Duration
         /// No retry starts later than this after a notification's first attempt.
         public var retryFor: Duration
+        /// `pushseal send`'s further choices: `--retries`, `--concurrency`, `--expiration`,
+        /// `--collapse-id` (the public API keeps APNs' defaults).
+        package var retries: Int?
+        package var streams = 1_000
+        package var expiration: String?
+        package var collapseID: String?
 
         public init(
             topic: String, credentials: Credentials, keysFolder: String = "Keys", endpoint: String = NotificationSender.production
@@ -93,38 +99,58 @@ public final class NotificationSender: Sendable {
     private let configuration: Configuration
     private let engine: Sender<APNsProvider>
     private let keyring: KeyringStore
-    /// The sealer, and the keyring file it was made from (its change time and inode).
-    private let sealer: Locked<(sealer: PayloadSealer, file: FileStamp)>
+    /// The sealer, and the keyring file it was made from (its change time and inode); nil
+    /// until the first alert is sealed when the sender was made for ready payloads.
+    private let sealer: Locked<(sealer: PayloadSealer, file: FileStamp)?>
     /// Who gets each result: the engine hands them out in the order notifications were added,
-    /// and `feeder` adds them in the order their receivers were queued here.
+    /// and `feeder` adds them in the order their receivers were queued here. Unused when the
+    /// sender was made with its own `emit` (`pushseal send`'s).
     private let receivers = Locked(ReceiverQueue())
+    private let resultsGoToEmit: Bool
     /// Adds notifications one at a time, off the caller's task: the engine waits there while
     /// its window is full, never on Swift's cooperative threads.
     private let feeder = DispatchQueue(label: "pushseal.notification-sender")
 
-    public init(_ configuration: Configuration) throws {
+    /// A sender for `configuration`: its keyring is read, its credential loaded and its
+    /// endpoint checked now, so a set-up that cannot work throws here, before any send.
+    public convenience init(_ configuration: Configuration) throws {
+        let keyring = KeyringStore(folder: configuration.keysFolder)
+        let stamp = FileStamp(path: keyring.path)
+        let sealer = try Self.sealer(configuration, keyring: try keyring.load())
+        try self.init(
+            configuration, connection: try configuration.connection(clientIdentity: try Self.identity(configuration.credentials)),
+            tokens: try Self.tokens(configuration), progress: SendProgress(), emit: nil)
+        self.sealer.withLock { $0 = (sealer, stamp) }
+    }
+
+    /// `pushseal send`'s and `doctor send`'s sender: the same engine, provider and rules,
+    /// with the credential the command read (its own words for a file it cannot use), the
+    /// connection it checked, and every result handed to `emit` in the order notifications
+    /// were added (`add(_:to:expiration:)`, from one thread).
+    package init(
+        _ configuration: Configuration, connection: SendConnection, tokens: ProviderTokenCache?, progress: SendProgress,
+        emit: (@Sendable (Result) -> Void)?
+    ) throws(SendError) {
         self.configuration = configuration
         keyring = KeyringStore(folder: configuration.keysFolder)
-        let stamp = FileStamp(path: keyring.path)
-        sealer = Locked((try Self.sealer(configuration, keyring: try keyring.load()), stamp))
-        let connection = try SendConnection(
-            endpoint: SendEndpoint(checking: configuration.endpoint), proxy: configuration.proxy, trustFile: configuration.trustFile,
-            connections: configuration.connections, streams: 1_000, timeout: configuration.timeout,
-            clientIdentity: try Self.identity(configuration.credentials))
+        sealer = Locked(nil)
+        resultsGoToEmit = emit != nil
         let provider = APNsProvider(
             settings: .init(
                 origin: connection.origin, topic: configuration.topic, pushType: configuration.pushType,
-                priority: configuration.priority),
-            tokens: try Self.tokens(configuration))
+                priority: configuration.priority, expiration: configuration.expiration, collapseID: configuration.collapseID),
+            tokens: tokens)
         let receivers = receivers
         engine = try Sender(
-            settings: .init(retryFor: configuration.retryFor), provider: provider, connection: connection,
-            emit: { result in receivers.withLock { $0.next() }(result) })
+            settings: .init(retries: configuration.retries, retryFor: configuration.retryFor), provider: provider,
+            connection: connection, progress: progress,
+            emit: emit ?? { result in receivers.withLock { $0.next() }(result) })
     }
 
     /// Seals `alert` and sends it to `device` (a device token in hex); its result once APNs
     /// answers or the retries end.
     public func send(_ alert: AlertRequest, to device: String) async throws -> Result {
+        precondition(!resultsGoToEmit, "this sender hands its results to its emit closure")
         let (token, payload) = try prepare(alert, to: [device])
         return await withCheckedContinuation { continuation in
             add(payload, to: token[0]) { continuation.resume(returning: $0) }
@@ -135,6 +161,7 @@ public final class NotificationSender: Sendable {
     /// their order, as each comes. Throws before sending anything when the alert or a device
     /// token is not one.
     public func send(_ alert: AlertRequest, to devices: [String]) throws -> AsyncStream<Result> {
+        precondition(!resultsGoToEmit, "this sender hands its results to its emit closure")
         let (tokens, payload) = try prepare(alert, to: devices)
         let (stream, continuation) = AsyncStream.makeStream(of: Result.self, bufferingPolicy: .unbounded)
         guard !tokens.isEmpty else {
@@ -168,6 +195,26 @@ public final class NotificationSender: Sendable {
         }
     }
 
+    // MARK: - Ready payloads (pushseal send)
+
+    /// Sends a payload sealed already (`send`'s alert, a `--batch` line's, or a ready
+    /// payload from stdin) to `device`, on the caller's thread: waits while the window of
+    /// results is full. Throws when no credential can be made for it; it still gets its result.
+    /// - Parameter expiration: this one's `apns-expiration`, instead of the configuration's.
+    package func add(_ payload: [UInt8], to device: DeviceToken, expiration: String? = nil) throws {
+        try engine.add(device, payload: payload, expiration: expiration)
+    }
+
+    /// Why the whole send stopped (an endpoint that cannot be reached or trusted), if it did.
+    package var failure: SendError? { engine.failure }
+
+    /// No more retries, and what is not on the wire is not sent (a first SIGINT).
+    package func stopRetrying() { engine.stopRetrying() }
+
+    /// Waits for every result still to come, then closes the connections (the caller's
+    /// thread; `shutdown()` is its async form).
+    package func finish() { engine.finish() }
+
     // MARK: - Sealing
 
     /// The device tokens checked and the payload sealed, or why not.
@@ -186,7 +233,7 @@ public final class NotificationSender: Sendable {
     /// The sealer for the keyring as it is on disk: made again when the file changed.
     private func currentSealer() throws -> PayloadSealer {
         let stamp = FileStamp(path: keyring.path)
-        if let held = sealer.withLock({ $0.file == stamp ? $0.sealer : nil }) { return held }
+        if let held = sealer.withLock({ $0?.file == stamp ? $0?.sealer : nil }) { return held }
         let made = try Self.sealer(configuration, keyring: try keyring.load())
         sealer.withLock { $0 = (made, stamp) }
         return made
@@ -224,6 +271,15 @@ public final class NotificationSender: Sendable {
         var bytes = try FileIO.readFile(file, bound: .pem)
         defer { SecureMemory.wipe(&bytes) }
         return try TLSClientIdentity(bytes: bytes, passphrase: passphrase.map { Array($0.utf8) })
+    }
+}
+
+extension NotificationSender.Configuration {
+    /// The HTTP/2 connection these settings ask for: the endpoint and proxy checked.
+    package func connection(clientIdentity: TLSClientIdentity?) throws(SendError) -> SendConnection {
+        try SendConnection(
+            endpoint: SendEndpoint(checking: endpoint), proxy: proxy, trustFile: trustFile, connections: connections,
+            streams: streams, timeout: timeout, clientIdentity: clientIdentity)
     }
 }
 

@@ -238,4 +238,14 @@ struct ArchitectureTests {
         #expect(total <= 400, "the products declare \(total) public declarations")
         #expect(try count("PushSealReceiver") == 0 && count("HTTP2") == 0, "modules that are no product publish nothing")
     }
+
+    /// The CLI sends as a Swift server does: `send` and `doctor send` are clients of the
+    /// library's `NotificationSender`, so the engine, the provider and their rules are
+    /// assembled in one place and cannot drift apart.
+    @Test func theCLISendsThroughTheLibrarysSender() throws {
+        let assembly = try NSRegularExpression(pattern: #"\b(?:Sender|APNsProvider|HTTP2PushTransport)\s*(?:<[^>]*>)?\s*\("#)
+        let cli = try Self.sources(of: "PushSealCLI").joined(separator: "\n")
+        #expect(assembly.numberOfMatches(in: cli, range: NSRange(cli.startIndex..., in: cli)) == 0)
+        #expect(cli.contains("try NotificationSender("))
+    }
 }
