@@ -14,8 +14,10 @@ final class CipherContext: @unchecked Sendable {
     // pointer even for zero-length input and never touches a byte through it.
     private let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
 
-    // OpenSSL returns a static, read-only description of the cipher: safe to share.
-    nonisolated(unsafe) private static let cipher: OpaquePointer? = EVP_aes_256_gcm()
+    // OpenSSL returns static, read-only descriptions of the ciphers: safe to share. AES-128
+    // is Web Push's (RFC 8291's aes128gcm); every pushseal envelope is AES-256.
+    nonisolated(unsafe) private static let cipher256: OpaquePointer? = EVP_aes_256_gcm()
+    nonisolated(unsafe) private static let cipher128: OpaquePointer? = EVP_aes_128_gcm()
 
     init(key: UnsafeRawBufferPointer, encrypting: Bool) throws {
         guard let context = EVP_CIPHER_CTX_new() else {
@@ -24,7 +26,8 @@ final class CipherContext: @unchecked Sendable {
         self.context = context
         scratch.initialize(to: 0)
         let mode: Int32 = encrypting ? 1 : 0
-        try check(EVP_CipherInit_ex(context, Self.cipher, nil, nil, nil, mode), "initialise AES-256-GCM")
+        precondition(key.count == 32 || key.count == 16, "an AES-GCM key is 32 or 16 bytes")
+        try check(EVP_CipherInit_ex(context, key.count == 16 ? Self.cipher128 : Self.cipher256, nil, nil, nil, mode), "initialise AES-GCM")
         try check(pushseal_gcm_set_iv_length(context, Int32(AESGCM.nonceByteCount)), "set the nonce length")
         try check(EVP_CipherInit_ex(context, nil, nil, key.baseAddress?.assumingMemoryBound(to: UInt8.self), nil, mode), "set the key")
     }

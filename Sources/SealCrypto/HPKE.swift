@@ -274,8 +274,8 @@ package enum HPKE {
     }
 
     private static func extract(salt: SecureBytes?, labeledIKM: UnsafeRawBufferPointer) throws -> SecureBytes {
-        guard let salt else { return try hkdf(extract: true, UnsafeRawBufferPointer(start: nil, count: 0), labeledIKM, length: 32) }
-        return try salt.withUnsafeBytes { try hkdf(extract: true, $0, labeledIKM, length: 32) }
+        guard let salt else { return try HKDF.step(extract: true, UnsafeRawBufferPointer(start: nil, count: 0), labeledIKM, length: 32) }
+        return try salt.withUnsafeBytes { try HKDF.step(extract: true, $0, labeledIKM, length: 32) }
     }
 
     static func labeledExpand(prk: SecureBytes, label: [UInt8], info: [UInt8], length: Int) throws -> SecureBytes {
@@ -286,29 +286,7 @@ package enum HPKE {
         labeled.append(contentsOf: label)
         labeled.append(contentsOf: info)
         return try prk.withUnsafeBytes { first in
-            try labeled.withUnsafeBytes { second in try hkdf(extract: false, first, second, length: length) }
+            try labeled.withUnsafeBytes { second in try HKDF.step(extract: false, first, second, length: length) }
         }
-    }
-
-    /// HMAC-SHA256 with its digest fetched and set once; each HKDF step works on a copy.
-    /// (OpenSSL's EVP_KDF HKDF looked the digest up and parsed its parameters at every
-    /// step, which cost four times the hashing.)
-    nonisolated(unsafe) private static let hmac = pushseal_hmac_sha256_template()
-
-    private static func hkdf(
-        extract: Bool, _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer,
-        length: Int
-    ) throws(SealCryptoError) -> SecureBytes {
-        let out = SecureBytes(count: length)
-        let ok = out.withUnsafeMutableBytes { output in
-            pushseal_hkdf_sha256(
-                hmac, extract ? 1 : 0, first.baseAddress?.assumingMemoryBound(to: UInt8.self), first.count,
-                second.baseAddress?.assumingMemoryBound(to: UInt8.self), second.count,
-                output.baseAddress?.assumingMemoryBound(to: UInt8.self), length)
-        }
-        guard ok == 1 else {
-            throw SealCryptoError.openSSL(.libraryFailure, "OpenSSL's HKDF failed")
-        }
-        return out
     }
 }
