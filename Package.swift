@@ -88,7 +88,7 @@ let package = Package(
         .executableTarget(name: "PushSealVectors", dependencies: ["EnvelopeFormat", "PushSeal", "PushSealJSON", "SealCrypto"]),
         .testTarget(
             name: "SealCryptoTests",
-            dependencies: ["SealCrypto", "CHPKE", "COpenSSL"],
+            dependencies: ["SealCrypto", "CHPKE", "COpenSSL", "TestRandom"],
             resources: [.copy("Fixtures")]
         ),
         // The tests' one source of random choices, seeded so a failure can be replayed.

@@ -149,7 +149,9 @@ package protocol PushProvider: Sendable {
     var credentials: (any PushCredentials)? { get }
 
     /// The request for one attempt. `credential` is the one in use, when there are credentials.
-    func request(id: Int, to target: Target, payload: [UInt8], notificationID: String, expiration: String?, credential: String?)
+    /// Throws when it cannot be written (a Web Push message cannot be encrypted or signed):
+    /// that notification is reported failed with why.
+    func request(id: Int, to target: Target, payload: [UInt8], notificationID: String, expiration: String?, credential: String?) throws
         -> PushRequest
     func verdict(on answer: PushAnswer) -> PushVerdict
 }

@@ -208,7 +208,7 @@ package final class Sender<Provider: PushProvider>: Sendable {
         var item = item
         item.attempts += 1
         if let credentials { item.credential = try credentials.credential(replacing: nil, because: .expired) }
-        let request = provider.request(
+        let request = try provider.request(
             id: item.seq, to: item.target, payload: item.payload, notificationID: item.notificationID,
             expiration: item.expiration, credential: credentials == nil ? nil : item.credential)
         item.origin = request.origin

@@ -52,6 +52,44 @@ package final class ES256Key: @unchecked Sendable {
         canSign = isPrivate
     }
 
+    /// A new P-256 signing key (a Web Push sender's VAPID key).
+    package static func generate() throws(SealCryptoError) -> ES256Key {
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
+            throw SealCryptoError.openSSL(.libraryFailure, "OpenSSL could not make a key context")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        var made: OpaquePointer?
+        guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_group_name(context, "P-256") == 1,
+            EVP_PKEY_keygen(context, &made) == 1, let made
+        else {
+            throw SealCryptoError.openSSL(.libraryFailure, "OpenSSL could not make a P-256 key")
+        }
+        return ES256Key(taking: made)
+    }
+
+    private init(taking key: OpaquePointer) {
+        self.key = key
+        canSign = true
+    }
+
+    /// The private key as PKCS#8 PEM, to keep in a 0600 file; the caller wipes the bytes.
+    package func privateKeyPEM() throws(SealCryptoError) -> [UInt8] {
+        guard canSign else { throw SealCryptoError(.invalidKey, "a public key has no private part") }
+        return try pemText { PEM_write_bio_PrivateKey($0, key, nil, nil, 0, nil, nil) }
+    }
+
+    /// The public point, uncompressed (65 bytes, 0x04 ‖ x ‖ y): VAPID's `k`, the
+    /// `applicationServerKey` a page subscribes with.
+    package var publicPoint: [UInt8] {
+        var point = [UInt8](repeating: 0, count: 65)
+        var length = 0
+        guard EVP_PKEY_get_octet_string_param(key, "pub", &point, point.count, &length) == 1, length == 65, point[0] == 0x04 else {
+            ERR_clear_error()
+            return []
+        }
+        return point
+    }
+
     deinit {
         EVP_PKEY_free(key)
     }

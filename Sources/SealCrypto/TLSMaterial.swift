@@ -137,8 +137,8 @@ package enum SelfSignedCertificate {
             guard X509_add_ext(certificate, ext, -1) == 1 else { throw fail("extension \(nid)") }
         }
         guard X509_sign(certificate, key, EVP_sha256()) > 0 else { throw fail("signature") }
-        let certificatePEM = try pem { bio in PEM_write_bio_X509(bio, certificate) }
-        let keyPEM = try pem { bio in PEM_write_bio_PrivateKey(bio, key, nil, nil, 0, nil, nil) }
+        let certificatePEM = try pemText { bio in PEM_write_bio_X509(bio, certificate) }
+        let keyPEM = try pemText { bio in PEM_write_bio_PrivateKey(bio, key, nil, nil, 0, nil, nil) }
         return (certificatePEM, keyPEM)
     }
 
@@ -159,17 +159,19 @@ package enum SelfSignedCertificate {
         return X509_cmp_time(X509_get0_notAfter(certificate), &soon) > 0
     }
 
-    private static func pem(_ write: (OpaquePointer) -> Int32) throws(SealCryptoError) -> [UInt8] {
-        guard let bio = BIO_new(BIO_s_mem()) else { throw SealCryptoError.openSSL(.libraryFailure, "cannot make a memory buffer") }
-        // The key's PEM passes through this buffer: cleared before it is freed.
-        defer { BIO_free(bio) }
-        guard write(bio) == 1 else { throw SealCryptoError.openSSL(.libraryFailure, "cannot write PEM") }
-        var data: UnsafeMutablePointer<CChar>?
-        let length = pushseal_bio_mem_data(bio, &data)
-        guard length > 0, let data else { throw SealCryptoError.openSSL(.libraryFailure, "cannot write PEM") }
-        defer { pushseal_cleanse(data, length) }
-        return Array(UnsafeRawBufferPointer(start: data, count: length))
-    }
+}
+
+/// What `write` puts in a memory BIO, as bytes: PEM of a certificate or key. The buffer is
+/// cleansed before it is freed; the copy is the caller's to wipe.
+func pemText(_ write: (OpaquePointer) -> Int32) throws(SealCryptoError) -> [UInt8] {
+    guard let bio = BIO_new(BIO_s_mem()) else { throw SealCryptoError.openSSL(.libraryFailure, "cannot make a memory buffer") }
+    defer { BIO_free(bio) }
+    guard write(bio) == 1 else { throw SealCryptoError.openSSL(.libraryFailure, "cannot write PEM") }
+    var data: UnsafeMutablePointer<CChar>?
+    let length = pushseal_bio_mem_data(bio, &data)
+    guard length > 0, let data else { throw SealCryptoError.openSSL(.libraryFailure, "cannot write PEM") }
+    defer { pushseal_cleanse(data, length) }
+    return Array(UnsafeRawBufferPointer(start: data, count: length))
 }
 
 /// Certificates a client is told to trust (`--cacert FILE`), checked before any connection

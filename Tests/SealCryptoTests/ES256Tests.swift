@@ -1,5 +1,6 @@
 import Foundation
 import SealCrypto
+import TestRandom
 import Testing
 
 /// ES256 against Python's `cryptography`: it signs, we verify; we sign, it verifies.
@@ -84,5 +85,29 @@ struct ES256Tests {
             print(ec.generate_private_key(ec.SECP384R1()).public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode())
             """)
         #expect(throws: SealCryptoError.self) { try ES256Key(pem: Array(p384.utf8)) }
+    }
+
+    /// A VAPID key: made here, kept as PKCS#8 PEM, read back the same; Python derives the
+    /// same public point from the PEM and verifies a signature against it.
+    @Test func aNewKeyIsKeptAsPEMAndItsPublicPointIsTheOnePythonReads() throws {
+        let key = try ES256Key.generate()
+        var pem = try key.privateKeyPEM()
+        defer { SecureMemory.wipe(&pem) }
+        #expect(String(decoding: pem, as: UTF8.self).hasPrefix("-----BEGIN PRIVATE KEY-----"))
+        let again = try ES256Key(pem: pem)
+        #expect(again.canSign && again.publicPoint == key.publicPoint && key.publicPoint.count == 65 && key.publicPoint[0] == 4)
+        let message = Array("vapid".utf8)
+        let signature = try message.withUnsafeBytes { try again.signature(for: $0) }
+        let point = try python(
+            """
+            import sys
+            from cryptography.hazmat.primitives import serialization, hashes
+            from cryptography.hazmat.primitives.asymmetric import ec, utils
+            key = serialization.load_pem_private_key(sys.argv[1].encode(), None)
+            s = bytes.fromhex(sys.argv[2])
+            key.public_key().verify(utils.encode_dss_signature(int.from_bytes(s[:32], "big"), int.from_bytes(s[32:], "big")), b"vapid", ec.ECDSA(hashes.SHA256()))
+            print(key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint).hex())
+            """, [String(decoding: pem, as: UTF8.self), signature.map { String(format: "%02x", $0) }.joined()])
+        #expect(point == key.publicPoint.map { String(format: "%02x", $0) }.joined())
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Testing) import SealCrypto
+import TestRandom
 import Testing
 
 /// One RFC 9180 test vector of the suite ps2 uses, extracted by
