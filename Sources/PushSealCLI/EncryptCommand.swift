@@ -79,7 +79,7 @@ func sealedPayload(_ request: EncryptRequest, sealer: PayloadSealer, console: Co
     if let cut = sealed.cut {
         // Past the bytes read, stdin's length is unknown: the note says only that it was longer.
         let whole = cutFromLonger ? "characters of stdin's more than \(PayloadSealer.byteLimit) bytes" : "of its \(cut.of) characters"
-        console?.diagnostic("note: the body was cut to \(cut.kept) \(whole) to fit APNs' \(sealer.byteLimit)-byte payload")
+        console?.diagnostic("note: the body was cut to \(cut.kept) \(whole) to fit \(sealer.web == nil ? "APNs' " : "a Web Push message's ")\(sealer.byteLimit)-byte payload")
     }
     return sealed.payload
 }
@@ -220,6 +220,8 @@ extension Specs {
         usage: "pushseal encrypt [options] [BODY...|-]",
         options: sealingOptions(ttl: "Receivers show a placeholder after this long (e.g. 1h or 1h30m; 1s to 365d).") + [
             OptionSpec("batch", help: "Read alerts as JSON lines on stdin; write one payload per line."),
+            OptionSpec(
+                "web", help: "Write the web form: {\"enc\":\"<envelope>\"}, no aps, for a Web Push library to encrypt for a browser (at most 3993 bytes)."),
             toOption,
             jobsOption,
             keysOption
@@ -272,6 +274,8 @@ struct EncryptRequest: Equatable {
     var jobs: Int
     /// `--truncate`: a body too long for the payload limit is cut to fit.
     var truncate = false
+    /// `--web`: the web form, `{"<field>":"<envelope>"}` with no `aps`, for Web Push.
+    var web = false
 }
 
 /// One `--data key=value` (a string) or `--data key:=json` (any JSON value).
@@ -285,7 +289,14 @@ func parseEncrypt(_ arguments: [String], environment: [String: String]) throws(U
     let parsed = try parseArguments(arguments, spec: spec, environment: environment)
     if parsed.helpRequested { return .help(spec.name) }
     func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
-    let request = try alertOptions(parsed, spec: spec, stdinIsBody: true)
+    var request = try alertOptions(parsed, spec: spec, stdinIsBody: true)
+    if parsed.has("web") {
+        // A browser shows nothing by itself: the web app's service worker shows the alert.
+        guard request.fallback == .standard else {
+            throw fail("--web payloads carry no fallback alert or visible metadata (no aps): the web app shows the alert itself")
+        }
+        request.web = true
+    }
     if request.batch {
         guard request.fields.isEmpty, request.url == nil, request.body == .none, request.data.isEmpty, request.timeToLive == nil else {
             throw fail("--batch reads every alert from stdin as JSON lines; alert options cannot be combined with it")

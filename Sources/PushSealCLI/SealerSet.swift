@@ -24,11 +24,7 @@ final class SealerSet: Sendable {
         self.keyring = keyring
         self.request = request
         self.byteLimit = byteLimit
-        standard = Result {
-            try PayloadSealer(
-                keyring: keyring, to: request.recipient, field: request.field, pad: request.pad,
-                fallback: request.fallback, byteLimit: byteLimit)
-        }
+        standard = Result { try Self.sealer(keyring, request, to: request.recipient, byteLimit: byteLimit) }
         standardSealer = try? standard.get()
         // Settings that no key can fix (field, padding, fallback) fail at once, not per line.
         if case .failure(let error) = standard, !(error is KeyringError) { throw error }
@@ -41,10 +37,17 @@ final class SealerSet: Sendable {
             return try standard.get()
         }
         if let sealer = made.withLock({ $0[recipient] }) { return sealer }
-        let sealer = try PayloadSealer(
-            keyring: keyring, to: recipient, field: request.field, pad: request.pad,
-            fallback: request.fallback, byteLimit: byteLimit)
+        let sealer = try Self.sealer(keyring, request, to: recipient, byteLimit: byteLimit)
         made.withLock { $0[recipient] = sealer }
         return sealer
+    }
+
+    /// The APNs payload's sealer, or the web form's (`--web`).
+    private static func sealer(_ keyring: Keyring, _ request: EncryptRequest, to recipient: String?, byteLimit: Int) throws -> PayloadSealer {
+        guard !request.web else {
+            return try PayloadSealer(webFormWith: keyring, to: recipient, field: request.field, pad: request.pad)
+        }
+        return try PayloadSealer(
+            keyring: keyring, to: recipient, field: request.field, pad: request.pad, fallback: request.fallback, byteLimit: byteLimit)
     }
 }

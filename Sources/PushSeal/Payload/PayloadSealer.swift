@@ -14,21 +14,43 @@ public final class PayloadSealer: Sendable {
 
     package let envelope: EnvelopeSealer
     package let wrapping: APNsPayload
+    /// Set for the web form (`encrypt --web`): the envelope alone, no `aps`.
+    package let web: WebPushPayload?
     public let pad: Int
     public var kid: String { envelope.kid }
     public var field: String { wrapping.field }
     public var fallback: FallbackAlert { wrapping.fallback }
-    /// The most bytes a payload may have: APNs' limit for the push type it goes out as.
-    public var byteLimit: Int { wrapping.byteLimit }
+    /// The most bytes a payload may have: APNs' limit for the push type it goes out as, or
+    /// what one Web Push message carries for the web form.
+    public var byteLimit: Int { web == nil ? wrapping.byteLimit : WebPushPayload.byteLimit }
 
-    public init(
+    public convenience init(
         keyring: Keyring, to recipient: String? = nil, field: String = defaultField, pad: Int = defaultPad,
         fallback: FallbackAlert = .standard, byteLimit: Int = PayloadSealer.byteLimit, now: Int64 = Timestamp.now()
     ) throws {
-        wrapping = try APNsPayload(fallback: fallback, field: field, byteLimit: byteLimit)
+        try self.init(
+            keyring: keyring, to: recipient, wrapping: try APNsPayload(fallback: fallback, field: field, byteLimit: byteLimit), web: nil,
+            pad: pad, now: now)
+    }
+
+    /// The web form: `{"<field>":"<envelope>"}`, which a Web Push library encrypts for a
+    /// browser's subscription (RFC 8291) and the receiving web app opens; at most what one
+    /// push message carries.
+    package convenience init(
+        webFormWith keyring: Keyring, to recipient: String? = nil, field: String = defaultField, pad: Int = defaultPad,
+        now: Int64 = Timestamp.now()
+    ) throws {
+        try self.init(
+            keyring: keyring, to: recipient, wrapping: try APNsPayload(field: field), web: try WebPushPayload(field: field), pad: pad,
+            now: now)
+    }
+
+    private init(keyring: Keyring, to recipient: String?, wrapping: APNsPayload, web: WebPushPayload?, pad: Int, now: Int64) throws {
         guard (1...4096).contains(pad) else {
             throw PayloadError(.invalidAlert, "the padding must be from 1 to 4096 bytes")
         }
+        self.wrapping = wrapping
+        self.web = web
         envelope = EnvelopeSealer(key: try keyring.sealingKey(to: recipient, now: now))
         self.pad = pad
     }
@@ -93,6 +115,15 @@ public final class PayloadSealer: Sendable {
         }
         var plaintext = alert.plaintext(paddedTo: pad)
         defer { SecureMemory.wipe(&plaintext) }
+        if let web {
+            // The web form has no aps, so nothing stays visible: the web app shows the alert.
+            guard visible.isEmpty else {
+                throw PayloadError(.invalidAlert, "visible-sound and visible-level have no place in the web form, which has no aps")
+            }
+            return try web.append(envelopeByteCount: envelope.envelopeByteCount(plaintextByteCount: plaintext.count), to: &output) {
+                try envelope.append(sealing: plaintext, fixed: fixed, to: &$0)
+            }
+        }
         try wrapping.append(envelopeByteCount: envelope.envelopeByteCount(plaintextByteCount: plaintext.count), visible: visible, to: &output) {
             try envelope.append(sealing: plaintext, fixed: fixed, to: &$0)
         }

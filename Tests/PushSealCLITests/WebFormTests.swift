@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+
+/// `encrypt --web`: the web form a backend hands to any Web Push library, which encrypts it
+/// for a browser's subscription (RFC 8291); the receiving web app opens the envelope inside.
+@Suite("encrypt --web: the envelope for Web Push")
+struct WebFormTests {
+    @Test func theWebFormIsTheEnvelopeAloneAndDecryptOpensIt() throws {
+        let keyring = try KeyringFixture()
+        let run = try keyring.encrypt(["--web", "-t", "Deploy", "-b", "main is live"])
+        #expect(run.status == 0 && run.stderr.isEmpty, "\(run.stderr)")
+        let payload = jsonObject(run.stdout)
+        #expect(Array(payload.keys) == ["enc"], "no aps: a browser shows nothing by itself")
+        #expect((payload["enc"] as? String)?.hasPrefix("ps1.") == true)
+        // decrypt judges a payload as receive does, and a payload with no aps is malformed
+        // there; the envelope inside, given bare, opens (as the web app opens it).
+        #expect(try keyring.decrypt(payload: run.stdout).stderr.hasPrefix("error: malformed: the payload has no 'aps' dictionary"))
+        let opened = jsonObject(try keyring.decrypt(payload: try #require(payload["enc"] as? String)).stdout)
+        #expect(opened["title"] as? String == "Deploy" && opened["body"] as? String == "main is live")
+    }
+
+    @Test func everyBatchLineIsWrittenInTheWebForm() throws {
+        let keyring = try KeyringFixture()
+        let run = try keyring.encrypt(["--web", "--batch"], stdin: #"{"title":"one"}"# + "\n" + #"{"title":"two","visible-sound":"default"}"# + "\n")
+        let lines = run.stdout.split(separator: "\n")
+        #expect(run.status == 65 && lines.count == 1 && Array(jsonObject(String(lines[0])).keys) == ["enc"])
+        #expect(run.stderr.contains("line 2: visible-sound and visible-level have no place in the web form"), "\(run.stderr)")
+    }
+
+    @Test func aFallbackAlertHasNoPlaceInTheWebForm() {
+        let run = parsed(["encrypt", "--web", "-t", "T", "--fallback-title", "New message"])
+        #expect(run.status == 64 && run.stderr.hasPrefix("error: --web payloads carry no fallback alert"), "\(run.stderr)")
+    }
+
+    @Test func aBodyTooLongForOnePushMessageIsRefusedOrCutToFit() throws {
+        let keyring = try KeyringFixture()
+        let long = String(repeating: "0123456789", count: 390)
+        let refused = try keyring.encrypt(["--web", "-t", "T", "-b", long])
+        #expect(refused.status == 65 && refused.stderr.contains("over the 3993 bytes one push message carries"), "\(refused.stderr)")
+        let cut = try keyring.encrypt(["--web", "--truncate", "-t", "T", "-b", long])
+        #expect(cut.status == 0 && cut.stderr.hasSuffix("to fit a Web Push message's 3993-byte payload\n"), "\(cut.stderr)")
+        #expect(cut.stdout.utf8.count <= 3_994)
+    }
+}
