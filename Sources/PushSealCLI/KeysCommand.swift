@@ -1,6 +1,8 @@
 import PushSeal
 import PushSealJSON
 import PushSealReceiver
+import PushSealSend
+import SealCrypto
 
 #if canImport(Glibc)
 import Glibc
@@ -47,6 +49,21 @@ struct KeysCommand {
             try store.update { try $0.destroy(kid) }
             console.output(kid)
         case .prune: try prune()
+        case .vapid(let rotate): try vapid(rotate: rotate)
+        }
+    }
+
+    /// `keys vapid`: the VAPID public key pages subscribe with, made on first use; a new one
+    /// with `--rotate`. The keyring must be there: the key lives beside it.
+    private func vapid(rotate: Bool) throws {
+        _ = try store.load()
+        let existing = rotate ? nil : try VAPIDKeyFile.load(folder: store.folder)
+        let key = try existing ?? VAPIDKeyFile.make(folder: store.folder)
+        console.output(Base64.encode(key.publicPoint, alphabet: .url))
+        if rotate {
+            console.warning("a new VAPID key is in \(VAPIDKeyFile.path(in: store.folder)): browsers subscribed with the old one take nothing more from this sender until they subscribe again")
+        } else if existing == nil {
+            note(console, "made a VAPID key in \(VAPIDKeyFile.path(in: store.folder)): the web app subscribes with the public key above")
         }
     }
 
@@ -353,7 +370,14 @@ extension Specs {
         CommandSpec(
             name: ["keys", "prune"], overview: "Destroy keys whose grace period has passed.",
             usage: "pushseal keys prune [--keys DIR]", options: [keysOption, lockTimeoutOption],
-            discussion: "Prints the ids it destroyed, one per line.")
+            discussion: "Prints the ids it destroyed, one per line."),
+        CommandSpec(
+            name: ["keys", "vapid"], overview: "Show the Web Push sender's VAPID public key (made on first use).",
+            usage: "pushseal keys vapid [--rotate] [--keys DIR]",
+            options: [OptionSpec("rotate", help: "Make a new VAPID key; browsers must subscribe again."), keysOption],
+            discussion:
+                "Prints the public key (base64url, 65 bytes) the receiving web app subscribes with. The private key is kept\nbeside the keyring in vapid-key.pem (0600) and signs each push service's VAPID token."
+        )
     ]
 
     static let recipientOption = OptionSpec("recipient", help: "Make a recipient key pair (P-256, for ps2) instead of a shared secret.")
@@ -375,6 +399,8 @@ enum KeysAction: Equatable {
     case enable(kid: String)
     case destroy(kid: String)
     case prune
+    /// `keys vapid [--rotate]`: the Web Push sender's VAPID public key.
+    case vapid(rotate: Bool)
 }
 
 /// `keys export --qr` (a QR code in the terminal) or `--qr-png FILE`.
@@ -481,6 +507,9 @@ func parseKeys(_ arguments: [String], environment: [String: String]) throws(Usag
     case "prune":
         try noArguments()
         action = .prune
+    case "vapid":
+        try noArguments()
+        action = .vapid(rotate: parsed.has("rotate"))
     default: throw UsageError("unknown keys subcommand '\(name)'", command: ["keys"])
     }
     return .keys(folder: folder, lockTimeout: lockTimeout, action: action)

@@ -89,3 +89,34 @@ package final class VAPIDCredentials: Sendable {
         return signed + "." + Base64.encode(signature)
     }
 }
+
+/// The sender's VAPID key, beside its keyring: `vapid-key.pem` (PKCS#8, 0600). Made by
+/// `keys vapid` on first use and replaced by `keys vapid --rotate`; browsers subscribe with
+/// its public half, so a new key means every browser subscribes again.
+package enum VAPIDKeyFile {
+    package static let name = "vapid-key.pem"
+
+    package static func path(in folder: String) -> String { folder + "/" + name }
+
+    /// The key in `folder`, or nil when there is none.
+    package static func load(folder: String) throws -> ES256Key? {
+        let path = path(in: folder)
+        guard access(path, F_OK) == 0 else { return nil }
+        var bytes = try FileIO.readFile(path, bound: .pem)
+        defer { SecureMemory.wipe(&bytes) }
+        do {
+            return try ES256Key(pem: bytes)
+        } catch {
+            throw SendError(.token, "\(path) is not a VAPID key (a P-256 private key in PEM): \(error)")
+        }
+    }
+
+    /// A new key, written to `folder` in place of any other (atomically, 0600).
+    package static func make(folder: String) throws -> ES256Key {
+        let key = try ES256Key.generate()
+        var pem = try key.privateKeyPEM()
+        defer { SecureMemory.wipe(&pem) }
+        try FileIO.replace(path(in: folder), with: pem)
+        return key
+    }
+}

@@ -42,3 +42,42 @@ struct WebFormTests {
         #expect(cut.stdout.utf8.count <= 3_994)
     }
 }
+
+/// `keys vapid`: the key a Web Push sender names itself with, kept beside the keyring.
+@Suite("keys vapid: the Web Push sender's VAPID key")
+struct VAPIDKeyTests {
+    @Test func theKeyIsMadeOnceKeptPrivateAndReplacedOnlyByRotate() throws {
+        let keyring = try KeyringFixture()
+        let first = try keyring.keysCommand(["vapid"])
+        let publicKey = first.stdout.trimmingCharacters(in: .newlines)
+        #expect(first.status == 0 && publicKey.count == 87, "65 bytes in base64url: \(first.stdout)")
+        let file = keyring.keys + "/vapid-key.pem"
+        let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        // The file's private key is the printed public key's (read by Python's cryptography).
+        let derived = try runProcess(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                """
+                import base64, sys
+                from cryptography.hazmat.primitives import serialization
+                key = serialization.load_pem_private_key(open(sys.argv[1], "rb").read(), None)
+                point = key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+                print(base64.urlsafe_b64encode(point).rstrip(b"=").decode())
+                """, file
+            ])
+        #expect(derived.stdout.trimmingCharacters(in: .newlines) == publicKey, "\(derived.stderr)")
+        #expect(try keyring.keysCommand(["vapid"]).stdout == first.stdout)
+        let rotated = try keyring.keysCommand(["vapid", "--rotate"])
+        #expect(rotated.status == 0 && rotated.stdout != first.stdout)
+        #expect(rotated.stderr.hasPrefix("warning: a new VAPID key is in ") && rotated.stderr.contains("subscribe again"))
+    }
+
+    @Test func withNoKeyringThereIsNoVAPIDKey() throws {
+        let folder = TemporaryFolder()
+        let run = try pushseal(["keys", "vapid", "--keys", folder.file("none")])
+        #expect(run.status == 66 && run.stderr.hasPrefix("error: no keyring at "))
+        #expect(!FileManager.default.fileExists(atPath: folder.file("none") + "/vapid-key.pem"))
+    }
+}
