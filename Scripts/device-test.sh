@@ -78,5 +78,7 @@ total=$(sed -E 's/.*with ([0-9]+) tests?.*/\1/' <<< "$summary")
 failed=$(grep -oE 'with [0-9]+ issues?' <<< "$summary" | grep -oE '[0-9]+' || echo 0)
 failing_tests=$(grep -cE '^✘ Test [^r].* failed after' "$log" || true)
 [ -n "$total" ] || { echo "device: no test summary"; exit 1; }
+# What failed, in a few lines, where a caller that keeps only stdout (Scripts/test.sh) shows it.
+grep -E '^✘ Test [^r].*recorded an issue' "$log" | head -5 | cut -c1-300 | sed 's/^/device: /' || true
 echo "device${sanitizer:+ ($sanitizer)}: $((total - failing_tests)) passed, $failing_tests failed"
 [ "$failing_tests" -eq 0 ] && [ "${failed:-0}" -eq 0 ]

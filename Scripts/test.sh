@@ -77,7 +77,8 @@ if Scripts/device-test.sh --vendor >/dev/null || [ "${PUSHSEAL_SWIFT_CRYPTO:-}" 
   echo "device: building PushSealKit on swift-crypto (with the Apple transcription) and running its tests, which build two"
   echo "device: packages of their own (a new user's, and every Swift block of the README, docs/ and DocC): ~1 min once built, ~5 the first time"
   device_started=$SECONDS
-  Scripts/device-test.sh 2>/dev/null | tail -1 || device=$?
+  # Its stdout is the summary, after the first issues of any test that failed.
+  Scripts/device-test.sh 2>/dev/null || device=$?
   echo "device: took $(minutes $((SECONDS - device_started)))"
 else
   echo "device: not run (no swift-crypto: no vendored archives in \$PUSHSEAL_VENDOR or ../shared/vendor/; PUSHSEAL_SWIFT_CRYPTO=url fetches it)"

@@ -122,7 +122,7 @@ struct NewUserTests {
     /// the word meant, and an option before the command belongs to that command.
     @Test(arguments: [
         ([String](), "error: missing a command (keys, encrypt, decrypt, doctor, receive, send, run, token, completions, manual)"),
-        (["keys"], "error: missing a keys subcommand (init, add, promote, rotate, list, export, import, disable, enable, destroy, prune)"),
+        (["keys"], "error: missing a keys subcommand (init, add, promote, rotate, list, export, import, disable, enable, destroy, prune, vapid)"),
         (["completions"], "error: which shell? (bash, zsh, fish)"),
         (["keys", "rotat"], "error: unknown keys subcommand 'rotat' (did you mean 'rotate'?)"),
         (["keys", "rotate", "--grce", "1d"], "error: unknown option '--grce' (did you mean '--grace'?)"),
