@@ -74,6 +74,26 @@ final class FakePushService: PushTransport {
     func finish() {}
 }
 
+/// Sends `payload` to each target through `Sender` and the in-process service (answering
+/// by path from `answers`, else 201); the results in order, and the requests it received.
+func sendThroughFakeService<Provider: PushProvider>(
+    _ provider: Provider, to targets: [Provider.Target], payload: [UInt8], answers: [String: Int]
+) throws -> (results: [SendResult<Provider.Target>], sent: [PushRequest]) {
+    let results = Locked<[SendResult<Provider.Target>]>([])
+    let service = Locked<FakePushService?>(nil)
+    let sender = try Sender(
+        settings: .init(retries: 0), provider: provider, window: 8,
+        emit: { result in results.withLock { $0.append(result) } },
+        transport: { deliver in
+            let made = FakePushService(answers: answers, deliver: deliver)
+            service.withLock { $0 = made }
+            return made
+        })
+    for target in targets { try sender.add(target, payload: payload) }
+    sender.finish()
+    return (results.withLock { $0 }, service.withLock { $0!.received.withLock { $0 } })
+}
+
 @Suite("a second provider through the same engine")
 struct SecondProviderTests {
     @Test func aSubscriptionProviderSealsAndSendsThroughSenderUntouched() throws {
@@ -86,24 +106,11 @@ struct SecondProviderTests {
             SubscriptionProvider.Subscription(origin: "https://push.two.example", path: "/s/2"),
             SubscriptionProvider.Subscription(origin: "https://push.one.example", path: "/s/gone")
         ]
-        let results = Locked<[SendResult<SubscriptionProvider.Subscription>]>([])
-        let service = Locked<FakePushService?>(nil)
-        let sender = try Sender(
-            settings: .init(retries: 0), provider: provider, window: 8,
-            emit: { result in results.withLock { $0.append(result) } },
-            transport: { deliver in
-                let made = FakePushService(answers: ["/s/gone": 410], deliver: deliver)
-                service.withLock { $0 = made }
-                return made
-            })
-        for target in targets { try sender.add(target, payload: payload) }
-        sender.finish()
+        let (got, sent) = try sendThroughFakeService(provider, to: targets, payload: payload, answers: ["/s/gone": 410])
 
-        let got = results.withLock { $0 }
         #expect(got.map(\.target) == targets)
         #expect(got.map(\.outcome) == [.ok, .ok, .refused])
         #expect(got[0].notificationID == "/m/0" && got[2].reason == "gone")
-        let sent = service.withLock { $0!.received.withLock { $0 } }
         // Each request names its subscription's origin, and its body is the provider's wrapping
         // of an envelope that opens with the key.
         #expect(sent.map(\.origin) == targets.map(\.origin))

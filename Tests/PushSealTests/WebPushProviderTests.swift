@@ -85,24 +85,11 @@ struct WebPushProviderTests {
             try Browser(endpoint: "https://web.push.one.example/s/1"), try Browser(endpoint: "https://push.two.example/wpush/2"),
             try Browser(endpoint: "https://web.push.one.example/s/gone")
         ]
-        let results = Locked<[SendResult<WebPushSubscription>]>([])
-        let service = Locked<FakePushService?>(nil)
-        let sender = try Sender(
-            settings: .init(retries: 0), provider: provider, window: 8,
-            emit: { result in results.withLock { $0.append(result) } },
-            transport: { deliver in
-                let made = FakePushService(answers: ["/s/gone": 410], deliver: deliver)
-                service.withLock { $0 = made }
-                return made
-            })
-        for browser in browsers { try sender.add(browser.subscription, payload: payload) }
-        sender.finish()
+        let (got, sent) = try sendThroughFakeService(provider, to: browsers.map(\.subscription), payload: payload, answers: ["/s/gone": 410])
 
-        let got = results.withLock { $0 }
         #expect(got.map(\.target) == browsers.map(\.subscription))
         #expect(got.map(\.outcome) == [.ok, .ok, .refused])
         #expect(got[2].status == 410 && got[2].reason?.contains("subscription is gone") == true)
-        let sent = service.withLock { $0!.received.withLock { $0 } }
         #expect(sent.map(\.origin) == ["https://web.push.one.example", "https://push.two.example", "https://web.push.one.example"])
         for (request, browser) in zip(sent, browsers) {
             let header = { (name: String) in request.headers.first { $0.name == name }?.value }

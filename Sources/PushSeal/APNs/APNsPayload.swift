@@ -80,16 +80,6 @@ package struct APNsPayload: Sendable, PayloadWrapping {
         guard size <= byteLimit else {
             throw PayloadError(.tooLarge, "the payload would be \(size) bytes, \(size - byteLimit) over APNs' \(byteLimit)-byte limit")
         }
-        let start = output.count
-        // No reserveCapacity here: on a batch's shared buffer it would reserve exactly,
-        // defeating the array's doubling and copying the whole batch at every line.
-        output.append(contentsOf: prefix)
-        do {
-            try writeEnvelope(&output)
-        } catch {
-            output.removeSubrange(start...)
-            throw error
-        }
-        output.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: "}")])
+        try appendClosingString(after: prefix, to: &output, writeEnvelope: writeEnvelope)
     }
 }

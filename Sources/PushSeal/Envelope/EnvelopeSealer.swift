@@ -98,6 +98,22 @@ package protocol PayloadWrapping: Sendable {
 }
 
 extension PayloadWrapping {
+    /// Appends `prefix`, the envelope `writeEnvelope` appends, and `"}`: the JSON string
+    /// member that ends a payload. `output` is left as it was when the envelope fails.
+    package func appendClosingString(after prefix: [UInt8], to output: inout [UInt8], writeEnvelope: (inout [UInt8]) throws -> Void) throws {
+        let start = output.count
+        // No reserveCapacity here: on a batch's shared buffer it would reserve exactly,
+        // defeating the array's doubling and copying the whole batch at every line.
+        output.append(contentsOf: prefix)
+        do {
+            try writeEnvelope(&output)
+        } catch {
+            output.removeSubrange(start...)
+            throw error
+        }
+        output.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: "}")])
+    }
+
     /// The payload carrying the envelope of `plaintext`, sealed by `sealer`.
     package func payload(sealing plaintext: [UInt8], with sealer: EnvelopeSealer) throws -> [UInt8] {
         var payload: [UInt8] = []

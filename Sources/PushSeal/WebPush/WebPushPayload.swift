@@ -29,14 +29,6 @@ package struct WebPushPayload: Sendable, PayloadWrapping {
             throw PayloadError(
                 .tooLarge, "the Web Push message would be \(size) bytes, \(size - Self.byteLimit) over the \(Self.byteLimit) bytes one push message carries")
         }
-        let start = output.count
-        output.append(contentsOf: prefix)
-        do {
-            try writeEnvelope(&output)
-        } catch {
-            output.removeSubrange(start...)
-            throw error
-        }
-        output.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: "}")])
+        try appendClosingString(after: prefix, to: &output, writeEnvelope: writeEnvelope)
     }
 }
