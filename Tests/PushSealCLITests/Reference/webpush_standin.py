@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""A small Web Push service stand-in (RFC 8030) for pushseal's tests: HTTP/2 over TLS with
+Python's `h2`, VAPID tokens (RFC 8292) verified with `cryptography`, each message opened with
+`http_ece` (RFC 8291). Nothing here is pushseal's code.
+
+  webpush_standin.py FOLDER SCRIPT_JSON
+
+- Writes a self-signed certificate for 127.0.0.1 to FOLDER/cert.pem (the sender trusts it),
+  prints "listening PORT" once it accepts connections, and serves until stdin closes.
+- SCRIPT_JSON: {"subscriptions": {"/push/NAME": {"key": PRIVATE_SCALAR_B64URL, "auth": B64URL}},
+  "answers": {"/push/NAME": [[410], [429, RETRY_AFTER], [201], ...]}, "subject": "mailto:…"}.
+  Each request for a path takes the next answer of its list (201 once it is used up).
+- Checks every request as a push service does: POST to a known subscription, a TTL,
+  content-encoding aes128gcm, an `authorization: vapid t=JWT, k=KEY` whose ES256 signature
+  verifies with k, whose aud is this origin, whose exp is within 24 hours and whose sub is
+  the expected subject (403 otherwise), and a body http_ece opens with the subscription's
+  key (400 otherwise); a body over 4096 bytes is 413.
+- Appends one JSON line per request to FOLDER/log.jsonl: path, connection, the answer, the
+  headers it checked, the opened message (text), and any problem.
+"""
+import base64
+import datetime
+import ipaddress
+import json
+import socket
+import ssl
+import sys
+import threading
+import time
+
+import h2.config
+import h2.connection
+import h2.events
+import http_ece
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+from cryptography.x509.oid import NameOID
+
+
+def unb64(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def self_signed(folder):
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256()))
+    with open(folder + "/cert.pem", "wb") as out:
+        out.write(certificate.public_bytes(serialization.Encoding.PEM))
+    with open(folder + "/key.pem", "wb") as out:
+        out.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                    serialization.NoEncryption()))
+
+
+class StandIn:
+    def __init__(self, folder, script, origin):
+        self.origin = origin
+        self.subject = script.get("subject")
+        self.subscriptions = {
+            path: (ec.derive_private_key(int.from_bytes(unb64(keys["key"]), "big"), ec.SECP256R1()), unb64(keys["auth"]))
+            for path, keys in script.get("subscriptions", {}).items()}
+        self.answers = {path: list(answers) for path, answers in script.get("answers", {}).items()}
+        self.lock = threading.Lock()
+        self.connections = 0
+        self.log = open(folder + "/log.jsonl", "a", buffering=1)
+
+    def vapid_problem(self, authorization):
+        if not authorization.startswith("vapid "):
+            return "no vapid authorization"
+        fields = dict(part.strip().split("=", 1) for part in authorization[len("vapid "):].split(","))
+        token, key = fields.get("t", ""), fields.get("k", "")
+        parts = token.split(".")
+        if len(parts) != 3:
+            return "the token is not a JWT"
+        header, claims, signature = json.loads(unb64(parts[0])), json.loads(unb64(parts[1])), unb64(parts[2])
+        if header.get("alg") != "ES256" or len(signature) != 64:
+            return "not ES256"
+        public = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), unb64(key))
+        der = encode_dss_signature(int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big"))
+        try:
+            public.verify(der, f"{parts[0]}.{parts[1]}".encode(), ec.ECDSA(hashes.SHA256()))
+        except InvalidSignature:
+            return "the signature does not verify with k"
+        if claims.get("aud") != self.origin:
+            return f"aud {claims.get('aud')!r} is not {self.origin!r}"
+        if not 0 < claims.get("exp", 0) - time.time() <= 24 * 3600:
+            return "exp is not within 24 hours"
+        if claims.get("sub") != self.subject:
+            return f"sub {claims.get('sub')!r}"
+        return None
+
+    def answer(self, number, headers, body):
+        path = headers.get(":path", "")
+        problem, opened, answer = None, None, None
+        subscription = self.subscriptions.get(path)
+        if headers.get(":method") != "POST" or subscription is None:
+            answer = [404]
+        elif len(body) > 4096:
+            answer = [413]
+        else:
+            problem = self.vapid_problem(headers.get("authorization", ""))
+            if problem is None and not headers.get("ttl", "").isdigit():
+                problem = "no TTL"
+            if problem is None and headers.get("content-encoding") != "aes128gcm":
+                problem = "not aes128gcm"
+            if problem is None:
+                try:
+                    opened = http_ece.decrypt(body, private_key=subscription[0], auth_secret=subscription[1],
+                                              version="aes128gcm").decode()
+                except Exception as error:  # noqa: BLE001 - any failure is the sender's
+                    problem = f"http_ece cannot open it: {error}"
+            if problem:
+                answer = [403] if "vapid" in problem or "JWT" in problem or "aud" in problem or "sub" in problem \
+                    or "exp" in problem or "signature" in problem or "ES256" in problem else [400]
+            else:
+                with self.lock:
+                    queue = self.answers.get(path, [])
+                    answer = queue.pop(0) if queue else [201]
+        entry = {"path": path, "connection": number, "answer": answer[0], "problem": problem, "message": opened,
+                 "ttl": headers.get("ttl"), "urgency": headers.get("urgency"), "topic": headers.get("topic")}
+        self.log.write(json.dumps(entry) + "\n")
+        return answer
+
+    def serve(self, sock):
+        with self.lock:
+            self.connections += 1
+            number = self.connections
+        conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
+        conn.initiate_connection()
+        sock.sendall(conn.data_to_send())
+        requests = {}
+        try:
+            while True:
+                data = sock.recv(65536)
+                if not data:
+                    break
+                for event in conn.receive_data(data):
+                    if isinstance(event, h2.events.RequestReceived):
+                        requests[event.stream_id] = (dict(event.headers), bytearray())
+                    elif isinstance(event, h2.events.DataReceived):
+                        if event.stream_id in requests:
+                            requests[event.stream_id][1].extend(event.data)
+                        conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                    elif isinstance(event, h2.events.StreamEnded) and event.stream_id in requests:
+                        headers, body = requests.pop(event.stream_id)
+                        answer = self.answer(number, headers, bytes(body))
+                        reply = [(":status", str(answer[0]))]
+                        if answer[0] == 201:
+                            reply.append(("location", f"{self.origin}/message/{number}-{event.stream_id}"))
+                        if answer[0] == 429 and len(answer) > 1:
+                            reply.append(("retry-after", str(answer[1])))
+                        conn.send_headers(event.stream_id, reply, end_stream=True)
+                    elif isinstance(event, h2.events.StreamReset):
+                        requests.pop(event.stream_id, None)
+                sock.sendall(conn.data_to_send())
+        except (OSError, ssl.SSLError):
+            pass
+        finally:
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+
+def main():
+    folder, script = sys.argv[1], json.loads(sys.argv[2])
+    self_signed(folder)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(folder + "/cert.pem", folder + "/key.pem")
+    context.set_alpn_protocols(["h2"])
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    port = listener.getsockname()[1]
+    standin = StandIn(folder, script, f"https://127.0.0.1:{port}")
+
+    def accept():
+        while True:
+            try:
+                client, _ = listener.accept()
+                tls = context.wrap_socket(client, server_side=True)
+            except (OSError, ssl.SSLError):
+                continue
+            threading.Thread(target=standin.serve, args=(tls,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    print(f"listening {port}", flush=True)
+    sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()
