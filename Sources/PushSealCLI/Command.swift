@@ -11,6 +11,7 @@ enum Command: Equatable {
     case doctorSend(SendRequest, json: Bool)
     case receive(ReceiveRequest)
     case send(SendRequest)
+    case sendWebPush(WebPushSendRequest)
     case run(RunRequest)
     case token(TokenRequest)
     case completions(Shell)

@@ -472,6 +472,12 @@ extension Specs {
             OptionSpec("device", value: "token", repeatable: true, help: "A device token (hex) to send to."),
             OptionSpec("devices", value: "file", help: "Device tokens, one per line ('-': stdin; blank lines and # comments skipped)."),
             OptionSpec("batch", help: "Read JSON lines on stdin, each a device and its own alert: {\"device\": TOKEN, \"title\": …}."),
+            OptionSpec(
+                "webpush", value: "file",
+                help: "Deliver over Web Push instead, to the browser subscriptions in FILE (one PushSubscription JSON a line; '-': stdin)."),
+            OptionSpec(
+                "vapid-subject", value: "uri", environment: "PUSHSEAL_VAPID_SUBJECT",
+                help: "With --webpush: how push services reach you, mailto:you@your-domain or https://… (required)."),
             toOption,
             OptionSpec("topic", value: "bundle", environment: "PUSHSEAL_TOPIC", help: "apns-topic: the app's bundle id (required)."),
             authKeyOption,
@@ -559,6 +565,7 @@ func parseSend(_ arguments: [String], environment: [String: String]) throws(Usag
     let parsed = try parseArguments(arguments, spec: spec, environment: environment)
     if parsed.helpRequested { return .help(spec.name) }
     func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
+    if let file = parsed.value("webpush") { return .sendWebPush(try webPushDelivery(parsed, spec: spec, file: file)) }
     let ready = parsed.positionals == ["-"]
     let batch = parsed.has("batch")
     var alert: EncryptRequest?

@@ -61,6 +61,8 @@ do {
         status = try runReceive(request, console: console)
     case .send(let request):
         status = try runSend(request, console: console)
+    case .sendWebPush(let request):
+        status = try runWebPushSend(request, console: console)
     case .run(let request):
         let code = try runWatched(request, console: console)
         try console.finish()

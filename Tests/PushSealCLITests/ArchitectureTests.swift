@@ -240,8 +240,8 @@ struct ArchitectureTests {
     }
 
     /// The CLI sends as a Swift server does: `send` and `doctor send` are clients of the
-    /// library's `NotificationSender`, so the engine, the provider and their rules are
-    /// assembled in one place and cannot drift apart.
+    /// library's `NotificationSender` (and `send --webpush` of its `WebPushSender`), so the
+    /// engine, the provider and their rules are assembled in the library and cannot drift apart.
     @Test func theCLISendsThroughTheLibrarysSender() throws {
         let assembly = try NSRegularExpression(pattern: #"\b(?:Sender|APNsProvider|HTTP2PushTransport)\s*(?:<[^>]*>)?\s*\("#)
         let cli = try Self.sources(of: "PushSealCLI").joined(separator: "\n")

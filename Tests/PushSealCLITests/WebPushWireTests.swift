@@ -36,25 +36,41 @@ struct WebPushWireTests {
         }
     }
 
-    @Test func eachSubscriptionGetsItsResultAndTheServiceOpensEveryMessage() throws {
-        let browsers = try ["fine", "gone", "busy"].map(Browser.init)
+    /// The Python push service for one test, knowing `browsers`' keys, answering as `answers` says.
+    final class StandIn {
+        let process: RunningProcess
         let folder = TemporaryFolder()
-        let process = try RunningProcess(
-            [
-                "python3", Self.script, folder.path,
-                #"{"subject": "mailto:ops@pushseal.dev", "subscriptions": {\#(browsers.map(\.scriptEntry).joined(separator: ", "))}, "answers": {"/push/gone": [[410]], "/push/busy": [[429, 1], [201]]}}"#
-            ], executable: "/usr/bin/env")
-        defer {
+        let origin: String
+        var certificate: String { folder.file("cert.pem") }
+
+        init(_ browsers: [Browser], answers: String) throws {
+            process = try RunningProcess(
+                [
+                    "python3", WebPushWireTests.script, folder.path,
+                    #"{"subject": "mailto:ops@pushseal.dev", "subscriptions": {\#(browsers.map(\.scriptEntry).joined(separator: ", "))}, "answers": \#(answers)}"#
+                ], executable: "/usr/bin/env")
+            let running = process
+            guard eventually(within: .seconds(20), { running.stdoutSoFar.contains("listening ") }) else {
+                throw Listener.ListenerDidNotStart(stderr: running.wait(atMost: .seconds(1)).stderr)
+            }
+            origin = "https://127.0.0.1:" + running.stdoutSoFar.split(separator: " ")[1].trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
+        /// Each request it took, in order.
+        var log: [[String: Any]] {
+            ((try? String(contentsOfFile: folder.file("log.jsonl"), encoding: .utf8)) ?? "").split(separator: "\n").map { jsonObject(String($0)) }
+        }
+
+        deinit {
             process.closeInput()
             _ = process.wait(atMost: .seconds(5))
         }
-        guard eventually(within: .seconds(20), { process.stdoutSoFar.contains("listening ") }) else {
-            Issue.record("the stand-in did not start: \(process.wait(atMost: .seconds(1)).stderr)")
-            return
-        }
-        let port = process.stdoutSoFar.split(separator: " ")[1].trimmingCharacters(in: .whitespacesAndNewlines)
-        let origin = "https://127.0.0.1:\(port)"
+    }
 
+    @Test func eachSubscriptionGetsItsResultAndTheServiceOpensEveryMessage() throws {
+        let browsers = try ["fine", "gone", "busy"].map(Browser.init)
+        let standIn = try StandIn(browsers, answers: #"{"/push/gone": [[410]], "/push/busy": [[429, 1], [201]]}"#)
+        let (origin, folder) = (standIn.origin, standIn.folder)
         let key = try SymmetricKey.generate()
         let provider = WebPushProvider(
             settings: .init(timeToLive: 600, urgency: "normal"), wrapping: try WebPushPayload(),
@@ -80,7 +96,7 @@ struct WebPushWireTests {
         #expect(got[2].attempts == 2 && got[2].elapsed >= .seconds(1), "429 is retried, no sooner than its retry-after")
         // The service's side: VAPID and TTL as sent, and every message opened by http_ece is
         // the web form, whose envelope opens with the key.
-        let log = ((try? String(contentsOfFile: folder.file("log.jsonl"), encoding: .utf8)) ?? "").split(separator: "\n").map { jsonObject(String($0)) }
+        let log = standIn.log
         #expect(log.count == 4)
         for entry in log {
             #expect(entry["problem"] is NSNull, "\(entry)")
@@ -90,5 +106,61 @@ struct WebPushWireTests {
             #expect(try SealedEnvelope(parsing: envelope).open(with: key) == alert)
         }
         #expect(Set(log.compactMap { $0["connection"] as? Int }) == [1], "one connection for the service's origin")
+    }
+
+    /// `pushseal send --webpush` as a user runs it: a keyring, its VAPID key, a file of the
+    /// subscriptions pages gave (one bad line among them).
+    @Test func sendWebpushDeliversToEverySubscriptionInTheFile() throws {
+        let browsers = try ["fine", "gone", "busy"].map(Browser.init)
+        let standIn = try StandIn(browsers, answers: #"{"/push/gone": [[410]], "/push/busy": [[429, 1]]}"#)
+        let keyring = try KeyringFixture()
+        #expect(try keyring.keysCommand(["vapid"]).status == 0)
+        let lines = try browsers.map { browser in
+            let subscription = try browser.subscription(at: standIn.origin)
+            return
+                #"{"endpoint":"\#(subscription.endpoint)","expirationTime":null,"keys":{"p256dh":"\#(Base64.encode(subscription.key.x963Representation, alphabet: .url))","auth":"\#(Base64.encode(subscription.auth, alphabet: .url))"}}"#
+        }
+        let file = keyring.folder.file("subscriptions.jsonl")
+        try (lines[0] + "\n# a comment\n" + lines[1] + "\n{\"endpoint\":\"https://push.example.net/x\"}\n" + lines[2] + "\n").write(
+            toFile: file, atomically: true, encoding: .utf8)
+        let run = try pushseal([
+            "send", "--webpush", file, "--vapid-subject", "mailto:ops@pushseal.dev", "--cacert", standIn.certificate, "--keys", keyring.keys,
+            "--json", "--priority", "5", "--collapse-id", "deploys", "--ttl", "10m", "-t", "Deploy", "-b", "main is live"
+        ])
+        #expect(run.status == 65, "a bad line is bad input: \(run.stderr)")
+        #expect(run.stderr.contains("subscriptions.jsonl line 4: the subscription has no \"keys\""), "\(run.stderr)")
+        #expect(run.stderr.hasSuffix("1 of 5 lines were not sent\n"), "\(run.stderr)")
+        let results = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(results.map { $0["subscription"] as? String } == browsers.map { standIn.origin + $0.path })
+        #expect(results.map { $0["status"] as? String } == ["ok", "refused", "ok"])
+        #expect(results.map { $0["http-status"] as? Int } == [201, 410, 201])
+        #expect(results[2]["attempts"] as? Int == 2)
+        let log = standIn.log
+        #expect(log.count == 4 && log.allSatisfy { $0["problem"] is NSNull }, "\(log)")
+        #expect(log.allSatisfy { $0["ttl"] as? String == "600" && $0["urgency"] as? String == "normal" && $0["topic"] as? String == "deploys" })
+        // What the browser gets is the web form; its envelope opens with the keyring.
+        let message = jsonObject(try #require(log[0]["message"] as? String))
+        let opened = jsonObject(try keyring.decrypt(payload: try #require(message["enc"] as? String)).stdout)
+        #expect(opened["title"] as? String == "Deploy" && opened["body"] as? String == "main is live")
+    }
+
+    @Test(arguments: [
+        (["--webpush", "s.jsonl", "-t", "T"], "--vapid-subject"),
+        (["--webpush", "s.jsonl", "--vapid-subject", "mailto:x@localhost", "-t", "T"], "is no address a push service accepts"),
+        (["--webpush", "s.jsonl", "--vapid-subject", "mailto:ops@pushseal.dev", "--device", String(repeating: "ab", count: 32), "-t", "T"], "--device is APNs'"),
+        (["--webpush", "s.jsonl", "--vapid-subject", "mailto:ops@pushseal.dev", "--collapse-id", "not a topic", "-t", "T"], "1 to 32 of A-Z"),
+        (["--webpush", "s.jsonl", "--vapid-subject", "mailto:ops@pushseal.dev", "--fallback-title", "New", "-t", "T"], "no fallback alert")
+    ])
+    func sendWebpushOptionsThatCannotWorkAreUsageErrors(arguments: [String], words: String) {
+        let run = parsed(["send"] + arguments)
+        #expect(run.status == 64 && run.stderr.contains(words), "\(run.stderr)")
+    }
+
+    @Test func withNoVAPIDKeySendWebpushSaysHowToMakeOne() throws {
+        let keyring = try KeyringFixture()
+        let file = keyring.folder.file("s.jsonl")
+        try "".write(toFile: file, atomically: true, encoding: .utf8)
+        let run = try pushseal(["send", "--webpush", file, "--vapid-subject", "mailto:ops@pushseal.dev", "--keys", keyring.keys, "-t", "T"])
+        #expect(run.status == 78 && run.stderr.contains("make one with 'pushseal keys vapid'"), "\(run.stderr)")
     }
 }

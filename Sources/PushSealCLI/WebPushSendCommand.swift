@@ -1,0 +1,219 @@
+import Locking
+import PushSeal
+import PushSealJSON
+import PushSealReceiver
+import PushSealSend
+import SealCrypto
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `pushseal send --webpush FILE`: the alert sealed once in the web form, delivered to every
+/// browser subscription in FILE through its push service (RFC 8030), encrypted for each
+/// subscription (RFC 8291) with a VAPID token per push service (RFC 8292); one result line
+/// per subscription, in the file's order.
+struct WebPushSendRequest: Equatable {
+    var alert: EncryptRequest
+    /// One PushSubscription JSON a line; `-` for stdin.
+    var subscriptionsFile: String
+    var subject: String
+    var settings: WebPushSettings
+    var caFile: String?
+    var proxy: String?
+    var retries: Int?
+    var retryFor: Duration
+    var connections: Int
+    var concurrency: Int
+    var timeout: Duration
+    var json: Bool
+
+    /// RFC 8030's TTL, Urgency and Topic, from `--ttl`, `--priority` and `--collapse-id`.
+    struct WebPushSettings: Equatable {
+        var timeToLive: Int
+        var urgency: String?
+        var topic: String?
+    }
+}
+
+/// A subscriptions file's line: a PushSubscription's JSON is a few hundred bytes.
+private let subscriptionLine = InputBound(8192, "a subscriptions file's line", because: "a browser's PushSubscription JSON is a few hundred bytes")
+
+func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> ExitStatus {
+    var alert = request.alert
+    alert.web = true
+    let sealers = try SealerSet(alert)
+    let payload = try sealedPayload(alert, sealer: sealers.sealer(to: alert.recipient), console: console)
+    guard let key = try VAPIDKeyFile.load(folder: alert.keysFolder) else {
+        throw CLIFailure(
+            .configuration,
+            "no VAPID key in \(alert.keysFolder); make one with 'pushseal keys vapid' and subscribe the web app with the key it prints")
+    }
+    let vapid = try VAPIDCredentials(key: key, subject: request.subject)
+    if let caFile = request.caFile, TrustedCertificates.count(pem: try InputFiles.read(caFile, bound: .pem)) == 0 {
+        throw CLIFailure(.dataError, "\(caFile) holds no PEM certificate (-----BEGIN CERTIFICATE-----); give the server's certificate or its CA's")
+    }
+
+    // The subscriptions, read first: the first one's push service is the first connection.
+    let shownFile = request.subscriptionsFile == "-" ? "stdin" : request.subscriptionsFile
+    var subscriptions: [WebPushSubscription] = []
+    var badLines = 0
+    var lines = 0
+    let descriptor = try InputFiles.open(request.subscriptionsFile)
+    defer { if descriptor != 0 { close(descriptor) } }
+    var reader = LineReader(descriptor: descriptor, stop: try StopRequest(), bound: subscriptionLine)
+    let overlong = reader.overlongReason
+    try reader.forEachLine(
+        overlong: {
+            lines += 1
+            badLines += 1
+            console.error("\(shownFile) line \(lines): \(overlong)")
+        },
+        each: { line in
+            lines += 1
+            let text = String(decoding: line, as: UTF8.self).trimmingASCIIWhitespace()
+            guard !text.isEmpty, !text.hasPrefix("#") else { return }
+            do {
+                subscriptions.append(try WebPushSubscription(json: Array(text.utf8)))
+            } catch {
+                badLines += 1
+                console.error("\(shownFile) line \(lines): \(error)")
+            }
+        })
+    guard let first = subscriptions.first else {
+        if badLines > 0 {
+            console.error("\(badLines) of \(lines) lines were not sent")
+            return .dataError
+        }
+        throw CLIFailure(.usage, "no subscriptions in \(shownFile): nothing was sent")
+    }
+
+    let connection: SendConnection
+    do {
+        connection = try SendConnection(
+            endpoint: SendEndpoint(checking: first.origin), proxy: request.proxy, trustFile: request.caFile,
+            connections: request.connections, streams: request.concurrency, timeout: request.timeout)
+    } catch {
+        throw CLIFailure(.usage, error.reason)
+    }
+    let provider = WebPushProvider(
+        settings: .init(timeToLive: request.settings.timeToLive, urgency: request.settings.urgency, topic: request.settings.topic),
+        wrapping: try WebPushPayload(field: alert.field), vapid: vapid)
+    let tally = Locked<[SendResult<WebPushSubscription>.Outcome: Int]>([:])
+    let json = request.json
+    let sender = try WebPushSender(
+        provider: provider, connection: connection, retries: request.retries, retryFor: request.retryFor,
+        emit: { result in
+            tally.withLock { $0[result.outcome, default: 0] += 1 }
+            var line = json ? webPushResultJSON(result) : webPushResultText(result)
+            line.append("\n")
+            _ = console.write(Array(line.utf8))
+        })
+    var stoppedEarly: (any Error)?
+    do {
+        for subscription in subscriptions { try sender.add(payload, to: subscription) }
+    } catch {
+        stoppedEarly = error
+    }
+    sender.finish()
+    try console.finish()
+    if let failure = sender.failure { throw CLIFailure(exitStatus(for: failure), failure.reason) }
+    if let stoppedEarly { throw stoppedEarly }
+    if badLines > 0 {
+        console.error("\(badLines) of \(lines) lines were not sent")
+        return .dataError
+    }
+    let counts = tally.withLock { $0 }
+    if counts[.refused, default: 0] > 0 { return .unavailable }
+    if counts[.failed, default: 0] > 0 { return .temporaryFailure }
+    return .ok
+}
+
+private func webPushResultText(_ result: SendResult<WebPushSubscription>) -> String {
+    switch result.outcome {
+    case .ok:
+        return "ok \(TerminalText.escaping(result.target.endpoint)) \(TerminalText.escaping(result.notificationID))"
+    case .refused, .failed:
+        var line = "fail \(TerminalText.escaping(result.target.endpoint)) \(result.status) \(TerminalText.escaping(result.reason ?? ""))"
+        if result.outcome == .failed, result.attempts > 0 { line += result.attempts == 1 ? " (1 attempt)" : " (\(result.attempts) attempts)" }
+        return line
+    }
+}
+
+private func webPushResultJSON(_ result: SendResult<WebPushSubscription>) -> String {
+    var object = JSONObject()
+    object.append("subscription", .string(result.target.endpoint))
+    object.append("status", .string(result.outcome.rawValue))
+    object.append("http-status", .integer(result.status))
+    object.append("id", .string(result.notificationID))
+    object.append("reason", result.reason.map { .string($0) } ?? .null)
+    object.append("attempts", .integer(result.attempts))
+    object.append("elapsed_ms", .number(result.elapsed.millisecondsText))
+    return String(decoding: JSONWriter.bytes(.object(object)), as: UTF8.self)
+}
+
+/// Reads `send --webpush`'s options: the alert, the subscriptions, the VAPID subject, and
+/// RFC 8030's headers from APNs' options (`--ttl`, `--priority`, `--collapse-id`). APNs'
+/// own options have no place here and are usage errors.
+func webPushDelivery(_ parsed: ParsedArguments, spec: CommandSpec, file: String) throws(UsageError) -> WebPushSendRequest {
+    func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
+    // Options given on the command line (not from the environment) that only APNs takes.
+    let apnsOnly = ["device", "devices", "topic", "auth-key", "key-id", "team-id", "cert", "cert-passphrase-file", "endpoint", "push-type", "expiration"]
+    if let given = apnsOnly.first(where: { parsed.value($0) != nil && parsed.fromEnvironment[$0] == nil })
+        ?? ["batch", "sandbox", "production", "allow-cleartext"].first(where: parsed.has)
+    {
+        throw fail("--\(given) is APNs'; --webpush sends to browser subscriptions (give one or the other)")
+    }
+    guard parsed.positionals != ["-"] else {
+        throw fail("--webpush seals the alert given as options; a ready payload ('-') is APNs'")
+    }
+    var alert = try alertOptions(parsed, spec: spec, stdinIsBody: false)
+    guard alert.fields.title != nil || alert.body != .none else {
+        throw fail("nothing to send: give --title, --body or a BODY argument")
+    }
+    guard alert.fallback == .standard else {
+        throw fail("--webpush carries no fallback alert (no aps): the web app shows the alert itself")
+    }
+    alert.web = true
+    let subject = try requiredValue(parsed, "vapid-subject", "how push services reach you (mailto:you@your-domain)", command: spec.name)
+    do {
+        try VAPIDCredentials.checkSubject(subject)
+    } catch {
+        throw fail(error.reason)
+    }
+    var urgency: String?
+    if let given = parsed.value("priority") {
+        // APNs' priorities, in RFC 8030's words.
+        switch given {
+        case "10": urgency = "high"
+        case "5": urgency = "normal"
+        case "1": urgency = "low"
+        default: throw fail("--priority is 10 (now), 5 (when convenient) or 1 (background)")
+        }
+    }
+    let topic = parsed.value("collapse-id")
+    if let topic {
+        let allowed = topic.utf8.allSatisfy { byte in
+            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+        guard !topic.isEmpty, topic.utf8.count <= 32, allowed else {
+            throw fail("--collapse-id is Web Push's Topic here: 1 to 32 of A-Z a-z 0-9 - _")
+        }
+    }
+    func number(_ option: String, _ range: ClosedRange<Int>, _ words: String) throws(UsageError) -> Int? {
+        guard let text = parsed.value(option) else { return nil }
+        guard let value = Int(text), range.contains(value) else { throw fail("--\(option) is \(words)") }
+        return value
+    }
+    return WebPushSendRequest(
+        alert: alert, subscriptionsFile: file, subject: subject,
+        settings: .init(timeToLive: Int(alert.timeToLive?.components.seconds ?? 2_419_200), urgency: urgency, topic: topic),
+        caFile: parsed.value("cacert"), proxy: parsed.value("proxy"),
+        retries: try number("retries", 0...10, "a whole number from 0 to 10"),
+        retryFor: try duration(parsed, "retry-for", in: DurationRange.retryFor, example: "1m", command: spec.name) ?? SendRetries.defaultRetryFor,
+        connections: try number("connections", 1...64, "a whole number from 1 to 64") ?? 1,
+        concurrency: try number("concurrency", 1...1_000, "a whole number from 1 to 1000") ?? 1_000,
+        timeout: try duration(parsed, "timeout", in: DurationRange.requestTimeout, example: "30s", command: spec.name) ?? SendConnection.defaultTimeout,
+        json: parsed.has("json"))
+}
