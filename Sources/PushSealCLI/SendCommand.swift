@@ -236,15 +236,20 @@ struct SendCommand {
             let source = request.alert?.batch == true ? "no --batch lines on stdin" : "no device tokens in \(request.devicesFile ?? "the devices given")"
             throw CLIFailure(.usage, "\(source): nothing was sent")
         }
-        if taken.badLines.count > 0 {
-            console.error("\(taken.badLines.count) of \(taken.badLines.of) lines were not sent")
-            return .dataError
-        }
-        let counts = tally.withLock { $0 }
-        if counts[.refused, default: 0] > 0 { return .unavailable }
-        if counts[.failed, default: 0] > 0 { return .temporaryFailure }
-        return .ok
+        return endingStatus(badLines: taken.badLines.count, of: taken.badLines.of, outcomes: tally.withLock { $0 }, console: console)
     }
+}
+
+/// How a send ends once every result is in (APNs' and Web Push's alike): lines that were
+/// not sent first (65, said on stderr), then a refusal (69), then a failure for now (75).
+func endingStatus<Target>(badLines: Int, of lines: Int, outcomes: [SendResult<Target>.Outcome: Int], console: Console) -> ExitStatus {
+    if badLines > 0 {
+        console.error("\(badLines) of \(lines) lines were not sent")
+        return .dataError
+    }
+    if outcomes[.refused, default: 0] > 0 { return .unavailable }
+    if outcomes[.failed, default: 0] > 0 { return .temporaryFailure }
+    return .ok
 }
 
 /// stdout as `send` sees it while results wait.

@@ -119,14 +119,7 @@ func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> E
     try console.finish()
     if let failure = sender.failure { throw CLIFailure(exitStatus(for: failure), failure.reason) }
     if let stoppedEarly { throw stoppedEarly }
-    if badLines > 0 {
-        console.error("\(badLines) of \(lines) lines were not sent")
-        return .dataError
-    }
-    let counts = tally.withLock { $0 }
-    if counts[.refused, default: 0] > 0 { return .unavailable }
-    if counts[.failed, default: 0] > 0 { return .temporaryFailure }
-    return .ok
+    return endingStatus(badLines: badLines, of: lines, outcomes: tally.withLock { $0 }, console: console)
 }
 
 private func webPushResultText(_ result: SendResult<WebPushSubscription>) -> String {

@@ -33,10 +33,7 @@ provider tokens verified with `cryptography`. Nothing here is pushseal's code.
 - Appends one JSON line per request it processed to FOLDER/log.jsonl: connection, stream,
   device, apns-id, the token's iat, the answer (or "stall"), and any problem.
 """
-import base64
-import datetime
 import email.utils
-import ipaddress
 import json
 import os
 import re
@@ -52,41 +49,14 @@ import h2.connection
 import h2.events
 import h2.exceptions
 import h2.settings
-from cryptography import x509
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
-from cryptography.x509.oid import NameOID
+from standin_common import es256_verifies, self_signed, unb64
+from cryptography.hazmat.primitives import serialization
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 DEVICE = re.compile(r"^/3/device/([0-9a-fA-F]{64})$")
 PATH = re.compile(r"^/3/device/([^/?]+)$")
 PUSH_TYPES = {"alert", "background", "location", "voip", "complication", "fileprovider", "mdm",
               "liveactivity", "pushtotalk", "widgets"}
-
-
-def unb64(text):
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def self_signed(folder):
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    certificate = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
-                                                    x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256()))
-    with open(folder + "/cert.pem", "wb") as out:
-        out.write(certificate.public_bytes(serialization.Encoding.PEM))
-    with open(folder + "/key.pem", "wb") as out:
-        out.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                    serialization.NoEncryption()))
 
 
 class StandIn:
@@ -134,10 +104,7 @@ class StandIn:
         iat = claims.get("iat")
         if header != {"alg": "ES256", "kid": self.kid} or claims.get("iss") != self.team or len(signature) != 64:
             return "InvalidProviderToken", iat
-        der = encode_dss_signature(int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big"))
-        try:
-            self.public_key.verify(der, f"{parts[0]}.{parts[1]}".encode(), ec.ECDSA(hashes.SHA256()))
-        except InvalidSignature:
+        if not es256_verifies(self.public_key, parts, signature):
             return "InvalidProviderToken", iat
         if not isinstance(iat, int) or time.time() - iat > 3600:
             return "ExpiredProviderToken", iat

@@ -18,9 +18,6 @@ Python's `h2`, VAPID tokens (RFC 8292) verified with `cryptography`, each messag
 - Appends one JSON line per request to FOLDER/log.jsonl: path, connection, the answer, the
   headers it checked, the opened message (text), and any problem.
 """
-import base64
-import datetime
-import ipaddress
 import json
 import socket
 import ssl
@@ -32,34 +29,8 @@ import h2.config
 import h2.connection
 import h2.events
 import http_ece
-from cryptography import x509
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
+from standin_common import es256_verifies, self_signed, unb64
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
-from cryptography.x509.oid import NameOID
-
-
-def unb64(text):
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def self_signed(folder):
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    certificate = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256()))
-    with open(folder + "/cert.pem", "wb") as out:
-        out.write(certificate.public_bytes(serialization.Encoding.PEM))
-    with open(folder + "/key.pem", "wb") as out:
-        out.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                    serialization.NoEncryption()))
 
 
 class StandIn:
@@ -86,10 +57,7 @@ class StandIn:
         if header.get("alg") != "ES256" or len(signature) != 64:
             return "not ES256"
         public = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), unb64(key))
-        der = encode_dss_signature(int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big"))
-        try:
-            public.verify(der, f"{parts[0]}.{parts[1]}".encode(), ec.ECDSA(hashes.SHA256()))
-        except InvalidSignature:
+        if not es256_verifies(public, parts, signature):
             return "the signature does not verify with k"
         if claims.get("aud") != self.origin:
             return f"aud {claims.get('aud')!r} is not {self.origin!r}"
