@@ -1,5 +1,6 @@
 import PushSeal
 import PushSealReceiver
+import SealCrypto
 
 /// Every duration option's accepted range, in one place: the help and the checks use it.
 enum DurationRange {
@@ -36,6 +37,21 @@ func duration(
             command: command)
     }
     return duration
+}
+
+/// A whole-number option in `range`, or nil when absent; anything else is a usage error.
+func wholeNumber(_ parsed: ParsedArguments, _ option: String, in range: ClosedRange<Int>, command: CommandSpec.Name) throws(UsageError) -> Int? {
+    guard let text = parsed.value(option) else { return nil }
+    guard let value = Int(text), range.contains(value) else {
+        throw UsageError("--\(option) is a whole number from \(range.lowerBound) to \(range.upperBound)", command: command)
+    }
+    return value
+}
+
+/// `--cacert FILE` must hold a certificate: said before connecting, blamed on the file.
+func checkTrustFile(_ caFile: String?) throws {
+    guard let caFile, TrustedCertificates.count(pem: try InputFiles.read(caFile, bound: .pem)) == 0 else { return }
+    throw CLIFailure(.dataError, "\(caFile) holds no PEM certificate (-----BEGIN CERTIFICATE-----); give the server's certificate or its CA's")
 }
 
 func keysFolder(_ parsed: ParsedArguments) -> String {

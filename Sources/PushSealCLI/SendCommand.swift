@@ -55,9 +55,7 @@ struct SendCommand {
         let signals = installStopSignals()
         defer { signals.restore() }
         let (sealer, payload) = try preparePayload()
-        if let caFile = request.caFile, TrustedCertificates.count(pem: try InputFiles.read(caFile, bound: .pem)) == 0 {
-            throw CLIFailure(.dataError, "\(caFile) holds no PEM certificate (-----BEGIN CERTIFICATE-----); give the server's certificate or its CA's")
-        }
+        try checkTrustFile(request.caFile)
         let tokens = try providerTokens(request, console: console)
         let identity = try clientIdentity(request)
         // Minted (or read) before connecting: a cache that cannot be kept is a setup error.

@@ -154,21 +154,9 @@ func delivery(_ parsed: ParsedArguments, spec: CommandSpec, alert: EncryptReques
         guard expiration == nil else { throw fail("--ttl sets apns-expiration itself; give --ttl or --expiration") }
         expiration = String(Timestamp.now() + ttl.components.seconds)
     }
-    var retries: Int?
-    if let text = parsed.value("retries") {
-        guard let value = Int(text), (0...10).contains(value) else { throw fail("--retries is a whole number from 0 to 10") }
-        retries = value
-    }
-    var concurrency = 1_000
-    if let text = parsed.value("concurrency") {
-        guard let value = Int(text), (1...1_000).contains(value) else { throw fail("--concurrency is a whole number from 1 to 1000") }
-        concurrency = value
-    }
-    var connections = 1
-    if let text = parsed.value("connections") {
-        guard let value = Int(text), (1...64).contains(value) else { throw fail("--connections is a whole number from 1 to 64") }
-        connections = value
-    }
+    let retries = try wholeNumber(parsed, "retries", in: 0...10, command: spec.name)
+    let concurrency = try wholeNumber(parsed, "concurrency", in: 1...1_000, command: spec.name) ?? 1_000
+    let connections = try wholeNumber(parsed, "connections", in: 1...64, command: spec.name) ?? 1
     let topic = try required("topic", "the app's bundle id")
     return SendRequest(
         alert: alert, devices: devices, devicesFile: devicesFile,

@@ -40,8 +40,7 @@ struct WebPushSendRequest: Equatable {
 private let subscriptionLine = InputBound(8192, "a subscriptions file's line", because: "a browser's PushSubscription JSON is a few hundred bytes")
 
 func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> ExitStatus {
-    var alert = request.alert
-    alert.web = true
+    let alert = request.alert
     let sealers = try SealerSet(alert)
     let payload = try sealedPayload(alert, sealer: sealers.sealer(to: alert.recipient), console: console)
     guard let key = try VAPIDKeyFile.load(folder: alert.keysFolder) else {
@@ -50,9 +49,7 @@ func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> E
             "no VAPID key in \(alert.keysFolder); make one with 'pushseal keys vapid' and subscribe the web app with the key it prints")
     }
     let vapid = try VAPIDCredentials(key: key, subject: request.subject)
-    if let caFile = request.caFile, TrustedCertificates.count(pem: try InputFiles.read(caFile, bound: .pem)) == 0 {
-        throw CLIFailure(.dataError, "\(caFile) holds no PEM certificate (-----BEGIN CERTIFICATE-----); give the server's certificate or its CA's")
-    }
+    try checkTrustFile(request.caFile)
 
     // The subscriptions, read first: the first one's push service is the first connection.
     let shownFile = request.subscriptionsFile == "-" ? "stdin" : request.subscriptionsFile
@@ -176,13 +173,9 @@ func webPushDelivery(_ parsed: ParsedArguments, spec: CommandSpec, file: String)
     }
     var urgency: String?
     if let given = parsed.value("priority") {
+        guard let priority = APNs.Priority(rawValue: given) else { throw fail("--priority is 10 (now), 5 (when convenient) or 1 (background)") }
         // APNs' priorities, in RFC 8030's words.
-        switch given {
-        case "10": urgency = "high"
-        case "5": urgency = "normal"
-        case "1": urgency = "low"
-        default: throw fail("--priority is 10 (now), 5 (when convenient) or 1 (background)")
-        }
+        urgency = ["10": "high", "5": "normal", "1": "low"][priority.rawValue]
     }
     let topic = parsed.value("collapse-id")
     if let topic {
@@ -194,19 +187,14 @@ func webPushDelivery(_ parsed: ParsedArguments, spec: CommandSpec, file: String)
             throw fail("--collapse-id is Web Push's Topic here: 1 to 32 of A-Z a-z 0-9 - _")
         }
     }
-    func number(_ option: String, _ range: ClosedRange<Int>, _ words: String) throws(UsageError) -> Int? {
-        guard let text = parsed.value(option) else { return nil }
-        guard let value = Int(text), range.contains(value) else { throw fail("--\(option) is \(words)") }
-        return value
-    }
     return WebPushSendRequest(
         alert: alert, subscriptionsFile: file, subject: subject,
         settings: .init(timeToLive: Int(alert.timeToLive?.components.seconds ?? 2_419_200), urgency: urgency, topic: topic),
         caFile: parsed.value("cacert"), proxy: parsed.value("proxy"),
-        retries: try number("retries", 0...10, "a whole number from 0 to 10"),
+        retries: try wholeNumber(parsed, "retries", in: 0...10, command: spec.name),
         retryFor: try duration(parsed, "retry-for", in: DurationRange.retryFor, example: "1m", command: spec.name) ?? SendRetries.defaultRetryFor,
-        connections: try number("connections", 1...64, "a whole number from 1 to 64") ?? 1,
-        concurrency: try number("concurrency", 1...1_000, "a whole number from 1 to 1000") ?? 1_000,
+        connections: try wholeNumber(parsed, "connections", in: 1...64, command: spec.name) ?? 1,
+        concurrency: try wholeNumber(parsed, "concurrency", in: 1...1_000, command: spec.name) ?? 1_000,
         timeout: try duration(parsed, "timeout", in: DurationRange.requestTimeout, example: "30s", command: spec.name) ?? SendConnection.defaultTimeout,
         json: parsed.has("json"))
 }

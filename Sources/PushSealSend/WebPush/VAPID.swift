@@ -24,7 +24,8 @@ package final class VAPIDCredentials: Sendable {
     /// The public key, base64url: `k=` of every authorization, and the page's applicationServerKey.
     package let publicKey: String
     private let clock: @Sendable () -> Int64
-    private let tokens = Locked<[String: (token: String, expires: Int64)]>([:])
+    /// The authorization header per origin, and when its token expires.
+    private let headers = Locked<[String: (header: String, expires: Int64)]>([:])
 
     /// - Parameter subject: how the push service's operators reach the sender: `mailto:` an
     ///   address, or an `https:` URL (checked by `checkSubject`).
@@ -70,13 +71,13 @@ package final class VAPIDCredentials: Sendable {
     /// The `authorization` header for a request to `origin`: `vapid t=<token>, k=<key>`.
     package func authorization(for origin: String) throws -> String {
         let now = clock()
-        if let held = tokens.withLock({ $0[origin] }), held.expires - now > Self.renewWithin {
-            return "vapid t=\(held.token), k=\(publicKey)"
+        if let held = headers.withLock({ $0[origin] }), held.expires - now > Self.renewWithin {
+            return held.header
         }
         let expires = now + Self.lifetime
-        let token = try mint(audience: origin, expires: expires)
-        tokens.withLock { $0[origin] = (token, expires) }
-        return "vapid t=\(token), k=\(publicKey)"
+        let header = "vapid t=\(try mint(audience: origin, expires: expires)), k=\(publicKey)"
+        headers.withLock { $0[origin] = (header, expires) }
+        return header
     }
 
     /// A JWT: `{"typ":"JWT","alg":"ES256"}.{"aud":…,"exp":…,"sub":…}.signature`, each part
