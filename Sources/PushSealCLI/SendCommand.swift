@@ -470,7 +470,7 @@ extension Specs {
     static let send = CommandSpec(
         name: ["send"], overview: "Seal an alert and deliver it to APNs over HTTP/2, one result line per device.",
         usage:
-            "pushseal send --device TOKEN...|--devices FILE|- --topic BUNDLE --auth-key F.p8 --key-id K --team-id T [alert options] [BODY...]\n       pushseal encrypt ... | pushseal send --device TOKEN... [options] -\n       pushseal send --batch [options] < alerts.jsonl",
+            "pushseal send --device TOKEN...|--devices FILE|- --topic BUNDLE --auth-key F.p8 --key-id K --team-id T [alert options] [BODY...]\n       pushseal encrypt ... | pushseal send --device TOKEN... [options] -\n       pushseal send --batch [options] < alerts.jsonl\n       pushseal send --webpush FILE --vapid-subject URI [alert options] [BODY...]",
         options: sealingOptions(ttl: "Sealed exp and apns-expiration this far ahead (e.g. 1h or 1h30m; 1s to 365d).") + [
             OptionSpec("device", value: "token", repeatable: true, help: "A device token (hex) to send to."),
             OptionSpec("devices", value: "file", help: "Device tokens, one per line ('-': stdin; blank lines and # comments skipped)."),
