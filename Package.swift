@@ -1,6 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// The receiving web app's files (Sources/PushSealWebApp/files), each embedded in the binary.
+let webAppFiles = ["index.html", "app.js", "sw.js", "format.js", "store.js", "style.css", "icon.svg", "manifest.json"]
+
 let package = Package(
     name: "pushseal",
     products: [
@@ -83,7 +86,14 @@ let package = Package(
             providers: [.apt(["libpng-dev"])]
         ),
         .executableTarget(name: "PushSealQR", dependencies: ["CQRencode", "CPNG"]),
-        .executableTarget(name: "PushSealCLI", dependencies: ["PushSeal", "PushSealSend", "PushSealReceiver", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking"]),
+        // The receiving web app (files/: HTML, JavaScript and a service worker on WebCrypto, no
+        // build step), embedded in the binary for `webapp export` and `webapp serve`.
+        .target(name: "PushSealWebApp", dependencies: ["PushSealJSON", "NotificationText"], resources: webAppFiles.map { .embedInCode("files/" + $0) }),
+        .executableTarget(
+            name: "PushSealCLI",
+            dependencies: [
+                "PushSeal", "PushSealSend", "PushSealReceiver", "PushSealWebApp", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking"
+            ]),
         .executableTarget(name: "PushSealBench", dependencies: ["PushSeal", "PushSealReceiver"]),
         .executableTarget(name: "PushSealVectors", dependencies: ["EnvelopeFormat", "PushSeal", "PushSealJSON", "SealCrypto"]),
         .testTarget(

@@ -36,6 +36,9 @@ build_module HTTP2 Sources/HTTP2/*.swift
 build_module PushSeal $(find Sources/PushSeal -name '*.swift' | sort)
 build_module PushSealSend $(find Sources/PushSealSend -name '*.swift' | sort)
 build_module PushSealReceiver $(find Sources/PushSealReceiver -name '*.swift' | sort)
+# The web app's files are embedded by SwiftPM (embedInCode) in a source of its own, which
+# setup.sh's release build has written.
+build_module PushSealWebApp Sources/PushSealWebApp/*.swift "$(ls .build/*/release/PushSealWebApp.build/DerivedSources/embedded_resources.swift | head -1)"
 build_module PushSealCLI $(find Sources/PushSealCLI -name '*.swift' ! -name main.swift | sort)
 
 targets=(envelope receive keyring arguments)
@@ -43,7 +46,7 @@ status=0
 printf '%-10s %12s %10s %8s %8s  %s\n' target executions exec/s cov ft result
 for target in "${targets[@]}"; do
   source="Tests/Fuzz/Fuzz$(tr '[:lower:]' '[:upper:]' <<< "${target:0:1}")${target:1}.swift"
-  swiftc "${flags[@]}" "$source" "$out/Locking.o" "$out/PushSealJSON.o" "$out/NotificationText.o" "$out/EnvelopeFormat.o" "$out/SealCrypto.o" "$out/MonotonicTime.o" "$out/HTTP2.o" "$out/PushSeal.o" "$out/PushSealSend.o" "$out/PushSealReceiver.o" "$out/PushSealCLI.o" "$out/csystem.o" "$out/chpke.o" \
+  swiftc "${flags[@]}" "$source" "$out/Locking.o" "$out/PushSealJSON.o" "$out/NotificationText.o" "$out/EnvelopeFormat.o" "$out/SealCrypto.o" "$out/MonotonicTime.o" "$out/HTTP2.o" "$out/PushSeal.o" "$out/PushSealSend.o" "$out/PushSealReceiver.o" "$out/PushSealWebApp.o" "$out/PushSealCLI.o" "$out/csystem.o" "$out/chpke.o" \
     -lnghttp2 -lssl -lcrypto \
     -o "$out/fuzz-$target" 2> "$out/fuzz-$target.log" || { cat "$out/fuzz-$target.log" >&2; exit 1; }
   work="$out/corpus/$target"

@@ -12,6 +12,8 @@ dpkg -s libnghttp2-dev >/dev/null 2>&1 || missing+=(libnghttp2-dev)
 # keys export --qr: libqrencode draws the code, libpng writes --qr-png's image.
 dpkg -s libqrencode-dev >/dev/null 2>&1 || missing+=(libqrencode-dev)
 dpkg -s libpng-dev >/dev/null 2>&1 || missing+=(libpng-dev)
+# webapp export/serve: the web app draws its pairing QR code with Debian's qrcode.js.
+dpkg -s node-qrcode-generator >/dev/null 2>&1 || missing+=(node-qrcode-generator)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 # shellcheck source=Scripts/install-missing.sh
 . Scripts/install-missing.sh

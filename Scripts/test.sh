@@ -27,6 +27,11 @@ command -v notify-send >/dev/null 2>&1 || missing+=(libnotify-bin)
 command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
 # The format's examples in examples/ run on Node's built-in WebCrypto (Debian's nodejs, 18 or later).
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
+# The receiving web app runs in a real browser (Debian's chromium, driven through
+# chromedriver by selenium), and draws its QR code with Debian's qrcode.js.
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+dpkg -s node-qrcode-generator >/dev/null 2>&1 || missing+=(node-qrcode-generator)
 # shellcheck source=Scripts/install-missing.sh
 . Scripts/install-missing.sh
 install_missing test ${missing[@]+"${missing[@]}"}

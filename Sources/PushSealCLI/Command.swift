@@ -14,6 +14,7 @@ enum Command: Equatable {
     case sendWebPush(WebPushSendRequest)
     case run(RunRequest)
     case token(TokenRequest)
+    case webapp(WebAppRequest)
     case completions(Shell)
     case manual
 }
@@ -33,7 +34,7 @@ func parseCommand(_ arguments: [String], environment: [String: String]) throws(U
             throw UsageError("options go after the command, as in 'pushseal keys list --keys DIR'", command: [])
         }
         var path = [arguments[at]]
-        if ["keys", "doctor"].contains(arguments[at]), at + 1 < arguments.count, !arguments[at + 1].hasPrefix("-") { path.append(arguments[at + 1]) }
+        if ["keys", "doctor", "webapp"].contains(arguments[at]), at + 1 < arguments.count, !arguments[at + 1].hasPrefix("-") { path.append(arguments[at + 1]) }
         let reordered = path + Array(arguments[..<at]) + Array(arguments[(at + path.count)...])
         first = reordered[0]
         rest = Array(reordered.dropFirst())
@@ -50,6 +51,7 @@ func parseCommand(_ arguments: [String], environment: [String: String]) throws(U
     case "send": return try parseSend(rest, environment: environment)
     case "run": return try parseRun(rest, environment: environment)
     case "token": return try parseToken(rest, environment: environment)
+    case "webapp": return try parseWebApp(rest, environment: environment)
     case "completions": return try parseCompletions(rest, environment: environment)
     case "manual": return try parseManual(rest, environment: environment)
     default:

@@ -98,6 +98,14 @@ enum ExitCodes {
             Use(.configuration, "a provider token could not be made")
         ]
 
+    static let webapp: [Use] =
+        every + [
+            Use(.noInput, "serve: the --tls-cert or --tls-key file cannot be read, or they do not match"),
+            Use(.unavailable, "the QR code library is missing (--no-qr goes without); serve: the address cannot be listened on"),
+            Use(.cannotCreate, "export: the folder or a file cannot be written; serve: the self-signed certificate cannot be made"),
+            Use(.configuration, "no VAPID key in the keyring folder ('pushseal keys vapid' makes one)")
+        ]
+
     /// `run` ends with its command's own status; these are its own.
     static let run: [Use] = every + keyring
 
@@ -112,6 +120,7 @@ enum ExitCodes {
         case "send": send
         case "token": token
         case "run": run
+        case "webapp": webapp
         default: every
         }
     }
@@ -119,7 +128,8 @@ enum ExitCodes {
     /// The rows, named as help and docs/sending.md name them.
     static let rows: [(name: String, uses: [Use])] = [
         ("keys", keys), ("encrypt", encrypt), ("decrypt", decrypt), ("doctor", doctor), ("doctor send", doctorSend),
-        ("receive", receive), ("send", send), ("token", token), ("run", run)
+        ("receive", receive), ("send", send), ("token", token), ("run", run),
+        ("webapp", webapp)
     ]
 
     /// A command's codes, in order, each once: the shared meaning and the command's own, as one line.

@@ -39,21 +39,8 @@ func serveListener(
     var identity: ListenerIdentity?
     // Said once the address is bound: a listener that cannot start has only its failure to report.
     var certificateNote: String?
-    if let certificate = listen.certificateFile, let key = listen.keyFile {
-        identity = ListenerIdentity(certificateFile: certificate, keyFile: key)
-    } else if !listen.plaintext {
-        if mkdir(keysFolder, 0o700) != 0, errno != EEXIST {
-            throw CLIFailure(.cannotCreate, "cannot create \(keysFolder) for the TLS certificate: \(String(cString: strerror(errno)))")
-        }
-        let made: (identity: ListenerIdentity, created: Bool)
-        do {
-            made = try ListenerIdentity.selfSigned(in: keysFolder)
-        } catch {
-            throw CLIFailure(.cannotCreate, error.reason)
-        }
-        identity = made.identity
-        certificateNote =
-            "\(made.created ? "made a self-signed certificate" : "using the self-signed certificate") \(made.identity.certificateFile) (trust it with: curl --cacert \(made.identity.certificateFile))"
+    if !listen.plaintext {
+        (identity, certificateNote) = try listenerIdentity(certificateFile: listen.certificateFile, keyFile: listen.keyFile, keysFolder: keysFolder)
     }
     var limits = ListenerLimits()
     limits.idleTimeout = listen.idleTimeout
@@ -160,15 +147,8 @@ struct ListenRequest: Equatable {
     static let options = ["tls-cert", "tls-key", "plaintext", "device", "unregistered", "topic", "provider-key", "team", "idle-timeout", "max-connections", "max-pending"]
 }
 
-/// The --listen options, or nil without --listen (when the others are usage errors).
-func parseListen(_ parsed: ParsedArguments, spec: CommandSpec) throws(UsageError) -> ListenRequest? {
-    func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
-    guard let address = parsed.value("listen") else {
-        if let stray = ListenRequest.options.first(where: { parsed.has($0) || !parsed.all($0).isEmpty }) {
-            throw fail("--\(stray) goes with --listen")
-        }
-        return nil
-    }
+/// `[HOST:]PORT` (HOST 127.0.0.1 when left out, `[::1]` for IPv6; port 0 picks a free one).
+func listenAddress(_ address: String, option: String, command: CommandSpec.Name) throws(UsageError) -> (host: String, port: Int) {
     var host = "127.0.0.1"
     var portText = Substring(address)
     if let colon = address.lastIndex(of: ":") {
@@ -178,8 +158,41 @@ func parseListen(_ parsed: ParsedArguments, spec: CommandSpec) throws(UsageError
     }
     if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
     guard let port = Int(portText), (0...65_535).contains(port) else {
-        throw fail("--listen takes [HOST:]PORT, such as 8443, 127.0.0.1:0 or [::1]:8443 (port 0 picks a free one)")
+        throw UsageError("--\(option) takes [HOST:]PORT, such as 8443, 127.0.0.1:0 or [::1]:8443 (port 0 picks a free one)", command: command)
     }
+    return (host, port)
+}
+
+/// The certificate to serve: the files given, or the keyring folder's self-signed pair (made
+/// on first use), with the line that says which and how to trust it.
+func listenerIdentity(certificateFile: String?, keyFile: String?, keysFolder: String) throws -> (identity: ListenerIdentity, note: String?) {
+    if let certificateFile, let keyFile {
+        return (ListenerIdentity(certificateFile: certificateFile, keyFile: keyFile), nil)
+    }
+    if mkdir(keysFolder, 0o700) != 0, errno != EEXIST {
+        throw CLIFailure(.cannotCreate, "cannot create \(keysFolder) for the TLS certificate: \(String(cString: strerror(errno)))")
+    }
+    let made: (identity: ListenerIdentity, created: Bool)
+    do {
+        made = try ListenerIdentity.selfSigned(in: keysFolder)
+    } catch {
+        throw CLIFailure(.cannotCreate, error.reason)
+    }
+    let note =
+        "\(made.created ? "made a self-signed certificate" : "using the self-signed certificate") \(made.identity.certificateFile) (trust it with: curl --cacert \(made.identity.certificateFile))"
+    return (made.identity, note)
+}
+
+/// The --listen options, or nil without --listen (when the others are usage errors).
+func parseListen(_ parsed: ParsedArguments, spec: CommandSpec) throws(UsageError) -> ListenRequest? {
+    func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
+    guard let address = parsed.value("listen") else {
+        if let stray = ListenRequest.options.first(where: { parsed.has($0) || !parsed.all($0).isEmpty }) {
+            throw fail("--\(stray) goes with --listen")
+        }
+        return nil
+    }
+    let (host, port) = try listenAddress(address, option: "listen", command: spec.name)
     let certificate = parsed.value("tls-cert")
     let key = parsed.value("tls-key")
     if (certificate == nil) != (key == nil) {

@@ -42,6 +42,16 @@ final class SealerSet: Sendable {
         return sealer
     }
 
+    /// The web form's sealer for a receiving web app's own public key (its pairing string's
+    /// share), made once per share.
+    func sealer(toShare share: PublicShare) throws -> PayloadSealer {
+        let name = share.text
+        if let sealer = made.withLock({ $0[name] }) { return sealer }
+        let sealer = try PayloadSealer(webFormWith: .recipient(kid: share.kid, publicKey: share.publicKey), field: request.field, pad: request.pad)
+        made.withLock { $0[name] = sealer }
+        return sealer
+    }
+
     /// The APNs payload's sealer, or the web form's (`--web`).
     private static func sealer(_ keyring: Keyring, _ request: EncryptRequest, to recipient: String?, byteLimit: Int) throws -> PayloadSealer {
         guard !request.web else {

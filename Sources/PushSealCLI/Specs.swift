@@ -36,6 +36,7 @@ enum Specs {
               send         Seal an alert and deliver it to APNs over HTTP/2.
               run          Run a command, then send its outcome as a sealed alert.
               token        Print an APNs provider token for curl and other tools.
+              webapp       Export or serve the receiving web app ('pushseal webapp --help').
               completions  Print a completion script for bash, zsh or fish.
               manual       Print pushseal's man page (roff).
               help         Show help for a command ('pushseal help keys rotate').
@@ -73,7 +74,8 @@ enum Specs {
     }
 
     /// Every command and subcommand, in the order help and the manual show them.
-    static let all: [CommandSpec] = [root, keysGroup] + keys + [encrypt, decrypt, doctor, doctorSend, receive, send, run, token, completions, manual]
+    static let all: [CommandSpec] =
+        [root, keysGroup] + keys + [encrypt, decrypt, doctor, doctorSend, receive, send, run, token] + [webappGroup] + webapp + [completions, manual]
 
     static func spec(named name: CommandSpec.Name) -> CommandSpec? {
         all.first { $0.name == name }
@@ -108,6 +110,6 @@ func helpText(for spec: CommandSpec) -> String {
         lines += ["", spec.discussion]
     }
     // A group's page (`keys`) lists its subcommands; each subcommand's page has the codes.
-    if spec.name != ["keys"] { lines += ExitCodes.help(for: spec.name) }
+    if spec.name != ["keys"], spec.name != ["webapp"] { lines += ExitCodes.help(for: spec.name) }
     return lines.joined(separator: "\n") + "\n"
 }

@@ -42,7 +42,6 @@ private let subscriptionLine = InputBound(8192, "a subscriptions file's line", b
 func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> ExitStatus {
     let alert = request.alert
     let sealers = try SealerSet(alert)
-    let payload = try sealedPayload(alert, sealer: sealers.sealer(to: alert.recipient), console: console)
     guard let key = try VAPIDKeyFile.load(folder: alert.keysFolder) else {
         throw CLIFailure(
             .configuration,
@@ -85,6 +84,19 @@ func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> E
         throw CLIFailure(.usage, "no subscriptions in \(shownFile): nothing was sent")
     }
 
+    // Sealed once per key: to a pairing string's own share (unless --to names the key), else
+    // to --to's key or the primary.
+    var payloads: [String: [UInt8]] = [:]
+    func payload(for subscription: WebPushSubscription) throws -> [UInt8] {
+        let share = alert.recipient == nil ? subscription.share : nil
+        let name = share?.text ?? ""
+        if let made = payloads[name] { return made }
+        let made = try sealedPayload(alert, sealer: share.map { try sealers.sealer(toShare: $0) } ?? sealers.sealer(to: alert.recipient), console: console)
+        payloads[name] = made
+        return made
+    }
+    _ = try payload(for: first)
+
     let connection: SendConnection
     do {
         connection = try SendConnection(
@@ -108,7 +120,7 @@ func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> E
         })
     var stoppedEarly: (any Error)?
     do {
-        for subscription in subscriptions { try sender.add(payload, to: subscription) }
+        for subscription in subscriptions { try sender.add(try payload(for: subscription), to: subscription) }
     } catch {
         stoppedEarly = error
     }

@@ -70,6 +70,9 @@ do {
         exit(code)
     case .token(let request):
         try runToken(request, console: console)
+    case .webapp(let request):
+        if case .serve = request.action { DescriptorLimit.raiseToHard() }
+        try runWebApp(request, console: console)
     case .completions(let shell):
         console.output(CompletionScript.text(for: shell).dropLast().description)
     case .manual:

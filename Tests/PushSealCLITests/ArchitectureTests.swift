@@ -52,7 +52,7 @@ struct ArchitectureTests {
     /// Target → its dependencies on project modules, as Package.swift declares them.
     static func declaredDependencies(among projectModules: Set<String>) throws -> [String: Set<String>] {
         let manifest = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
-        let pattern = try NSRegularExpression(pattern: #"\.(?:target|executableTarget)\(name: "(\w+)"(?:, dependencies: \[([^\]]*)\])?"#)
+        let pattern = try NSRegularExpression(pattern: #"\.(?:target|executableTarget)\(\s*name: "(\w+)"(?:,\s*dependencies: \[([^\]]*)\])?"#)
         var declared: [String: Set<String>] = [:]
         for match in pattern.matches(in: manifest, range: NSRange(manifest.startIndex..., in: manifest)) {
             let name = String(manifest[Range(match.range(at: 1), in: manifest)!])

@@ -74,7 +74,7 @@ struct ExitCodeTests {
     }
 
     @Test func helpTheManualAndTheReadmeSayWhatTheTableSays() throws {
-        for spec in Specs.all where !spec.name.isEmpty && spec.name != ["keys"] {
+        for spec in Specs.all where !spec.name.isEmpty && spec.name != ["keys"] && spec.name != ["webapp"] {
             let help = helpText(for: spec)
             #expect(help.contains("\nEXIT CODES:\n"), "\(spec.displayName)")
             for use in ExitCodes.sorted(ExitCodes.uses(for: spec.name)) {

@@ -121,13 +121,13 @@ struct NewUserTests {
     /// A missing command or subcommand is a usage error (64) everywhere, a mistyped one gets
     /// the word meant, and an option before the command belongs to that command.
     @Test(arguments: [
-        ([String](), "error: missing a command (keys, encrypt, decrypt, doctor, receive, send, run, token, completions, manual)"),
+        ([String](), "error: missing a command (keys, encrypt, decrypt, doctor, receive, send, run, token, webapp, completions, manual)"),
         (["keys"], "error: missing a keys subcommand (init, add, promote, rotate, list, export, import, disable, enable, destroy, prune, vapid)"),
         (["completions"], "error: which shell? (bash, zsh, fish)"),
         (["keys", "rotat"], "error: unknown keys subcommand 'rotat' (did you mean 'rotate'?)"),
         (["keys", "rotate", "--grce", "1d"], "error: unknown option '--grce' (did you mean '--grace'?)"),
         (["encrpyt", "-t", "x"], "error: unknown command 'encrpyt' (did you mean 'encrypt'?)"),
-        (["frobnicate"], "error: unknown command 'frobnicate' (commands: keys, encrypt, decrypt, doctor, receive, send, run, token, completions, manual)"),
+        (["frobnicate"], "error: unknown command 'frobnicate' (commands: keys, encrypt, decrypt, doctor, receive, send, run, token, webapp, completions, manual)"),
         (["--keys", "K"], "error: options go after the command, as in 'pushseal keys list --keys DIR'")
     ])
     func usageMistakesExit64WithTheWordMeant(_ arguments: [String], line: String) throws {

@@ -53,7 +53,7 @@ struct ShellToolTests {
     @Test func bashCompletesCommandsOptionsAndValues() throws {
         let script = try Self.script("bash")
         defer { try? FileManager.default.removeItem(atPath: script) }
-        #expect(try Self.bash(script, ["pushseal", ""]) == ["keys", "encrypt", "decrypt", "doctor", "receive", "send", "run", "token", "completions", "manual", "help"])
+        #expect(try Self.bash(script, ["pushseal", ""]) == ["keys", "encrypt", "decrypt", "doctor", "receive", "send", "run", "token", "webapp", "completions", "manual", "help"])
         #expect(try Self.bash(script, ["pushseal", "keys", "ro"]) == ["rotate"])
         #expect(try Self.bash(script, ["pushseal", "encrypt", "--le"]) == ["--level"])
         #expect(try Self.bash(script, ["pushseal", "encrypt", "--level", ""]) == ["passive", "active", "time-sensitive", "critical"])

@@ -40,18 +40,26 @@ public final class PayloadSealer: Sendable {
         webFormWith keyring: Keyring, to recipient: String? = nil, field: String = defaultField, pad: Int = defaultPad,
         now: Int64 = Timestamp.now()
     ) throws {
-        try self.init(
-            keyring: keyring, to: recipient, wrapping: try APNsPayload(field: field), web: try WebPushPayload(field: field), pad: pad,
-            now: now)
+        try self.init(webFormWith: try keyring.sealingKey(to: recipient, now: now), field: field, pad: pad)
     }
 
-    private init(keyring: Keyring, to recipient: String?, wrapping: APNsPayload, web: WebPushPayload?, pad: Int, now: Int64) throws {
+    /// The web form sealed to `key` itself: a receiving web app's public share, given with its
+    /// subscription (its pairing string), needs no place in the keyring.
+    package convenience init(webFormWith key: SealingKey, field: String = defaultField, pad: Int = defaultPad) throws {
+        try self.init(key: key, wrapping: try APNsPayload(field: field), web: try WebPushPayload(field: field), pad: pad)
+    }
+
+    private convenience init(keyring: Keyring, to recipient: String?, wrapping: APNsPayload, web: WebPushPayload?, pad: Int, now: Int64) throws {
+        try self.init(key: try keyring.sealingKey(to: recipient, now: now), wrapping: wrapping, web: web, pad: pad)
+    }
+
+    private init(key: SealingKey, wrapping: APNsPayload, web: WebPushPayload?, pad: Int) throws {
         guard (1...4096).contains(pad) else {
             throw PayloadError(.invalidAlert, "the padding must be from 1 to 4096 bytes")
         }
         self.wrapping = wrapping
         self.web = web
-        envelope = EnvelopeSealer(key: try keyring.sealingKey(to: recipient, now: now))
+        envelope = EnvelopeSealer(key: key)
         self.pad = pad
     }
 

@@ -16,6 +16,9 @@ package struct WebPushSubscription: Sendable, Hashable, CustomStringConvertible 
     package let key: P256PublicKey
     /// Its 16-byte `auth` secret.
     package let auth: [UInt8]
+    /// The receiving web app's own public key, when the line is its pairing string (the
+    /// subscription with `"pushseal":"ppk1.…"` beside it): what the alert is sealed to (ps2).
+    package private(set) var share: PublicShare?
 
     package var description: String { endpoint }
 
@@ -31,6 +34,16 @@ package struct WebPushSubscription: Sendable, Hashable, CustomStringConvertible 
             throw PayloadError(.invalidPayload, "the subscription has no \"keys\" with \"p256dh\" and \"auth\" (subscribe with an applicationServerKey)")
         }
         try self.init(endpoint: endpoint, p256dh: p256dh, auth: auth)
+        if let member = object["pushseal"] {
+            guard let text = member.stringValue else {
+                throw PayloadError(.invalidPayload, "the pairing string's \"pushseal\" is not a ppk1 share")
+            }
+            do {
+                share = try PublicShare(parsing: text)
+            } catch {
+                throw PayloadError(.invalidPayload, "the pairing string's \"pushseal\" share: \(error)")
+            }
+        }
     }
 
     package init(endpoint: String, p256dh: String, auth: String) throws(PayloadError) {
