@@ -79,6 +79,23 @@ struct WebAppTests {
         #expect(lines.contains("GET / 200") && lines.contains("GET /sw.js 200") && lines.contains("GET /nothing-here 404") && lines.contains("POST / 405"), "\(ended.stderr)")
     }
 
+    /// The page's opener is docs/FORMAT.md's receiver, step for step: every envelope of the
+    /// published vectors gets the status (and alert) the JavaScript example gives it.
+    @Test func theWebAppJudgesEveryVectorEnvelopeAsTheFormatSays() throws {
+        let repository = VectorTests.repository
+        let run = try runProcess(
+            "/usr/bin/env",
+            [
+                "node", Bundle.module.url(forResource: "webapp_format_vectors", withExtension: "mjs", subdirectory: "Reference")!.path,
+                repository.appendingPathComponent("Sources/PushSealWebApp/files/format.js").path,
+                repository.appendingPathComponent("examples/js/pushseal-format.mjs").path,
+                repository.appendingPathComponent("docs/vectors/ps1.json").path, repository.appendingPathComponent("docs/vectors/ps2.json").path,
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let count = Int(run.stdout.split(separator: " ").first ?? "") ?? 0
+        #expect(count >= 100, "\(run.stdout)")
+    }
+
     /// The web app as a user meets it, in Debian's chromium: pair, receive what `send
     /// --webpush` delivers to the pairing string, and each placeholder.
     @Test func aBrowserPairsReceivesSealedAlertsAndShowsEachPlaceholder() throws {

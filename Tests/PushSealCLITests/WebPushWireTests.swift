@@ -144,6 +144,41 @@ struct WebPushWireTests {
         #expect(opened["title"] as? String == "Deploy" && opened["body"] as? String == "main is live")
     }
 
+    /// The web app's pairing string is the subscription with the page's own public key beside
+    /// it: each such line is sealed to that key (ps2), which only the page can open; a line
+    /// without one gets the keyring's key, and a share that is not one is that line's error.
+    @Test func aPairingStringIsSealedToThePagesOwnKey() throws {
+        let browsers = try ["page", "plain", "broken"].map(Browser.init)
+        let standIn = try StandIn(browsers, answers: "{}")
+        let keyring = try KeyringFixture()
+        #expect(try keyring.keysCommand(["vapid"]).status == 0)
+        let page = keyring.folder.file("Page")
+        let made = try pushseal(["keys", "init", "--recipient", "--keys", page])
+        let share = try pushseal(["keys", "export", "--public", "--keys", page]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let lines = try browsers.map { browser in
+            let subscription = try browser.subscription(at: standIn.origin)
+            let extra = browser.path.hasSuffix("page") ? #","pushseal":"\#(share)""# : browser.path.hasSuffix("broken") ? #","pushseal":"ppk1.x.AAAA""# : ""
+            return
+                #"{"endpoint":"\#(subscription.endpoint)","keys":{"p256dh":"\#(Base64.encode(subscription.key.x963Representation, alphabet: .url))","auth":"\#(Base64.encode(subscription.auth, alphabet: .url))"}\#(extra)}"#
+        }
+        let file = keyring.folder.file("pairings.jsonl")
+        try (lines.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let run = try pushseal([
+            "send", "--webpush", file, "--vapid-subject", "mailto:ops@pushseal.dev", "--cacert", standIn.certificate, "--keys", keyring.keys,
+            "-t", "Deploy", "-b", "main is live",
+        ])
+        #expect(run.status == 65, "\(run.stderr)")
+        #expect(run.stderr.contains("pairings.jsonl line 3: the pairing string's \"pushseal\" share:"), "\(run.stderr)")
+        let log = standIn.log
+        #expect(log.count == 2 && log.allSatisfy { $0["problem"] is NSNull }, "\(log)")
+        let envelopes = log.map { jsonObject($0["message"] as? String ?? "")["enc"] as? String ?? "" }
+        let pageKid = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(envelopes[0].hasPrefix("ps2.\(pageKid).") && envelopes[1].hasPrefix("ps1."), "\(envelopes)")
+        let opened = try pushseal(["decrypt", "--keys", page, "-"], stdin: envelopes[0])
+        #expect(jsonObject(opened.stdout)["title"] as? String == "Deploy", "\(opened.stderr)")
+        #expect(try keyring.decrypt(payload: envelopes[0]).status != 0, "the sender's own keyring cannot open what it sealed to the page")
+    }
+
     @Test(arguments: [
         (["--webpush", "s.jsonl", "-t", "T"], "--vapid-subject"),
         (["--webpush", "s.jsonl", "--vapid-subject", "mailto:x@localhost", "-t", "T"], "is no address a push service accepts"),
