@@ -94,7 +94,7 @@ let package = Package(
             dependencies: [
                 "PushSeal", "PushSealSend", "PushSealReceiver", "PushSealWebApp", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking"
             ]),
-        .executableTarget(name: "PushSealBench", dependencies: ["PushSeal", "PushSealReceiver"]),
+        .executableTarget(name: "PushSealBench", dependencies: ["PushSeal", "PushSealReceiver", "HTTP2", "SealCrypto"]),
         .executableTarget(name: "PushSealVectors", dependencies: ["EnvelopeFormat", "PushSeal", "PushSealJSON", "SealCrypto"]),
         .testTarget(
             name: "SealCryptoTests",

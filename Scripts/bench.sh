@@ -449,6 +449,12 @@ Commands: pushseal encrypt -t … -b … | jose jwe enc -I alert.json -k key.jwk
 python3 Scripts/bench/ps1_python.py encrypt|batch|receive; 1-core rows run under taskset -c 0.
 TABLE
 
+# Web Push: send --webpush per core beside pywebpush and RFC 8291's floor, and its memory at
+# 100,000 subscriptions over 3 push services (BENCH_WEBPUSH, BENCH_PYWEBPUSH).
+echo
+echo "send --webpush (Scripts/bench/webpush.sh):"
+"$bench_scripts/webpush.sh" | sed 's/^/  /'
+
 # The listener as a service: a soak at a fixed rate beside idle connections and a slow
 # extension, and the descriptor and stalled-stdout faults (BENCH_SOAK_SECONDS, 600 by default).
 echo

@@ -1,6 +1,8 @@
-// Measures what no test may time: how late ExtensionRunner delivers past a deadline.
+// Measures what no test may time: how late ExtensionRunner delivers past a deadline; and
+// stands in for a push service that only answers, under `send --webpush`'s benchmark.
 // Prints figures; never fails on them. Run by Scripts/bench.sh:
 //   pushseal-bench deadline [COUNT] [BUDGET_MS]
+//   pushseal-bench push-service FOLDER [ORIGINS]
 import Dispatch
 import PushSeal
 import PushSealReceiver
@@ -61,8 +63,12 @@ func measure(
 }
 
 let arguments = CommandLine.arguments.dropFirst()
+if arguments.first == "push-service", let folder = arguments.dropFirst().first {
+    runPushService(folder: folder, origins: arguments.dropFirst(2).first.flatMap { Int($0) } ?? 3)
+    exit(0)
+}
 guard arguments.first == "deadline" else {
-    print("usage: pushseal-bench deadline [COUNT] [BUDGET_MS]")
+    print("usage: pushseal-bench deadline [COUNT] [BUDGET_MS] | push-service FOLDER [ORIGINS]")
     exit(64)
 }
 let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 200

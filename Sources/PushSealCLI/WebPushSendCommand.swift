@@ -50,40 +50,6 @@ func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> E
     let vapid = try VAPIDCredentials(key: key, subject: request.subject)
     try checkTrustFile(request.caFile)
 
-    // The subscriptions, read first: the first one's push service is the first connection.
-    let shownFile = request.subscriptionsFile == "-" ? "stdin" : request.subscriptionsFile
-    var subscriptions: [WebPushSubscription] = []
-    var badLines = 0
-    var lines = 0
-    let descriptor = try InputFiles.open(request.subscriptionsFile)
-    defer { if descriptor != 0 { close(descriptor) } }
-    var reader = LineReader(descriptor: descriptor, stop: try StopRequest(), bound: subscriptionLine)
-    let overlong = reader.overlongReason
-    try reader.forEachLine(
-        overlong: {
-            lines += 1
-            badLines += 1
-            console.error("\(shownFile) line \(lines): \(overlong)")
-        },
-        each: { line in
-            lines += 1
-            let text = String(decoding: line, as: UTF8.self).trimmingASCIIWhitespace()
-            guard !text.isEmpty, !text.hasPrefix("#") else { return }
-            do {
-                subscriptions.append(try WebPushSubscription(json: Array(text.utf8)))
-            } catch {
-                badLines += 1
-                console.error("\(shownFile) line \(lines): \(error)")
-            }
-        })
-    guard let first = subscriptions.first else {
-        if badLines > 0 {
-            console.error("\(badLines) of \(lines) lines were not sent")
-            return .dataError
-        }
-        throw CLIFailure(.usage, "no subscriptions in \(shownFile): nothing was sent")
-    }
-
     // Sealed once per key: to a pairing string's own share (unless --to names the key), else
     // to --to's key or the primary.
     var payloads: [String: [UInt8]] = [:]
@@ -95,34 +61,77 @@ func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> E
         payloads[name] = made
         return made
     }
-    _ = try payload(for: first)
-
-    let connection: SendConnection
-    do {
-        connection = try SendConnection(
-            endpoint: SendEndpoint(checking: first.origin), proxy: request.proxy, trustFile: request.caFile,
-            connections: request.connections, streams: request.concurrency, timeout: request.timeout)
-    } catch {
-        throw CLIFailure(.usage, error.reason)
-    }
     let provider = WebPushProvider(
         settings: .init(timeToLive: request.settings.timeToLive, urgency: request.settings.urgency, topic: request.settings.topic),
         wrapping: try WebPushPayload(field: alert.field), vapid: vapid)
     let tally = Locked<[SendResult<WebPushSubscription>.Outcome: Int]>([:])
     let json = request.json
-    let sender = try WebPushSender(
-        provider: provider, connection: connection, retries: request.retries, retryFor: request.retryFor,
-        emit: { result in
-            tally.withLock { $0[result.outcome, default: 0] += 1 }
-            var line = json ? webPushResultJSON(result) : webPushResultText(result)
-            line.append("\n")
-            _ = console.write(Array(line.utf8))
-        })
+    /// The sender, made for the first subscription (its push service is the first connection).
+    func makeSender(first: WebPushSubscription) throws -> WebPushSender {
+        let connection: SendConnection
+        do {
+            connection = try SendConnection(
+                endpoint: SendEndpoint(checking: first.origin), proxy: request.proxy, trustFile: request.caFile,
+                connections: request.connections, streams: request.concurrency, timeout: request.timeout)
+        } catch {
+            throw CLIFailure(.usage, error.reason)
+        }
+        return try WebPushSender(
+            provider: provider, connection: connection, retries: request.retries, retryFor: request.retryFor,
+            emit: { result in
+                tally.withLock { $0[result.outcome, default: 0] += 1 }
+                var line = json ? webPushResultJSON(result) : webPushResultText(result)
+                line.append("\n")
+                _ = console.write(Array(line.utf8))
+            })
+    }
+
+    // The subscriptions are sent as they are read, so memory stays flat however long the file:
+    // the sender holds only its window of requests in flight.
+    let shownFile = request.subscriptionsFile == "-" ? "stdin" : request.subscriptionsFile
+    var sender: WebPushSender?
+    var badLines = 0
+    var lines = 0
+    let descriptor = try InputFiles.open(request.subscriptionsFile)
+    defer { if descriptor != 0 { close(descriptor) } }
+    var reader = LineReader(descriptor: descriptor, stop: try StopRequest(), bound: subscriptionLine)
+    let overlong = reader.overlongReason
     var stoppedEarly: (any Error)?
     do {
-        for subscription in subscriptions { try sender.add(try payload(for: subscription), to: subscription) }
+        try reader.forEachLine(
+            overlong: {
+                lines += 1
+                badLines += 1
+                console.error("\(shownFile) line \(lines): \(overlong)")
+            },
+            each: { line in
+                lines += 1
+                let text = String(decoding: line, as: UTF8.self).trimmingASCIIWhitespace()
+                guard !text.isEmpty, !text.hasPrefix("#") else { return }
+                let subscription: WebPushSubscription
+                do {
+                    subscription = try WebPushSubscription(json: Array(text.utf8))
+                } catch {
+                    badLines += 1
+                    console.error("\(shownFile) line \(lines): \(error)")
+                    return
+                }
+                let message = try payload(for: subscription)
+                if sender == nil { sender = try makeSender(first: subscription) }
+                try sender!.add(message, to: subscription)
+            })
     } catch {
+        // Before the sender exists a failure is the command's (a key, a connection setting);
+        // after, the results so far are still written.
+        guard sender != nil else { throw error }
         stoppedEarly = error
+    }
+    guard let sender else {
+        if badLines > 0 {
+            console.error("\(badLines) of \(lines) lines were not sent")
+            return .dataError
+        }
+        throw CLIFailure(.usage, "no subscriptions in \(shownFile): nothing was sent")
     }
     sender.finish()
     try console.finish()
