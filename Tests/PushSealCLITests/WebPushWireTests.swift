@@ -144,6 +144,37 @@ struct WebPushWireTests {
         #expect(opened["title"] as? String == "Deploy" && opened["body"] as? String == "main is live")
     }
 
+    /// A push service that fails for now: a 500, a stream it never answers, a stream it resets,
+    /// a GOAWAY after the first request. Each subscription still gets one result line, in the
+    /// file's order, and every message the service took opens.
+    @Test func failuresForNowAreRetriedAndEachSubscriptionGetsOneLine() throws {
+        let browsers = try ["first", "error", "stalled", "reset", "last"].map(Browser.init)
+        let standIn = try StandIn(
+            browsers, answers: #"{"/push/error": [[500]], "/push/stalled": [["stall"]], "/push/reset": [["reset"]]}, "goaway_after": 1"#)
+        let keyring = try KeyringFixture()
+        #expect(try keyring.keysCommand(["vapid"]).status == 0)
+        let file = keyring.folder.file("subscriptions.jsonl")
+        try browsers.map { browser in
+            let subscription = try browser.subscription(at: standIn.origin)
+            return
+                #"{"endpoint":"\#(subscription.endpoint)","keys":{"p256dh":"\#(Base64.encode(subscription.key.x963Representation, alphabet: .url))","auth":"\#(Base64.encode(subscription.auth, alphabet: .url))"}}"#
+        }.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let run = try pushseal([
+            "send", "--webpush", file, "--vapid-subject", "mailto:ops@pushseal.dev", "--cacert", standIn.certificate, "--keys", keyring.keys,
+            "--json", "--timeout", "2s", "-t", "Deploy", "-b", "main is live",
+        ])
+        let results = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(results.map { $0["subscription"] as? String } == browsers.map { standIn.origin + $0.path })
+        #expect(results.allSatisfy { $0["status"] as? String == "ok" && $0["http-status"] as? Int == 201 }, "\(run.stdout)")
+        // The 500, the stall (after --timeout) and the reset cost a second attempt; what the
+        // GOAWAY left untaken is sent again on a new connection as a first attempt.
+        #expect(results.map { $0["attempts"] as? Int } == [1, 2, 2, 2, 1], "\(run.stdout)")
+        let log = standIn.log
+        #expect(log.allSatisfy { $0["problem"] is NSNull && ($0["message"] as? String)?.hasPrefix(#"{"enc":"ps1."#) == true }, "\(log)")
+        #expect(Set(log.compactMap { $0["connection"] as? Int }) == [1, 2], "the GOAWAY's connection was replaced")
+    }
+
     /// The web app's pairing string is the subscription with the page's own public key beside
     /// it: each such line is sealed to that key (ps2), which only the page can open; a line
     /// without one gets the keyring's key, and a share that is not one is that line's error.

@@ -8,8 +8,11 @@ Python's `h2`, VAPID tokens (RFC 8292) verified with `cryptography`, each messag
 - Writes a self-signed certificate for 127.0.0.1 to FOLDER/cert.pem (the sender trusts it),
   prints "listening PORT" once it accepts connections, and serves until stdin closes.
 - SCRIPT_JSON: {"subscriptions": {"/push/NAME": {"key": PRIVATE_SCALAR_B64URL, "auth": B64URL}},
-  "answers": {"/push/NAME": [[410], [429, RETRY_AFTER], [201], ...]}, "subject": "mailto:…"}.
-  Each request for a path takes the next answer of its list (201 once it is used up).
+  "answers": {"/push/NAME": [[410], [429, RETRY_AFTER], [500], ["stall"], ["reset"], [201], ...]},
+  "goaway_after": N, "subject": "mailto:…"}. Each request for a path takes the next answer of
+  its list (201 once it is used up): "stall" never answers that stream, "reset" resets it
+  (RST_STREAM). After the Nth request the connection gets a GOAWAY naming it as the last
+  stream processed, and closes: the requests after it on that connection were not taken.
 - Checks every request as a push service does: POST to a known subscription, a TTL,
   content-encoding aes128gcm, an `authorization: vapid t=JWT, k=KEY` whose ES256 signature
   verifies with k, whose aud is this origin, whose exp is within 24 hours and whose sub is
@@ -41,6 +44,8 @@ class StandIn:
             path: (ec.derive_private_key(int.from_bytes(unb64(keys["key"]), "big"), ec.SECP256R1()), unb64(keys["auth"]))
             for path, keys in script.get("subscriptions", {}).items()}
         self.answers = {path: list(answers) for path, answers in script.get("answers", {}).items()}
+        self.goaway_after = script.get("goaway_after")
+        self.processed = 0
         self.lock = threading.Lock()
         self.connections = 0
         self.log = open(folder + "/log.jsonl", "a", buffering=1)
@@ -107,9 +112,17 @@ class StandIn:
         conn.initiate_connection()
         sock.sendall(conn.data_to_send())
         requests = {}
+        going_away = False
+        goaway_sent_at = None
+        sock.settimeout(0.3)
         try:
             while True:
-                data = sock.recv(65536)
+                try:
+                    data = sock.recv(65536)
+                except socket.timeout:
+                    if goaway_sent_at:
+                        break
+                    continue
                 if not data:
                     break
                 for event in conn.receive_data(data):
@@ -120,17 +133,37 @@ class StandIn:
                             requests[event.stream_id][1].extend(event.data)
                         conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
                     elif isinstance(event, h2.events.StreamEnded) and event.stream_id in requests:
+                        if going_away:
+                            # Past the GOAWAY's last stream: not taken, not logged.
+                            requests.pop(event.stream_id)
+                            continue
                         headers, body = requests.pop(event.stream_id)
                         answer = self.answer(number, headers, bytes(body))
-                        reply = [(":status", str(answer[0]))]
-                        if answer[0] == 201:
-                            reply.append(("location", f"{self.origin}/message/{number}-{event.stream_id}"))
-                        if answer[0] == 429 and len(answer) > 1:
-                            reply.append(("retry-after", str(answer[1])))
-                        conn.send_headers(event.stream_id, reply, end_stream=True)
+                        with self.lock:
+                            self.processed += 1
+                            going_away = self.goaway_after is not None and self.processed == self.goaway_after
+                            if going_away:
+                                self.goaway_after = None
+                        if answer[0] == "stall":
+                            pass
+                        elif answer[0] == "reset":
+                            conn.reset_stream(event.stream_id)
+                        else:
+                            reply = [(":status", str(answer[0]))]
+                            if answer[0] == 201:
+                                reply.append(("location", f"{self.origin}/message/{number}-{event.stream_id}"))
+                            if answer[0] == 429 and len(answer) > 1:
+                                reply.append(("retry-after", str(answer[1])))
+                            conn.send_headers(event.stream_id, reply, end_stream=True)
+                        if going_away:
+                            conn.close_connection(last_stream_id=event.stream_id)
+                            goaway_sent_at = time.time()
                     elif isinstance(event, h2.events.StreamReset):
                         requests.pop(event.stream_id, None)
                 sock.sendall(conn.data_to_send())
+                # The client reads the answers and the GOAWAY before the socket closes.
+                if goaway_sent_at and time.time() - goaway_sent_at > 0.2:
+                    break
         except (OSError, ssl.SSLError):
             pass
         finally:
