@@ -9,6 +9,7 @@ enum Command: Equatable {
     case decrypt(DecryptRequest)
     case doctor(DoctorRequest)
     case doctorSend(SendRequest, json: Bool)
+    case doctorWebPush(DoctorWebPushRequest)
     case receive(ReceiveRequest)
     case send(SendRequest)
     case sendWebPush(WebPushSendRequest)

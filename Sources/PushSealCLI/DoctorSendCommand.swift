@@ -285,7 +285,8 @@ extension ProviderCredentials {
 extension Specs {
     static let doctorSend = CommandSpec(
         name: ["doctor", "send"], overview: "Check a sender's set-up without sending a notification.",
-        usage: "pushseal doctor send --topic BUNDLE --auth-key F.p8 --key-id K --team-id T [--sandbox|--endpoint URL] [--proxy URL] [--json]",
+        usage:
+            "pushseal doctor send --topic BUNDLE --auth-key F.p8 --key-id K --team-id T [--sandbox|--endpoint URL] [--proxy URL] [--json]\n       pushseal doctor send --webpush FILE --vapid-subject URI [--cacert F] [--proxy URL] [--json]",
         options: send.options,
         discussion: """
             Checks the .p8 (readable, private, a P-256 key) or the client certificate, the key id
@@ -295,6 +296,11 @@ extension Specs {
             topic were accepted; InvalidProviderToken means the credentials were not. The clock is
             checked against the server's date, where it sends one, and the provider token's age.
             Each problem comes with its fix. Exits 0 only when every check passes, 78 otherwise.
+
+            With --webpush: the VAPID key and subject, every line of FILE as send --webpush reads
+            it, and each push service asked once for a path that is no subscription, with a
+            message sealed to a key nobody holds (nothing a browser receives): an answer such as
+            404 means TLS, HTTP/2 and the proxy work; 401 or 403 that the VAPID token was refused.
             """)
 }
 
@@ -305,6 +311,7 @@ func parseDoctorSend(_ arguments: [String], environment: [String: String]) throw
     if let stray = parsed.positionals.first {
         throw UsageError("doctor send sends no notification: '\(stray)' is not taken (give only send's connection options)", command: spec.name)
     }
+    if let file = parsed.value("webpush") { return .doctorWebPush(try parseDoctorWebPush(parsed, spec: spec, file: file)) }
     // No devices and no alert: the probe has its own.
     let request = try delivery(parsed, spec: spec, alert: nil, batch: true)
     return .doctorSend(request, json: parsed.has("json"))

@@ -60,9 +60,9 @@ enum ExitCodes {
 
     static let doctorSend: [Use] =
         every + [
-            Use(.noInput, "the .p8 file is missing"),
+            Use(.noInput, "the .p8 file is missing; --webpush: the subscriptions file is missing"),
             Use(.noPermission, "the .p8 file cannot be read for want of permission"),
-            Use(.dataError, "the .p8 file holds no P-256 key"),
+            Use(.dataError, "the .p8 file holds no P-256 key; --webpush: --cacert holds no certificate"),
             Use(.cannotCreate, "the provider token's folder cannot be made"),
             Use(.configuration, "a check failed: each failure is said with its fix")
         ]

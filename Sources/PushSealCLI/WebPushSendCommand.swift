@@ -163,18 +163,23 @@ private func webPushResultJSON(_ result: SendResult<WebPushSubscription>) -> Str
     return String(decoding: JSONWriter.bytes(.object(object)), as: UTF8.self)
 }
 
+/// APNs' own options, given on the command line (not from the environment), have no place
+/// beside `--webpush`.
+func refuseAPNsOptions(_ parsed: ParsedArguments, spec: CommandSpec) throws(UsageError) {
+    let apnsOnly = ["device", "devices", "topic", "auth-key", "key-id", "team-id", "cert", "cert-passphrase-file", "endpoint", "push-type", "expiration"]
+    if let given = apnsOnly.first(where: { parsed.value($0) != nil && parsed.fromEnvironment[$0] == nil })
+        ?? ["batch", "sandbox", "production", "allow-cleartext"].first(where: parsed.has)
+    {
+        throw UsageError("--\(given) is APNs'; --webpush sends to browser subscriptions (give one or the other)", command: spec.name)
+    }
+}
+
 /// Reads `send --webpush`'s options: the alert, the subscriptions, the VAPID subject, and
 /// RFC 8030's headers from APNs' options (`--ttl`, `--priority`, `--collapse-id`). APNs'
 /// own options have no place here and are usage errors.
 func webPushDelivery(_ parsed: ParsedArguments, spec: CommandSpec, file: String) throws(UsageError) -> WebPushSendRequest {
     func fail(_ message: String) -> UsageError { UsageError(message, command: spec.name) }
-    // Options given on the command line (not from the environment) that only APNs takes.
-    let apnsOnly = ["device", "devices", "topic", "auth-key", "key-id", "team-id", "cert", "cert-passphrase-file", "endpoint", "push-type", "expiration"]
-    if let given = apnsOnly.first(where: { parsed.value($0) != nil && parsed.fromEnvironment[$0] == nil })
-        ?? ["batch", "sandbox", "production", "allow-cleartext"].first(where: parsed.has)
-    {
-        throw fail("--\(given) is APNs'; --webpush sends to browser subscriptions (give one or the other)")
-    }
+    try refuseAPNsOptions(parsed, spec: spec)
     guard parsed.positionals != ["-"] else {
         throw fail("--webpush seals the alert given as options; a ready payload ('-') is APNs'")
     }

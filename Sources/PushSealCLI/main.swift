@@ -55,6 +55,8 @@ do {
         status = try runDoctor(request, console: console)
     case .doctorSend(let request, let json):
         status = try runDoctorSend(request, json: json, console: console)
+    case .doctorWebPush(let request):
+        status = try runDoctorWebPush(request, console: console)
     case .receive(let request):
         // A server's connections each take a descriptor; only the listener needs more.
         if request.listen != nil { DescriptorLimit.raiseToHard() }

@@ -89,7 +89,7 @@ struct WebAppTests {
                 "node", Bundle.module.url(forResource: "webapp_format_vectors", withExtension: "mjs", subdirectory: "Reference")!.path,
                 repository.appendingPathComponent("Sources/PushSealWebApp/files/format.js").path,
                 repository.appendingPathComponent("examples/js/pushseal-format.mjs").path,
-                repository.appendingPathComponent("docs/vectors/ps1.json").path, repository.appendingPathComponent("docs/vectors/ps2.json").path,
+                repository.appendingPathComponent("docs/vectors/ps1.json").path, repository.appendingPathComponent("docs/vectors/ps2.json").path
             ])
         #expect(run.status == 0, "\(run.stderr)")
         let count = Int(run.stdout.split(separator: " ").first ?? "") ?? 0

@@ -161,7 +161,7 @@ struct WebPushWireTests {
         }.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
         let run = try pushseal([
             "send", "--webpush", file, "--vapid-subject", "mailto:ops@pushseal.dev", "--cacert", standIn.certificate, "--keys", keyring.keys,
-            "--json", "--timeout", "2s", "-t", "Deploy", "-b", "main is live",
+            "--json", "--timeout", "2s", "-t", "Deploy", "-b", "main is live"
         ])
         let results = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
         #expect(run.status == 0, "\(run.stderr)")
@@ -173,6 +173,48 @@ struct WebPushWireTests {
         let log = standIn.log
         #expect(log.allSatisfy { $0["problem"] is NSNull && ($0["message"] as? String)?.hasPrefix(#"{"enc":"ps1."#) == true }, "\(log)")
         #expect(Set(log.compactMap { $0["connection"] as? Int }) == [1, 2], "the GOAWAY's connection was replaced")
+    }
+
+    /// `doctor send --webpush` as a user runs it before the first send: every line read, each
+    /// push service asked once for no subscription, and each problem said with its fix.
+    @Test func doctorSendWebpushChecksTheSetUpWithoutSendingToAnyone() throws {
+        let browsers = try ["page"].map(Browser.init)
+        let standIn = try StandIn(browsers, answers: "{}")
+        let keyring = try KeyringFixture()
+        let file = keyring.folder.file("subscriptions.jsonl")
+        let subscription = try browsers[0].subscription(at: standIn.origin)
+        let line =
+            #"{"endpoint":"\#(subscription.endpoint)","keys":{"p256dh":"\#(Base64.encode(subscription.key.x963Representation, alphabet: .url))","auth":"\#(Base64.encode(subscription.auth, alphabet: .url))"}}"#
+        try (line + "\n{\"endpoint\":\"https://push.example.net/x\"}\n").write(toFile: file, atomically: true, encoding: .utf8)
+        func doctor(_ extra: [String] = []) throws -> Run {
+            try pushseal(
+                ["doctor", "send", "--webpush", file, "--vapid-subject", "mailto:ops@pushseal.dev", "--keys", keyring.keys, "--cacert", standIn.certificate]
+                    + extra)
+        }
+        // No VAPID key yet: said, with the command that makes one.
+        let early = try doctor()
+        #expect(early.status == 78 && early.stdout.contains("PROBLEM  vapid key  no VAPID key in \(keyring.keys)"), "\(early.stdout)")
+        #expect(early.stdout.contains("fix: pushseal keys vapid --keys \(keyring.keys)"))
+
+        #expect(try keyring.keysCommand(["vapid"]).status == 0)
+        let run = try doctor()
+        #expect(run.status == 78, "the bad line is a problem: \(run.stdout)")
+        #expect(run.stdout.contains("ok       file       1 in \(file) (0 of them pairing strings, sealed to the page's own key), at 1 push service: \(standIn.origin)"), "\(run.stdout)")
+        #expect(run.stdout.contains("PROBLEM  file       \(file) line 2: the subscription has no \"keys\""), "\(run.stdout)")
+        #expect(run.stdout.contains("ok       service    \(standIn.origin) answered a probe for no subscription 404"), "\(run.stdout)")
+        // Nothing reached the subscription: the one request went to a path that is none.
+        #expect(standIn.log.map { $0["path"] as? String } == ["/pushseal-doctor-probe"])
+
+        try (line + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let ready = try doctor(["--json"])
+        #expect(ready.status == 0 && jsonObject(ready.stdout)["ready"] as? Bool == true, "\(ready.stdout)")
+        // A service whose certificate is not trusted, and a placeholder subject.
+        let untrusted = try pushseal(["doctor", "send", "--webpush", file, "--vapid-subject", "mailto:x@localhost", "--keys", keyring.keys])
+        #expect(untrusted.status == 78, "\(untrusted.stdout)")
+        #expect(untrusted.stdout.contains("PROBLEM  subject    the VAPID subject"), "\(untrusted.stdout)")
+        let unknown = try pushseal(["doctor", "send", "--webpush", file, "--vapid-subject", "mailto:ops@pushseal.dev", "--keys", keyring.keys])
+        #expect(unknown.status == 78 && unknown.stdout.contains("PROBLEM  service    \(standIn.origin):"), "\(unknown.stdout)")
+        #expect(unknown.stdout.contains("fix: trust the service's certificate"), "\(unknown.stdout)")
     }
 
     /// The web app's pairing string is the subscription with the page's own public key beside
@@ -196,7 +238,7 @@ struct WebPushWireTests {
         try (lines.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
         let run = try pushseal([
             "send", "--webpush", file, "--vapid-subject", "mailto:ops@pushseal.dev", "--cacert", standIn.certificate, "--keys", keyring.keys,
-            "-t", "Deploy", "-b", "main is live",
+            "-t", "Deploy", "-b", "main is live"
         ])
         #expect(run.status == 65, "\(run.stderr)")
         #expect(run.stderr.contains("pairings.jsonl line 3: the pairing string's \"pushseal\" share:"), "\(run.stderr)")
