@@ -41,7 +41,7 @@ build_module PushSealReceiver $(find Sources/PushSealReceiver -name '*.swift' | 
 build_module PushSealWebApp Sources/PushSealWebApp/*.swift "$(ls .build/*/release/PushSealWebApp.build/DerivedSources/embedded_resources.swift | head -1)"
 build_module PushSealCLI $(find Sources/PushSealCLI -name '*.swift' ! -name main.swift | sort)
 
-targets=(envelope receive keyring arguments)
+targets=(envelope receive keyring arguments http1)
 status=0
 printf '%-10s %12s %10s %8s %8s  %s\n' target executions exec/s cov ft result
 for target in "${targets[@]}"; do

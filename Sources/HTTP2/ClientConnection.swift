@@ -8,7 +8,9 @@ import Glibc
 
 /// One client connection, from name lookup to close: TCP to each address in turn (or to the
 /// proxy, then CONNECT), TLS with ALPN h2 when the endpoint has it, then the nghttp2 client
-/// session. Lives on its loop's thread only.
+/// session; or, when the settings allow it and the server offers no h2, HTTP/1.1 with
+/// keep-alive, one request at a time, its answers read by `HTTP1Response.Reader`. Lives on
+/// its loop's thread only.
 ///
 /// Every request it takes ends in exactly one of: an answer, a timeout or a connection that
 /// died after the request went out (both `.unknownOutcome`), or a return to the loop's queue
@@ -39,6 +41,9 @@ final class ClientConnection: LoopConnection {
     private var lastProblem = ""
     /// Scratch for the header fields of the request being submitted, reused for each.
     private var requestFields = HeaderFields()
+    /// Set when the connection speaks HTTP/1.1: the request on it (its key in `streams`) and
+    /// the reader of its answer.
+    private var http1: (current: Int32?, reader: HTTP1Response.Reader, next: Int32)?
 
     private static let outputBatch = 64 * 1_024
 
@@ -83,7 +88,9 @@ final class ClientConnection: LoopConnection {
 
     /// Streams this connection can open now.
     var room: Int {
-        guard isReady, !draining, suspectSince == nil, let session else { return 0 }
+        guard isReady, !draining, suspectSince == nil else { return 0 }
+        if let http1 { return http1.current == nil ? 1 : 0 }
+        guard let session else { return 0 }
         let allowed = Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS))
         return min(allowed, side.settings.maximumStreams) - streams.count
     }
@@ -102,7 +109,9 @@ final class ClientConnection: LoopConnection {
             continueHandshake()
         case .awaitingSettings, .ready:
             var more = false
-            if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { more = receive() }
+            if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+                more = http1 == nil ? receive() : receiveHTTP1()
+            }
             if !closed { flush() }
             return more && !closed
         }
@@ -200,8 +209,11 @@ final class ClientConnection: LoopConnection {
         case .waiting:
             return
         case .done:
-            if let refusal = connector.checkProtocol(transport.negotiatedProtocol) { return fail(refusal, problem: .notHTTP2) }
-            openSession()
+            switch connector.checkProtocol(transport.negotiatedProtocol, allowsHTTP1: side.settings.allowsHTTP1) {
+            case .http2: openSession()
+            case .http1: openHTTP1()
+            case .refused(let refusal): fail(refusal, problem: .notHTTP2)
+            }
         case .failed(let verifyResult, let detail):
             if let failure = CertificateChecks.failure(ofResult: verifyResult) {
                 var words = failure.words
@@ -253,6 +265,7 @@ final class ClientConnection: LoopConnection {
 
     /// Opens a stream for `item`; the caller flushes once for all it started.
     func start(_ item: ClientRequest) {
+        if http1 != nil { return startHTTP1(item) }
         guard let session else { return side.sendAgain(item, because: "the connection closed") }
         let endpoint = side.settings.endpoint
         var fields = HeaderFields()
@@ -295,6 +308,10 @@ final class ClientConnection: LoopConnection {
 
     /// Writes what the session has to send.
     func flush() {
+        if http1 != nil, let transport, !closed {
+            if transport.flushOutput() == .writeFailed { fail("the connection broke while sending", problem: .unreachable) }
+            return
+        }
         guard let session, let transport, !closed else { return }
         switch transport.flush(session: session, batch: Self.outputBatch) {
         case .writeFailed: fail("the connection broke while sending", problem: .unreachable)
@@ -327,6 +344,106 @@ final class ClientConnection: LoopConnection {
         return false
     }
 
+    // MARK: - HTTP/1.1
+
+    private func openHTTP1() {
+        guard tunnelReply.isEmpty else { return fail("the server sent bytes before the first request", problem: .unreachable) }
+        http1 = (current: nil, reader: HTTP1Response.Reader(), next: 1)
+        stage = .ready
+        side.connectionReady()
+    }
+
+    private func startHTTP1(_ item: ClientRequest) {
+        guard let transport, var exchange = http1, exchange.current == nil else {
+            return side.sendAgain(item, because: "the connection was busy")
+        }
+        let request = item.request
+        // Our own header fields, but a CR or LF in one would end the head where it stands.
+        let fields = [("host", side.settings.endpoint.authority)] + request.headers.map { ($0.name, $0.value) }
+        guard !request.path.utf8.contains(where: { $0 <= 32 }),
+            fields.allSatisfy({ !$0.0.utf8.contains { $0 == 13 || $0 == 10 } && !$0.1.utf8.contains { $0 == 13 || $0 == 10 } })
+        else {
+            return side.answer(request.id, failure: .init(kind: .refused, message: "the request cannot be sent: a line break in its head"))
+        }
+        var head = "POST \(request.path) HTTP/1.1\r\n"
+        for (name, value) in fields { head += "\(name): \(value)\r\n" }
+        head += "content-length: \(request.body.count)\r\n\r\n"
+        let stream = ClientStream(item: item)
+        let id = exchange.next
+        exchange.next += 2
+        exchange.current = id
+        exchange.reader = HTTP1Response.Reader()
+        http1 = exchange
+        streams[id] = stream
+        stream.sentAt = MonotonicClock.system.now
+        if transport.send(Array(head.utf8) + request.body) == .writeFailed {
+            fail("the connection broke while sending", problem: .unreachable)
+        }
+    }
+
+    /// Reads answers within the loop's budget; true when more input may be waiting.
+    private func receiveHTTP1() -> Bool {
+        guard let transport else { return false }
+        let buffer = side.loop.scratch
+        let end = transport.read(
+            into: buffer, budget: side.settings.readBudget, isClosed: { closed },
+            take: { count in takeHTTP1(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count)) })
+        switch end {
+        case .closed: http1Closed()
+        case .failed(let words): fail(words, problem: .unreachable)
+        case .budgetSpent: return true
+        case .drained, .refused: break
+        }
+        return false
+    }
+
+    /// Hands bytes to the answer's reader; false once the connection is done with.
+    private func takeHTTP1(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard var exchange = http1, let id = exchange.current, let stream = streams[id] else {
+            close(because: "the server sent bytes no request asked for")
+            return false
+        }
+        let reading = exchange.reader.feed(bytes)
+        http1 = exchange
+        switch reading {
+        case .incomplete:
+            return true
+        case .invalid(let words):
+            close(because: "the server's HTTP/1.1 answer is not one: \(words)")
+            return false
+        case .complete(let response, let consumed):
+            answered(id, stream, response)
+            if consumed < bytes.count {
+                close(because: "the server sent bytes no request asked for")
+                return false
+            }
+            if response.closesConnection {
+                close(because: "the server closes the connection after each answer")
+                return false
+            }
+            return true
+        }
+    }
+
+    private func answered(_ id: Int32, _ stream: ClientStream, _ response: HTTP1Response) {
+        streams.removeValue(forKey: id)
+        http1?.current = nil
+        stream.status = response.status
+        stream.headers = response.headers
+        stream.body = response.body
+        settle(stream, code: nil, reason: "")
+    }
+
+    /// The server closed: an answer whose body ran to the close is whole; a request with no
+    /// answer yet has an unknown outcome.
+    private func http1Closed() {
+        if var exchange = http1, let id = exchange.current, let stream = streams[id], case .complete(let response, _) = exchange.reader.end() {
+            http1 = exchange
+            answered(id, stream, response)
+        }
+        close(because: streams.isEmpty ? "the server closed an idle connection" : "the server closed the connection before answering")
+    }
+
     // MARK: - Time
 
     /// Gives up an attempt that takes too long, and streams that waited too long for an answer.
@@ -343,6 +460,14 @@ final class ClientConnection: LoopConnection {
                     default: "waiting for the server's HTTP/2 SETTINGS"
                     }
                 fail("no progress \(what) for \(side.settings.connectTimeout.shortText)", problem: .unreachable)
+            }
+            return
+        }
+        if http1 != nil {
+            // HTTP/1.1 cannot cancel one request: a late answer ends the connection.
+            if let id = http1?.current, let stream = streams[id], let sentAt = stream.sentAt, now - sentAt > side.settings.timeout {
+                stream.abandoned = "no answer within \(side.settings.timeout.shortText)"
+                close(because: stream.abandoned!)
             }
             return
         }
@@ -378,6 +503,10 @@ final class ClientConnection: LoopConnection {
 
     /// Every open stream is given up now (a stop whose grace ran out).
     func giveUp() {
+        if http1 != nil, !closed, !streams.isEmpty {
+            for stream in streams.values where stream.abandoned == nil { stream.abandoned = "no answer before the stop" }
+            return close(because: "no answer before the stop")
+        }
         guard !closed, let session, !streams.isEmpty else { return }
         for (id, stream) in streams where stream.abandoned == nil {
             stream.abandoned = "no answer before the stop"

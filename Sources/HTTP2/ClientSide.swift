@@ -61,7 +61,9 @@ final class ClientSide: LoopSide, @unchecked Sendable {
         self.settings = settings
         self.onResponses = onResponses
         connectionCap = settings.connections
-        tls = settings.endpoint.secure ? try ClientTLS(trustFile: settings.trustFile, identity: settings.clientIdentity) : nil
+        tls =
+            settings.endpoint.secure
+            ? try ClientTLS(trustFile: settings.trustFile, identity: settings.clientIdentity, allowsHTTP1: settings.allowsHTTP1) : nil
         do {
             loop = try EventLoop(scratchBytes: 64 * 1_024)
         } catch {

@@ -13,7 +13,7 @@ final class ClientTLS: @unchecked Sendable {
     // SSL_CTX is reference-counted and safe to share once configured; only SSL_new uses it.
     let context: OpaquePointer
 
-    init(trustFile: String?, identity: TLSClientIdentity? = nil) throws(HTTP2ClientError) {
+    init(trustFile: String?, identity: TLSClientIdentity? = nil, allowsHTTP1: Bool = false) throws(HTTP2ClientError) {
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw HTTP2ClientError("cannot make a TLS context", underlying: OpenSSLFailure.takeQueued())
         }
@@ -41,8 +41,10 @@ final class ClientTLS: @unchecked Sendable {
                     "the client certificate and its key do not go together, or OpenSSL refused them", underlying: OpenSSLFailure.takeQueued())
             }
         }
-        let h2: [UInt8] = [2, UInt8(ascii: "h"), UInt8(ascii: "2")]
-        _ = SSL_CTX_set_alpn_protos(context, h2, UInt32(h2.count))
+        // h2, and after it http/1.1 when the caller can speak it.
+        var protocols: [UInt8] = [2] + Array("h2".utf8)
+        if allowsHTTP1 { protocols += [8] + Array("http/1.1".utf8) }
+        _ = SSL_CTX_set_alpn_protos(context, protocols, UInt32(protocols.count))
         ERR_clear_error()
     }
 

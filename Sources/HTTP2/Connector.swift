@@ -70,11 +70,21 @@ struct Connector: Sendable {
         return .open(early: Array(received[headEnd.upperBound...]))
     }
 
-    /// Nil when TLS agreed on h2; else why the connection cannot be used. APNs speaks HTTP/2
-    /// only: a server that will not is the wrong server, and the provider token must not go
-    /// to it over anything else.
-    func checkProtocol(_ negotiated: String?) -> String? {
-        guard negotiated != "h2" else { return nil }
-        return negotiated.map { "it chose \($0) instead of h2 in ALPN" } ?? "it answered TLS without ALPN h2"
+    /// What TLS agreed on, and what the connection speaks.
+    enum Spoken: Equatable {
+        case http2
+        case http1
+        /// Neither: why the connection cannot be used.
+        case refused(String)
+    }
+
+    /// h2 when TLS agreed on it. Otherwise, when the caller allows HTTP/1.1, a server that chose
+    /// http/1.1 or no protocol at all (one that knows no ALPN speaks HTTP/1.1) gets HTTP/1.1;
+    /// else it is refused. APNs speaks HTTP/2 only: a server that will not is the wrong server,
+    /// and the provider token must not go to it over anything else.
+    func checkProtocol(_ negotiated: String?, allowsHTTP1: Bool = false) -> Spoken {
+        if negotiated == "h2" { return .http2 }
+        if allowsHTTP1, negotiated == nil || negotiated == "http/1.1" { return .http1 }
+        return .refused(negotiated.map { "it chose \($0) instead of h2 in ALPN" } ?? "it answered TLS without ALPN h2")
     }
 }

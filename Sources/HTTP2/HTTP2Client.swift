@@ -48,6 +48,10 @@ package final class HTTP2Client: Sendable {
         /// The proxy came from the environment, so another origin takes its own (`NO_PROXY`
         /// may exclude one host and not another); a proxy given outright serves every origin.
         package var proxyFollowsEnvironment = false
+        /// Whether a server that offers no h2 in ALPN is spoken to in HTTP/1.1 (keep-alive, one
+        /// request at a time on each connection) rather than refused. Web Push's services may
+        /// answer HTTP/1.1 only; APNs speaks HTTP/2, and its credentials go nowhere else.
+        package var allowsHTTP1 = false
 
         package init(
             endpoint: ClientEndpoint, trustFile: String? = nil, proxy: ClientProxy? = nil, connections: Int = 1,

@@ -67,6 +67,15 @@ struct PendingOutput {
         return true
     }
 
+    /// Adds bytes to write after what waits (an HTTP/1.1 request, which has no session).
+    mutating func append(_ more: [UInt8]) {
+        if start == bytes.count {
+            bytes.removeAll(keepingCapacity: true)
+            start = 0
+        }
+        bytes.append(contentsOf: more)
+    }
+
     /// Drops everything, memory included (a closed connection).
     mutating func discard() {
         bytes = []

@@ -192,6 +192,26 @@ final class Transport {
         return .done
     }
 
+    /// Writes `bytes` after what waits, as the socket takes them (HTTP/1.1, which has no
+    /// session to draw from); what it does not take now goes when it is writable.
+    func send(_ bytes: [UInt8]) -> Flushed {
+        output.append(bytes)
+        return flushOutput()
+    }
+
+    /// Writes what waits, with no session behind it.
+    func flushOutput() -> Flushed {
+        switch output.write(to: descriptor, tls: tls) {
+        case .failed: return .writeFailed
+        case .blocked:
+            watchWrites(true)
+            return .blocked
+        case .all:
+            watchWrites(false)
+            return .done
+        }
+    }
+
     private func watchWrites(_ on: Bool) {
         guard on != watchingWrites else { return }
         watchingWrites = on

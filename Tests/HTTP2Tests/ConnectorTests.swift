@@ -46,8 +46,17 @@ struct ConnectorTests {
     }
 
     @Test func tlsMustAgreeOnH2() {
-        #expect(Self.direct.checkProtocol("h2") == nil)
-        #expect(Self.direct.checkProtocol("http/1.1") == "it chose http/1.1 instead of h2 in ALPN")
-        #expect(Self.direct.checkProtocol(nil) == "it answered TLS without ALPN h2")
+        #expect(Self.direct.checkProtocol("h2") == .http2)
+        #expect(Self.direct.checkProtocol("http/1.1") == .refused("it chose http/1.1 instead of h2 in ALPN"))
+        #expect(Self.direct.checkProtocol(nil) == .refused("it answered TLS without ALPN h2"))
+    }
+
+    /// Where the caller speaks HTTP/1.1 too (Web Push), a server that chose it, or no protocol
+    /// at all, gets it; one that chose something else is still refused.
+    @Test func http1WhenTheCallerAllowsIt() {
+        #expect(Self.direct.checkProtocol("h2", allowsHTTP1: true) == .http2)
+        #expect(Self.direct.checkProtocol("http/1.1", allowsHTTP1: true) == .http1)
+        #expect(Self.direct.checkProtocol(nil, allowsHTTP1: true) == .http1)
+        #expect(Self.direct.checkProtocol("spdy/3", allowsHTTP1: true) == .refused("it chose spdy/3 instead of h2 in ALPN"))
     }
 }

@@ -4,6 +4,7 @@ import PushSeal
 import PushSealJSON
 import PushSealSend
 import SealCrypto
+import TestRandom
 import Testing
 
 /// Web Push over the wire: `Sender` with the Web Push provider and the HTTP/2 transport
@@ -173,6 +174,73 @@ struct WebPushWireTests {
         let log = standIn.log
         #expect(log.allSatisfy { $0["problem"] is NSNull && ($0["message"] as? String)?.hasPrefix(#"{"enc":"ps1."#) == true }, "\(log)")
         #expect(Set(log.compactMap { $0["connection"] as? Int }) == [1, 2], "the GOAWAY's connection was replaced")
+    }
+
+    /// A push service that speaks HTTP/1.1 only (no h2 in ALPN), as some do behind their load
+    /// balancers: the same results over keep-alive connections, answers with a Content-Length
+    /// or chunked, and a service that closes after every few answers.
+    @Test(arguments: [#""http1": true"#, #""http1": true, "chunked": true, "close_every": 2"#])
+    func aServiceThatSpeaksOnlyHTTP1GetsTheSameResults(mode: String) throws {
+        let browsers = try ["first", "gone", "busy", "error", "last"].map(Browser.init)
+        let standIn = try StandIn(browsers, answers: #"{"/push/gone": [[410]], "/push/busy": [[429, 1]], "/push/error": [[500]]}, \#(mode)"#)
+        let keyring = try KeyringFixture()
+        #expect(try keyring.keysCommand(["vapid"]).status == 0)
+        let file = keyring.folder.file("subscriptions.jsonl")
+        try browsers.map { browser in
+            let subscription = try browser.subscription(at: standIn.origin)
+            return
+                #"{"endpoint":"\#(subscription.endpoint)","keys":{"p256dh":"\#(Base64.encode(subscription.key.x963Representation, alphabet: .url))","auth":"\#(Base64.encode(subscription.auth, alphabet: .url))"}}"#
+        }.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let run = try pushseal([
+            "send", "--webpush", file, "--vapid-subject", "mailto:ops@pushseal.dev", "--cacert", standIn.certificate, "--keys", keyring.keys,
+            "--json", "-t", "Deploy", "-b", "main is live"
+        ])
+        let results = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(run.status == 69, "410 is a refusal for good: \(run.stderr)")
+        #expect(results.map { $0["subscription"] as? String } == browsers.map { standIn.origin + $0.path })
+        #expect(results.map { $0["http-status"] as? Int } == [201, 410, 201, 201, 201], "\(run.stdout)")
+        #expect(results.map { $0["attempts"] as? Int } == [1, 1, 2, 2, 1], "\(run.stdout)")
+        #expect((results[1]["reason"] as? String)?.isEmpty == false, "the refusal keeps the service's words: \(results[1])")
+        let log = standIn.log
+        #expect(log.count == 7 && log.allSatisfy { $0["problem"] is NSNull }, "\(log)")
+        // Keep-alive: a connection carried more than one request.
+        let perConnection = Dictionary(grouping: log.compactMap { $0["connection"] as? Int }, by: { $0 }).values.map(\.count)
+        #expect(perConnection.contains { $0 >= 2 }, "\(log.map { $0["connection"] ?? "" })")
+        let message = jsonObject(try #require(log[0]["message"] as? String))
+        let opened = jsonObject(try keyring.decrypt(payload: try #require(message["enc"] as? String)).stdout)
+        #expect(opened["title"] as? String == "Deploy")
+    }
+
+    /// pywebpush, the reference sender, beside the stand-in (which speaks HTTP/1.1 for it):
+    /// what it posts passes the same checks pushseal's posts pass, VAPID and RFC 8291 alike, so
+    /// the stand-in holds pushseal to what a push service takes from others.
+    @Test func pywebpushPassesTheStandInsChecksToo() throws {
+        let browser = try Browser("reference")
+        let standIn = try StandIn([browser], answers: #"{}, "http1": true"#)
+        let keyring = try KeyringFixture()
+        #expect(try keyring.keysCommand(["vapid"]).status == 0)
+        let subscription = try browser.subscription(at: standIn.origin)
+        let status = try python(
+            """
+            import json, sys, requests, urllib3
+            from py_vapid import Vapid02
+            from pywebpush import webpush
+            urllib3.disable_warnings()
+            session = requests.Session()
+            session.verify = sys.argv[4]
+            session.trust_env = False
+            subscription = {"endpoint": sys.argv[1], "keys": {"p256dh": sys.argv[2], "auth": sys.argv[3]}}
+            answer = webpush(subscription, '{"enc":"from pywebpush"}', vapid_private_key=Vapid02.from_file(sys.argv[5]),
+                             vapid_claims={"sub": "mailto:ops@pushseal.dev"}, ttl=60, requests_session=session)
+            print(answer.status_code)
+            """,
+            [
+                subscription.endpoint, Base64.encode(subscription.key.x963Representation, alphabet: .url), Base64.encode(subscription.auth, alphabet: .url),
+                standIn.certificate, keyring.keys + "/vapid-key.pem"
+            ])
+        #expect(status == "201")
+        let log = standIn.log
+        #expect(log.count == 1 && log[0]["problem"] is NSNull && log[0]["message"] as? String == #"{"enc":"from pywebpush"}"#, "\(log)")
     }
 
     /// `doctor send --webpush` as a user runs it before the first send: every line read, each

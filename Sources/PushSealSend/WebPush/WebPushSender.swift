@@ -14,6 +14,9 @@ package final class WebPushSender: Sendable {
         provider: WebPushProvider, connection: SendConnection, retries: Int?, retryFor: Duration,
         emit: @escaping @Sendable (Result) -> Void
     ) throws(SendError) {
+        // Push services may speak HTTP/1.1 only (behind their load balancers): spoken to so.
+        var connection = connection
+        connection.allowsHTTP1 = true
         engine = try Sender(settings: .init(retries: retries, retryFor: retryFor), provider: provider, connection: connection, emit: emit)
     }
 

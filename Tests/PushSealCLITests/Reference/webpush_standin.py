@@ -13,6 +13,10 @@ Python's `h2`, VAPID tokens (RFC 8292) verified with `cryptography`, each messag
   its list (201 once it is used up): "stall" never answers that stream, "reset" resets it
   (RST_STREAM). After the Nth request the connection gets a GOAWAY naming it as the last
   stream processed, and closes: the requests after it on that connection were not taken.
+  "http1": true speaks HTTP/1.1 instead (ALPN http/1.1, keep-alive, one request at a time),
+  as push services behind some load balancers do; "chunked": true answers with a chunked body,
+  "close_every": N closes the connection after every N answers (Connection: close), and
+  "reset" closes the connection without an answer.
 - Checks every request as a push service does: POST to a known subscription, a TTL,
   content-encoding aes128gcm, an `authorization: vapid t=JWT, k=KEY` whose ES256 signature
   verifies with k, whose aud is this origin, whose exp is within 24 hours and whose sub is
@@ -45,6 +49,8 @@ class StandIn:
             for path, keys in script.get("subscriptions", {}).items()}
         self.answers = {path: list(answers) for path, answers in script.get("answers", {}).items()}
         self.goaway_after = script.get("goaway_after")
+        self.chunked = script.get("chunked", False)
+        self.close_every = script.get("close_every")
         self.processed = 0
         self.lock = threading.Lock()
         self.connections = 0
@@ -173,12 +179,77 @@ class StandIn:
                 pass
 
 
+    def serve_http1(self, sock):
+        """HTTP/1.1 with keep-alive: each request read whole (Content-Length), then answered."""
+        with self.lock:
+            self.connections += 1
+            number = self.connections
+        buffered = b""
+        answered = 0
+        try:
+            while True:
+                while b"\r\n\r\n" not in buffered:
+                    data = sock.recv(65536)
+                    if not data:
+                        return
+                    buffered += data
+                head, buffered = buffered.split(b"\r\n\r\n", 1)
+                lines = head.decode("latin-1").split("\r\n")
+                method, path, version = lines[0].split(" ")
+                assert version == "HTTP/1.1", version
+                headers = {":method": method, ":path": path}
+                for line in lines[1:]:
+                    name, value = line.split(":", 1)
+                    headers[name.strip().lower()] = value.strip()
+                length = int(headers.get("content-length", "0"))
+                while len(buffered) < length:
+                    data = sock.recv(65536)
+                    if not data:
+                        return
+                    buffered += data
+                body, buffered = buffered[:length], buffered[length:]
+                answer = self.answer(number, headers, body)
+                if answer[0] == "stall":
+                    while sock.recv(65536):
+                        pass
+                    return
+                if answer[0] == "reset":
+                    return
+                answered += 1
+                closing = self.close_every is not None and answered % self.close_every == 0
+                fields = []
+                if answer[0] == 201:
+                    fields.append(f"Location: {self.origin}/message/{number}-{answered}")
+                if answer[0] == 429 and len(answer) > 1:
+                    fields.append(f"Retry-After: {answer[1]}")
+                if closing:
+                    fields.append("Connection: close")
+                reason = '{"reason": "the stand-in said so"}' if answer[0] >= 400 else ""
+                if self.chunked:
+                    fields.append("Transfer-Encoding: chunked")
+                    payload = (f"{len(reason):x}\r\n{reason}\r\n" if reason else "") + "0\r\n\r\n"
+                else:
+                    fields.append(f"Content-Length: {len(reason)}")
+                    payload = reason
+                sock.sendall((f"HTTP/1.1 {answer[0]} X\r\n" + "".join(f + "\r\n" for f in fields) + "\r\n" + payload).encode())
+                if closing:
+                    return
+        except (OSError, ssl.SSLError, ValueError, AssertionError):
+            pass
+        finally:
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+
 def main():
     folder, script = sys.argv[1], json.loads(sys.argv[2])
     self_signed(folder)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(folder + "/cert.pem", folder + "/key.pem")
-    context.set_alpn_protocols(["h2"])
+    http1 = script.get("http1", False)
+    context.set_alpn_protocols(["http/1.1"] if http1 else ["h2"])
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
@@ -193,7 +264,7 @@ def main():
                 tls = context.wrap_socket(client, server_side=True)
             except (OSError, ssl.SSLError):
                 continue
-            threading.Thread(target=standin.serve, args=(tls,), daemon=True).start()
+            threading.Thread(target=standin.serve_http1 if http1 else standin.serve, args=(tls,), daemon=True).start()
 
     threading.Thread(target=accept, daemon=True).start()
     print(f"listening {port}", flush=True)
