@@ -166,16 +166,8 @@ struct SendCommand {
     /// that left (`| head -1`) is seen here too, before any result fails to be written: the
     /// sending stops at once, retries included, for nobody would see what they bring.
     private func startFlushing() -> any DispatchSourceTimer {
-        let (console, stop, running) = (console, stop, running)
-        let flusher = DispatchSource.makeTimerSource(queue: .global())
-        flusher.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
-        flusher.setEventHandler {
-            guard !console.flush() || StandardOutput.readerLeft else { return }
-            stop.request()
-            running.withLock { $0 }?.stopRetrying()
-        }
-        flusher.resume()
-        return flusher
+        let running = running
+        return startFlushingResults(console, stop: stop) { running.withLock { $0 }?.stopRetrying() }
     }
 
     // MARK: - Devices
@@ -598,4 +590,18 @@ func parseSend(_ arguments: [String], environment: [String: String]) throws(Usag
         throw fail("stdin can carry the payload ('-') or the devices (--devices -), not both")
     }
     return .send(try delivery(parsed, spec: spec, alert: alert, batch: batch))
+}
+
+/// Flushes send's result lines every 100 ms, so they show as they come; a reader of stdout
+/// that went away stops the send (no more taken, no more retries), as `| head -1` ends cat.
+func startFlushingResults(_ console: Console, stop: StopRequest, stopSending: @escaping @Sendable () -> Void) -> any DispatchSourceTimer {
+    let flusher = DispatchSource.makeTimerSource(queue: .global())
+    flusher.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
+    flusher.setEventHandler {
+        guard !console.flush() || StandardOutput.readerLeft else { return }
+        stop.request()
+        stopSending()
+    }
+    flusher.resume()
+    return flusher
 }

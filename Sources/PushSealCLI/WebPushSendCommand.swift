@@ -1,3 +1,4 @@
+import Dispatch
 import Locking
 import PushSeal
 import PushSealJSON
@@ -40,6 +41,29 @@ struct WebPushSendRequest: Equatable {
 private let subscriptionLine = InputBound(8192, "a subscriptions file's line", because: "a browser's PushSubscription JSON is a few hundred bytes")
 
 func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> ExitStatus {
+    // A first SIGINT or SIGTERM stops taking subscriptions and retrying; what is on the wire
+    // gets its line. Set before any thread starts, so every later thread inherits the block.
+    let stop = try StopRequest()
+    let stoppedBy = Locked<Int32?>(nil)
+    let running = Locked<WebPushSender?>(nil)
+    let signals = StopSignals(
+        first: { signal in
+            stoppedBy.withLock { $0 = signal }
+            stop.request()
+            running.withLock { $0 }?.stopRetrying()
+        },
+        second: { signal in
+            console.flushIfFree()
+            StopSignals.say("error: stopped at once by a second \(signal == SIGINT ? "SIGINT" : "SIGTERM"): subscriptions sent or queued have no result line\n")
+            _exit(128 + signal)
+        })
+    defer { signals.restore() }
+    // The stop pipe, the keyring's files, the loop's epoll and eventfd, a socket per service.
+    if case let free = DescriptorLimit.free, free < 16 + request.connections {
+        throw CLIFailure(
+            .temporaryFailure,
+            "send needs \(16 + request.connections) free file descriptors and \(free) are left (the limit is \(DescriptorLimit.current)); raise it with ulimit -n")
+    }
     let alert = request.alert
     let sealers = try SealerSet(alert)
     guard let key = try VAPIDKeyFile.load(folder: alert.keysFolder) else {
@@ -94,7 +118,9 @@ func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> E
     var lines = 0
     let descriptor = try InputFiles.open(request.subscriptionsFile)
     defer { if descriptor != 0 { close(descriptor) } }
-    var reader = LineReader(descriptor: descriptor, stop: try StopRequest(), bound: subscriptionLine)
+    let flusher = startFlushingResults(console, stop: stop) { running.withLock { $0 }?.stopRetrying() }
+    defer { flusher.cancel() }
+    var reader = LineReader(descriptor: descriptor, stop: stop, bound: subscriptionLine)
     let overlong = reader.overlongReason
     var stoppedEarly: (any Error)?
     do {
@@ -117,7 +143,12 @@ func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> E
                     return
                 }
                 let message = try payload(for: subscription)
-                if sender == nil { sender = try makeSender(first: subscription) }
+                if sender == nil {
+                    sender = try makeSender(first: subscription)
+                    running.withLock { $0 = sender }
+                    if stoppedBy.withLock({ $0 }) != nil { sender!.stopRetrying() }
+                }
+                guard !stop.isRequested else { return }
                 try sender!.add(message, to: subscription)
             })
     } catch {
@@ -127,6 +158,10 @@ func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> E
         stoppedEarly = error
     }
     guard let sender else {
+        if let signal = stoppedBy.withLock({ $0 }) {
+            console.error("stopped by \(signal == SIGINT ? "SIGINT" : "SIGTERM") before anything was sent")
+            return signal == SIGINT ? .interrupted : .terminated
+        }
         if badLines > 0 {
             console.error("\(badLines) of \(lines) lines were not sent")
             return .dataError
@@ -137,6 +172,10 @@ func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> E
     try console.finish()
     if let failure = sender.failure { throw CLIFailure(exitStatus(for: failure), failure.reason) }
     if let stoppedEarly { throw stoppedEarly }
+    if let signal = stoppedBy.withLock({ $0 }) {
+        console.error("stopped by \(signal == SIGINT ? "SIGINT" : "SIGTERM"): subscriptions after the last result were not sent")
+        return signal == SIGINT ? .interrupted : .terminated
+    }
     return endingStatus(badLines: badLines, of: lines, outcomes: tally.withLock { $0 }, console: console)
 }
 

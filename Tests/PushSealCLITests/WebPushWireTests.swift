@@ -211,6 +211,34 @@ struct WebPushWireTests {
         #expect(opened["title"] as? String == "Deploy")
     }
 
+    /// A signal while subscriptions still come on stdin: what was sent has its line, the rest
+    /// is not taken, and the stop is said in one line with the signal's exit status.
+    @Test func aSignalStopsTakingSubscriptionsAndSaysSo() throws {
+        let browsers = try ["first", "stalled"].map(Browser.init)
+        let standIn = try StandIn(browsers, answers: #"{"/push/stalled": [["stall"]]}"#)
+        let keyring = try KeyringFixture()
+        #expect(try keyring.keysCommand(["vapid"]).status == 0)
+        let lines = try browsers.map { browser in
+            let subscription = try browser.subscription(at: standIn.origin)
+            return
+                #"{"endpoint":"\#(subscription.endpoint)","keys":{"p256dh":"\#(Base64.encode(subscription.key.x963Representation, alphabet: .url))","auth":"\#(Base64.encode(subscription.auth, alphabet: .url))"}}"#
+        }
+        let send = try RunningProcess([
+            "send", "--webpush", "-", "--vapid-subject", "mailto:ops@pushseal.dev", "--cacert", standIn.certificate, "--keys", keyring.keys,
+            "-t", "Deploy", "-b", "main is live"
+        ])
+        send.send(lines[0] + "\n")
+        #expect(eventually(within: .seconds(20)) { send.stdoutSoFar.hasPrefix("ok ") }, "\(send.stderrSoFar)")
+        send.send(lines[1] + "\n")
+        #expect(eventually(within: .seconds(20)) { standIn.log.count == 2 }, "the stalled request went out")
+        send.signal(SIGINT)
+        let ended = send.wait()
+        #expect(ended.status == 130, "\(ended.stderr)")
+        #expect(ended.stderr.hasSuffix("error: stopped by SIGINT: subscriptions after the last result were not sent\n"), "\(ended.stderr)")
+        let results = ended.stdout.split(separator: "\n")
+        #expect(results.count == 2 && results[0].hasPrefix("ok ") && results[1].hasPrefix("fail \(standIn.origin)/push/stalled"), "\(ended.stdout)")
+    }
+
     /// pywebpush, the reference sender, beside the stand-in (which speaks HTTP/1.1 for it):
     /// what it posts passes the same checks pushseal's posts pass, VAPID and RFC 8291 alike, so
     /// the stand-in holds pushseal to what a push service takes from others.

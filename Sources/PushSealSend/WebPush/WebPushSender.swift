@@ -25,6 +25,9 @@ package final class WebPushSender: Sendable {
         try engine.add(subscription, payload: payload)
     }
 
+    /// No more retries, and what is not on the wire is not sent (a first SIGINT).
+    package func stopRetrying() { engine.stopRetrying() }
+
     /// Why the whole send stopped (a push service that cannot be reached or trusted), if it did.
     package var failure: SendError? { engine.failure }
 
