@@ -466,7 +466,9 @@ extension Specs {
         options: sealingOptions(ttl: "Sealed exp and apns-expiration this far ahead (e.g. 1h or 1h30m; 1s to 365d).") + [
             OptionSpec("device", value: "token", repeatable: true, help: "A device token (hex) to send to."),
             OptionSpec("devices", value: "file", help: "Device tokens, one per line ('-': stdin; blank lines and # comments skipped)."),
-            OptionSpec("batch", help: "Read JSON lines on stdin, each a device and its own alert: {\"device\": TOKEN, \"title\": …}."),
+            OptionSpec(
+                "batch",
+                help: "Read JSON lines on stdin, each a device and its own alert: {\"device\": TOKEN, \"title\": …}; with --webpush FILE, FILE's lines, each {\"subscription\": {…}, \"title\": …}."),
             OptionSpec(
                 "webpush", value: "file",
                 help: "Deliver over Web Push instead, to the browser subscriptions in FILE (one PushSubscription JSON a line; '-': stdin)."),

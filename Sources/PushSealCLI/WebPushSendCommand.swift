@@ -37,8 +37,10 @@ struct WebPushSendRequest: Equatable {
     }
 }
 
-/// A subscriptions file's line: a PushSubscription's JSON is a few hundred bytes.
+/// A subscriptions file's line: a PushSubscription's JSON is a few hundred bytes; a batch line
+/// carries an alert beside it, which fits what one push message carries.
 private let subscriptionLine = InputBound(8192, "a subscriptions file's line", because: "a browser's PushSubscription JSON is a few hundred bytes")
+private let batchLine = InputBound(16_384, "a batch line", because: "a subscription and an alert that fits one push message take less")
 
 func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> ExitStatus {
     // A first SIGINT or SIGTERM stops taking subscriptions and retrying; what is on the wire
@@ -120,7 +122,7 @@ func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> E
     defer { if descriptor != 0 { close(descriptor) } }
     let flusher = startFlushingResults(console, stop: stop) { running.withLock { $0 }?.stopRetrying() }
     defer { flusher.cancel() }
-    var reader = LineReader(descriptor: descriptor, stop: stop, bound: subscriptionLine)
+    var reader = LineReader(descriptor: descriptor, stop: stop, bound: alert.batch ? batchLine : subscriptionLine)
     let overlong = reader.overlongReason
     var stoppedEarly: (any Error)?
     do {
@@ -135,14 +137,22 @@ func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> E
                 let text = String(decoding: line, as: UTF8.self).trimmingASCIIWhitespace()
                 guard !text.isEmpty, !text.hasPrefix("#") else { return }
                 let subscription: WebPushSubscription
+                let message: [UInt8]
                 do {
-                    subscription = try WebPushSubscription(json: Array(text.utf8))
+                    if alert.batch {
+                        (subscription, message) = try batchMessage(Array(text.utf8), sealers: sealers, recipient: alert.recipient)
+                    } else {
+                        subscription = try WebPushSubscription(json: Array(text.utf8))
+                        message = try payload(for: subscription)
+                    }
                 } catch {
+                    // A line's own fault skips the line; a subscriptions file whose alert cannot
+                    // be sealed at all (no key) is the command's.
+                    guard alert.batch || error is PayloadError else { throw error }
                     badLines += 1
                     console.error("\(shownFile) line \(lines): \(error)")
                     return
                 }
-                let message = try payload(for: subscription)
                 if sender == nil {
                     sender = try makeSender(first: subscription)
                     running.withLock { $0 = sender }
@@ -179,6 +189,27 @@ func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> E
     return endingStatus(badLines: badLines, of: lines, outcomes: tally.withLock { $0 }, console: console)
 }
 
+/// A `--batch` line: `{"subscription": {…}, "title": …, "body": …}`, the subscription (or a
+/// pairing string) and the fields of `encrypt --batch`; sealed on its own, to the pairing
+/// string's share unless a `to` (or `--to`) names a key.
+private func batchMessage(_ line: [UInt8], sealers: SealerSet, recipient: String?) throws -> (WebPushSubscription, [UInt8]) {
+    guard case .object(let object)? = try? JSONParser.parse(line) else {
+        throw PayloadError(.invalidAlert, "the line is not a JSON object")
+    }
+    guard case .object(let given)? = object["subscription"] else {
+        throw PayloadError(.invalidAlert, "the line has no \"subscription\" (the PushSubscription JSON, or the web app's pairing string)")
+    }
+    let subscription = try WebPushSubscription(json: JSONWriter.bytes(.object(given)))
+    let request = try AlertRequest(json: JSONObject(object.filter { $0.key != "subscription" }))
+    let sealer =
+        if let share = subscription.share, request.recipient == nil, recipient == nil {
+            try sealers.sealer(toShare: share)
+        } else {
+            try sealers.sealer(to: request.recipient ?? recipient)
+        }
+    return (subscription, try sealer.payload(for: try request.alert(now: Timestamp.now()), truncatingBody: sealers.truncate).payload)
+}
+
 private func webPushResultText(_ result: SendResult<WebPushSubscription>) -> String {
     switch result.outcome {
     case .ok:
@@ -207,7 +238,7 @@ private func webPushResultJSON(_ result: SendResult<WebPushSubscription>) -> Str
 func refuseAPNsOptions(_ parsed: ParsedArguments, spec: CommandSpec) throws(UsageError) {
     let apnsOnly = ["device", "devices", "topic", "auth-key", "key-id", "team-id", "cert", "cert-passphrase-file", "endpoint", "push-type", "expiration"]
     if let given = apnsOnly.first(where: { parsed.value($0) != nil && parsed.fromEnvironment[$0] == nil })
-        ?? ["batch", "sandbox", "production", "allow-cleartext"].first(where: parsed.has)
+        ?? ["sandbox", "production", "allow-cleartext"].first(where: parsed.has)
     {
         throw UsageError("--\(given) is APNs'; --webpush sends to browser subscriptions (give one or the other)", command: spec.name)
     }
@@ -223,7 +254,11 @@ func webPushDelivery(_ parsed: ParsedArguments, spec: CommandSpec, file: String)
         throw fail("--webpush seals the alert given as options; a ready payload ('-') is APNs'")
     }
     var alert = try alertOptions(parsed, spec: spec, stdinIsBody: false)
-    guard alert.fields.title != nil || alert.body != .none else {
+    if alert.batch {
+        guard alert.fields.isEmpty, alert.url == nil, alert.body == .none, alert.data.isEmpty, alert.timeToLive == nil else {
+            throw fail("--webpush FILE --batch reads each alert from FILE's lines, with its subscription; alert options cannot be combined with it")
+        }
+    } else if alert.fields.title == nil && alert.body == .none {
         throw fail("nothing to send: give --title, --body or a BODY argument")
     }
     guard alert.fallback == .standard else {

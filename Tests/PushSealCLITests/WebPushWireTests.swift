@@ -211,6 +211,43 @@ struct WebPushWireTests {
         #expect(opened["title"] as? String == "Deploy")
     }
 
+    /// `--batch`: each line its own subscription (or pairing string) and its own alert, sealed
+    /// on its own; a line without a subscription is said with its number and skipped.
+    @Test func batchLinesCarryTheirOwnSubscriptionAndAlert() throws {
+        let browsers = try ["page", "plain"].map(Browser.init)
+        let standIn = try StandIn(browsers, answers: "{}")
+        let keyring = try KeyringFixture()
+        #expect(try keyring.keysCommand(["vapid"]).status == 0)
+        let page = keyring.folder.file("Page")
+        #expect(try pushseal(["keys", "init", "--recipient", "--keys", page]).status == 0)
+        let share = try pushseal(["keys", "export", "--public", "--keys", page]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let subscriptions = try browsers.map { browser in
+            let subscription = try browser.subscription(at: standIn.origin)
+            return
+                #"{"endpoint":"\#(subscription.endpoint)","keys":{"p256dh":"\#(Base64.encode(subscription.key.x963Representation, alphabet: .url))","auth":"\#(Base64.encode(subscription.auth, alphabet: .url))"}"#
+        }
+        let file = keyring.folder.file("batch.jsonl")
+        try [
+            #"{"subscription":\#(subscriptions[0]),"pushseal":"\#(share)"},"title":"For the page","body":"only it opens this"}"#,
+            #"{"title":"No one to send to"}"#,
+            #"{"subscription":\#(subscriptions[1])},"title":"Shared","body":"sealed with the keyring's key","level":"passive"}"#
+        ].joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let run = try pushseal([
+            "send", "--webpush", file, "--batch", "--vapid-subject", "mailto:ops@pushseal.dev", "--cacert", standIn.certificate, "--keys", keyring.keys
+        ])
+        #expect(run.status == 65, "\(run.stderr)")
+        #expect(run.stderr.contains("batch.jsonl line 2: the line has no \"subscription\""), "\(run.stderr)")
+        #expect(run.stdout.split(separator: "\n").map { $0.hasPrefix("ok ") } == [true, true], "\(run.stdout)")
+        let envelopes = standIn.log.map { jsonObject($0["message"] as? String ?? "")["enc"] as? String ?? "" }
+        let forPage = jsonObject(try pushseal(["decrypt", "--keys", page, "-"], stdin: envelopes[0]).stdout)
+        #expect(forPage["title"] as? String == "For the page" && forPage["body"] as? String == "only it opens this")
+        let shared = jsonObject(try keyring.decrypt(payload: envelopes[1]).stdout)
+        #expect(shared["title"] as? String == "Shared" && shared["interruption-level"] as? String == "passive", "\(shared)")
+        // Alert options and --batch are two ways of giving the alert: one or the other.
+        let both = try pushseal(["send", "--webpush", file, "--batch", "-t", "T", "--vapid-subject", "mailto:ops@pushseal.dev", "--keys", keyring.keys])
+        #expect(both.status == 64 && both.stderr.contains("alert options cannot be combined with it"), "\(both.stderr)")
+    }
+
     /// A signal while subscriptions still come on stdin: what was sent has its line, the rest
     /// is not taken, and the stop is said in one line with the signal's exit status.
     @Test func aSignalStopsTakingSubscriptionsAndSaysSo() throws {
