@@ -25,14 +25,22 @@ func runDoctorSend(_ request: SendRequest, json: Bool, console: Console) throws 
         let result = send(probe, request: request)
         judge(result, request: request, tokenAge: probe.tokenAge, proxyAddress: probe.connection.proxyAddress, report: { add($0, $1, $2, fix: $3) })
     }
+    return reportSetUp(
+        findings, ready: "ready: APNs accepts this sender's connection, credentials and topic", about: ("endpoint", request.endpoint), json: json,
+        console: console)
+}
+
+/// `doctor send`'s report: a line a finding and the verdict, or one JSON object (`about`
+/// first); 78 when a finding is a problem.
+func reportSetUp(_ findings: [DoctorFinding], ready: String, about: (String, String), json: Bool, console: Console) -> ExitStatus {
     let failed = findings.contains { $0.level == .problem }
-    let verdict = failed ? "the set-up has problems: see the fixes above" : "ready: APNs accepts this sender's connection, credentials and topic"
+    let verdict = failed ? "the set-up has problems: see the fixes above" : ready
     if json {
         console.output(
             JSONWriter.string(
                 .object(
                     JSONObject([
-                        ("endpoint", .string(request.endpoint)), ("ready", .bool(!failed)), ("verdict", .string(verdict)),
+                        (about.0, .string(about.1)), ("ready", .bool(!failed)), ("verdict", .string(verdict)),
                         ("findings", .array(findings.map(DoctorReport.json)))
                     ]))))
     } else {

@@ -27,8 +27,6 @@ struct DoctorWebPushRequest: Equatable {
 
 /// The push services asked, at most: a file naming more has them listed, not probed.
 private let probedOrigins = 16
-/// A line of the file, as `send --webpush` bounds it.
-private let subscriptionLine = InputBound(8192, "a subscriptions file's line", because: "a browser's PushSubscription JSON is a few hundred bytes")
 
 func parseDoctorWebPush(_ parsed: ParsedArguments, spec: CommandSpec, file: String) throws(UsageError) -> DoctorWebPushRequest {
     try refuseAPNsOptions(parsed, spec: spec)
@@ -112,21 +110,9 @@ func runDoctorWebPush(_ request: DoctorWebPushRequest, console: Console) throws 
         }
     }
 
-    let failed = findings.contains { $0.level == .problem }
-    let verdict = failed ? "the set-up has problems: see the fixes above" : "ready: every push service answered and took the VAPID token"
-    if request.json {
-        console.output(
-            JSONWriter.string(
-                .object(
-                    JSONObject([
-                        ("subscriptions", .string(request.subscriptionsFile)), ("ready", .bool(!failed)), ("verdict", .string(verdict)),
-                        ("findings", .array(findings.map(DoctorReport.json)))
-                    ]))))
-    } else {
-        for finding in findings { console.output(DoctorReport.line(finding)) }
-        console.output("verdict: \(verdict)")
-    }
-    return failed ? .configuration : .ok
+    return reportSetUp(
+        findings, ready: "ready: every push service answered and took the VAPID token", about: ("subscriptions", request.subscriptionsFile),
+        json: request.json, console: console)
 }
 
 /// One request to each push service, for a path that is no subscription, sealed to a key made

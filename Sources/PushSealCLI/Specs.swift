@@ -56,10 +56,15 @@ enum Specs {
         usage: "pushseal keys <subcommand> [options]", options: [],
         discussion: """
             SUBCOMMANDS:
-            \(keys.map { "  " + $0.synopsis + String(repeating: " ", count: max(2, 22 - $0.synopsis.count)) + $0.overview }.joined(separator: "\n"))
+            \(subcommandLines(keys))
 
             Every subcommand takes --keys DIR (or PUSHSEAL_KEYS; default ./Keys).
             """)
+
+    /// A group's SUBCOMMANDS section: each one's synopsis and overview, a line each.
+    static func subcommandLines(_ specs: [CommandSpec]) -> String {
+        specs.map { "  " + $0.synopsis + String(repeating: " ", count: max(2, 22 - $0.synopsis.count)) + $0.overview }.joined(separator: "\n")
+    }
 
     /// The root help's exit codes, from the one table of them, wrapped.
     static var exitCodeSummary: String {

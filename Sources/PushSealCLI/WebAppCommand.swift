@@ -22,7 +22,7 @@ extension Specs {
         usage: "pushseal webapp <subcommand> [options]", options: [],
         discussion: """
             SUBCOMMANDS:
-            \(webapp.map { "  " + $0.synopsis + String(repeating: " ", count: max(2, 22 - $0.synopsis.count)) + $0.overview }.joined(separator: "\n"))
+            \(subcommandLines(webapp))
 
             The page makes a key pair that never leaves the browser, subscribes with the VAPID key
             'pushseal keys vapid' keeps, and shows a pairing string for 'send --webpush'.

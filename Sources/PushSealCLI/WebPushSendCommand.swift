@@ -39,7 +39,7 @@ struct WebPushSendRequest: Equatable {
 
 /// A subscriptions file's line: a PushSubscription's JSON is a few hundred bytes; a batch line
 /// carries an alert beside it, which fits what one push message carries.
-private let subscriptionLine = InputBound(8192, "a subscriptions file's line", because: "a browser's PushSubscription JSON is a few hundred bytes")
+let subscriptionLine = InputBound(8192, "a subscriptions file's line", because: "a browser's PushSubscription JSON is a few hundred bytes")
 private let batchLine = InputBound(16_384, "a batch line", because: "a subscription and an alert that fits one push message take less")
 
 func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> ExitStatus {

@@ -31,6 +31,14 @@ struct WebPushWireTests {
                 auth: Base64.encode(auth, alphabet: .url))
         }
 
+        /// The line a page gives for this browser (`PushSubscription.toJSON()`), with `extra`
+        /// members after its keys (a pairing string's share).
+        func line(at origin: String, extra: String = "") throws -> String {
+            let subscription = try subscription(at: origin)
+            return
+                #"{"endpoint":"\#(subscription.endpoint)","expirationTime":null,"keys":{"p256dh":"\#(Base64.encode(subscription.key.x963Representation, alphabet: .url))","auth":"\#(Base64.encode(subscription.auth, alphabet: .url))"}\#(extra)}"#
+        }
+
         var scriptEntry: String {
             let scalar = (try? key.withScalar { Base64.encode($0.withUnsafeBytes { Array($0) }, alphabet: .url) }) ?? ""
             return #""\#(path)": {"key": "\#(scalar)", "auth": "\#(Base64.encode(auth, alphabet: .url))"}"#
@@ -116,11 +124,7 @@ struct WebPushWireTests {
         let standIn = try StandIn(browsers, answers: #"{"/push/gone": [[410]], "/push/busy": [[429, 1]]}"#)
         let keyring = try KeyringFixture()
         #expect(try keyring.keysCommand(["vapid"]).status == 0)
-        let lines = try browsers.map { browser in
-            let subscription = try browser.subscription(at: standIn.origin)
-            return
-                #"{"endpoint":"\#(subscription.endpoint)","expirationTime":null,"keys":{"p256dh":"\#(Base64.encode(subscription.key.x963Representation, alphabet: .url))","auth":"\#(Base64.encode(subscription.auth, alphabet: .url))"}}"#
-        }
+        let lines = try browsers.map { try $0.line(at: standIn.origin) }
         let file = keyring.folder.file("subscriptions.jsonl")
         try (lines[0] + "\n# a comment\n" + lines[1] + "\n{\"endpoint\":\"https://push.example.net/x\"}\n" + lines[2] + "\n").write(
             toFile: file, atomically: true, encoding: .utf8)
@@ -155,11 +159,7 @@ struct WebPushWireTests {
         let keyring = try KeyringFixture()
         #expect(try keyring.keysCommand(["vapid"]).status == 0)
         let file = keyring.folder.file("subscriptions.jsonl")
-        try browsers.map { browser in
-            let subscription = try browser.subscription(at: standIn.origin)
-            return
-                #"{"endpoint":"\#(subscription.endpoint)","keys":{"p256dh":"\#(Base64.encode(subscription.key.x963Representation, alphabet: .url))","auth":"\#(Base64.encode(subscription.auth, alphabet: .url))"}}"#
-        }.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        try browsers.map { try $0.line(at: standIn.origin) }.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
         let run = try pushseal([
             "send", "--webpush", file, "--vapid-subject", "mailto:ops@pushseal.dev", "--cacert", standIn.certificate, "--keys", keyring.keys,
             "--json", "--timeout", "2s", "-t", "Deploy", "-b", "main is live"
@@ -186,11 +186,7 @@ struct WebPushWireTests {
         let keyring = try KeyringFixture()
         #expect(try keyring.keysCommand(["vapid"]).status == 0)
         let file = keyring.folder.file("subscriptions.jsonl")
-        try browsers.map { browser in
-            let subscription = try browser.subscription(at: standIn.origin)
-            return
-                #"{"endpoint":"\#(subscription.endpoint)","keys":{"p256dh":"\#(Base64.encode(subscription.key.x963Representation, alphabet: .url))","auth":"\#(Base64.encode(subscription.auth, alphabet: .url))"}}"#
-        }.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        try browsers.map { try $0.line(at: standIn.origin) }.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
         let run = try pushseal([
             "send", "--webpush", file, "--vapid-subject", "mailto:ops@pushseal.dev", "--cacert", standIn.certificate, "--keys", keyring.keys,
             "--json", "-t", "Deploy", "-b", "main is live"
@@ -221,11 +217,7 @@ struct WebPushWireTests {
         let page = keyring.folder.file("Page")
         #expect(try pushseal(["keys", "init", "--recipient", "--keys", page]).status == 0)
         let share = try pushseal(["keys", "export", "--public", "--keys", page]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let subscriptions = try browsers.map { browser in
-            let subscription = try browser.subscription(at: standIn.origin)
-            return
-                #"{"endpoint":"\#(subscription.endpoint)","keys":{"p256dh":"\#(Base64.encode(subscription.key.x963Representation, alphabet: .url))","auth":"\#(Base64.encode(subscription.auth, alphabet: .url))"}"#
-        }
+        let subscriptions = try browsers.map { String(try $0.line(at: standIn.origin).dropLast()) }
         let file = keyring.folder.file("batch.jsonl")
         try [
             #"{"subscription":\#(subscriptions[0]),"pushseal":"\#(share)"},"title":"For the page","body":"only it opens this"}"#,
@@ -255,11 +247,7 @@ struct WebPushWireTests {
         let standIn = try StandIn(browsers, answers: #"{"/push/stalled": [["stall"]]}"#)
         let keyring = try KeyringFixture()
         #expect(try keyring.keysCommand(["vapid"]).status == 0)
-        let lines = try browsers.map { browser in
-            let subscription = try browser.subscription(at: standIn.origin)
-            return
-                #"{"endpoint":"\#(subscription.endpoint)","keys":{"p256dh":"\#(Base64.encode(subscription.key.x963Representation, alphabet: .url))","auth":"\#(Base64.encode(subscription.auth, alphabet: .url))"}}"#
-        }
+        let lines = try browsers.map { try $0.line(at: standIn.origin) }
         let send = try RunningProcess([
             "send", "--webpush", "-", "--vapid-subject", "mailto:ops@pushseal.dev", "--cacert", standIn.certificate, "--keys", keyring.keys,
             "-t", "Deploy", "-b", "main is live"
@@ -315,9 +303,7 @@ struct WebPushWireTests {
         let standIn = try StandIn(browsers, answers: "{}")
         let keyring = try KeyringFixture()
         let file = keyring.folder.file("subscriptions.jsonl")
-        let subscription = try browsers[0].subscription(at: standIn.origin)
-        let line =
-            #"{"endpoint":"\#(subscription.endpoint)","keys":{"p256dh":"\#(Base64.encode(subscription.key.x963Representation, alphabet: .url))","auth":"\#(Base64.encode(subscription.auth, alphabet: .url))"}}"#
+        let line = try browsers[0].line(at: standIn.origin)
         try (line + "\n{\"endpoint\":\"https://push.example.net/x\"}\n").write(toFile: file, atomically: true, encoding: .utf8)
         func doctor(_ extra: [String] = []) throws -> Run {
             try pushseal(
@@ -362,10 +348,8 @@ struct WebPushWireTests {
         let made = try pushseal(["keys", "init", "--recipient", "--keys", page])
         let share = try pushseal(["keys", "export", "--public", "--keys", page]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let lines = try browsers.map { browser in
-            let subscription = try browser.subscription(at: standIn.origin)
             let extra = browser.path.hasSuffix("page") ? #","pushseal":"\#(share)""# : browser.path.hasSuffix("broken") ? #","pushseal":"ppk1.x.AAAA""# : ""
-            return
-                #"{"endpoint":"\#(subscription.endpoint)","keys":{"p256dh":"\#(Base64.encode(subscription.key.x963Representation, alphabet: .url))","auth":"\#(Base64.encode(subscription.auth, alphabet: .url))"}\#(extra)}"#
+            return try browser.line(at: standIn.origin, extra: extra)
         }
         let file = keyring.folder.file("pairings.jsonl")
         try (lines.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)

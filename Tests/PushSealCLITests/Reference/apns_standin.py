@@ -49,7 +49,7 @@ import h2.connection
 import h2.events
 import h2.exceptions
 import h2.settings
-from standin_common import es256_verifies, self_signed, unb64
+from standin_common import close_quietly, es256_verifies, self_signed, unb64
 from cryptography.hazmat.primitives import serialization
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
@@ -218,10 +218,7 @@ class StandIn:
         except (OSError, ssl.SSLError):
             pass
         finally:
-            try:
-                sock.close()
-            except OSError:
-                pass
+            close_quietly(sock)
 
     def answer(self, conn, number, stream, headers, body):
         """Answers one request; True when the connection is to be closed after it."""

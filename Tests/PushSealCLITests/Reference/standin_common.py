@@ -47,3 +47,11 @@ def es256_verifies(public_key, token_parts, signature):
     except InvalidSignature:
         return False
     return True
+
+
+def close_quietly(sock):
+    """Closes a connection whose peer may already be gone."""
+    try:
+        sock.close()
+    except OSError:
+        pass

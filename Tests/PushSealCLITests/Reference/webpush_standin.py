@@ -36,7 +36,7 @@ import h2.config
 import h2.connection
 import h2.events
 import http_ece
-from standin_common import es256_verifies, self_signed, unb64
+from standin_common import close_quietly, es256_verifies, self_signed, unb64
 from cryptography.hazmat.primitives.asymmetric import ec
 
 
@@ -173,10 +173,7 @@ class StandIn:
         except (OSError, ssl.SSLError):
             pass
         finally:
-            try:
-                sock.close()
-            except OSError:
-                pass
+            close_quietly(sock)
 
 
     def serve_http1(self, sock):
@@ -237,10 +234,7 @@ class StandIn:
         except (OSError, ssl.SSLError, ValueError, AssertionError):
             pass
         finally:
-            try:
-                sock.close()
-            except OSError:
-                pass
+            close_quietly(sock)
 
 
 def main():
