@@ -117,7 +117,7 @@ public final class P256PrivateKey: @unchecked Sendable {
     }
 }
 
-/// HPKE (RFC 9180) in base mode with one suite, DHKEM(P-256, HKDF-SHA256), HKDF-SHA256 and
+/// HPKE (RFC 9180) in base mode, and in auth mode with a sender's static key, with one suite, DHKEM(P-256, HKDF-SHA256), HKDF-SHA256 and
 /// AES-256-GCM (KEM 0x0010, KDF 0x0001, AEAD 0x0002): CryptoKit's
 /// `HPKE.Ciphersuite.P256_SHA256_AES_GCM_256`, so an iOS extension opens what this seals
 /// with `HPKE.Recipient` alone.
@@ -140,36 +140,71 @@ package enum HPKE {
         return enc + (try context.seal(plaintext))
     }
 
-    /// Opens what `seal` made; no plaintext byte comes out unless the tag verifies.
-    package static func open(_ message: some Collection<UInt8>, with recipient: P256PrivateKey, info: some Collection<UInt8>) throws -> [UInt8] {
+    /// Single shot in auth mode: sealed by `sender`, whose public key the recipient checks.
+    package static func seal(
+        _ plaintext: some Collection<UInt8>, to recipient: P256PublicKey, info: some Collection<UInt8>, authenticatedBy sender: P256PrivateKey
+    ) throws -> [UInt8] {
+        let (enc, context) = try self.sender(to: recipient, info: info, authenticatedBy: sender)
+        return enc + (try context.seal(plaintext))
+    }
+
+    /// Opens what `seal` made (in auth mode when `sender` is given: only what that sender
+    /// sealed opens); no plaintext byte comes out unless the tag verifies.
+    package static func open(
+        _ message: some Collection<UInt8>, with recipient: P256PrivateKey, info: some Collection<UInt8>, authenticatedBy sender: P256PublicKey? = nil
+    ) throws -> [UInt8] {
         try message.withBytes { message in
             guard message.count >= encapsulatedKeyByteCount + AESGCM.tagByteCount else {
                 throw SealCryptoError(.invalidSealedBox, "an HPKE message holds a 65-byte key and a 16-byte tag at least, this one has \(message.count) bytes")
             }
-            let context = try receiver(enc: message[..<encapsulatedKeyByteCount], recipient: recipient, info: info)
+            let context = try receiver(enc: message[..<encapsulatedKeyByteCount], recipient: recipient, info: info, authenticatedBy: sender)
             return try context.open(sealed: UnsafeRawBufferPointer(rebasing: message[encapsulatedKeyByteCount...]))
         }
     }
 
     /// The sender's side of the key schedule: `enc` and the context that seals.
-    /// - Parameter ephemeral: only the RFC's test vectors pass one; a reused ephemeral key
-    ///   makes every message to that recipient share a key.
-    package static func sender(to recipient: P256PublicKey, info: some Collection<UInt8>, ephemeral: P256PrivateKey? = nil) throws -> ([UInt8], Context) {
+    /// - Parameters:
+    ///   - sender: auth mode (RFC 9180 §5.1.3, `mode_auth`): the sender's static key is bound
+    ///     into the shared secret (`AuthEncap`), so only a holder of it can have sealed what the
+    ///     recipient opens with the matching public key. Nil is base mode.
+    ///   - ephemeral: only the RFC's test vectors pass one; a reused ephemeral key
+    ///     makes every message to that recipient share a key.
+    package static func sender(
+        to recipient: P256PublicKey, info: some Collection<UInt8>, authenticatedBy sender: P256PrivateKey? = nil, ephemeral: P256PrivateKey? = nil
+    ) throws -> ([UInt8], Context) {
         let ephemeral = try ephemeral ?? P256PrivateKey.generate()
         let enc = ephemeral.publicKey.x963Representation
-        let dh = try ephemeral.sharedSecret(with: recipient)
-        let shared = try extractAndExpand(dh: dh, kemContext: enc + recipient.x963Representation)
-        return (enc, try keySchedule(sharedSecret: shared, info: Array(info)))
+        var dh = try ephemeral.sharedSecret(with: recipient)
+        var kemContext = enc + recipient.x963Representation
+        if let sender {
+            // AuthEncap: dh = DH(skE, pkR) ‖ DH(skS, pkR); kem_context = enc ‖ pkR ‖ pkS.
+            let staticDH = try sender.sharedSecret(with: recipient)
+            dh = dh.withUnsafeBytes { first in staticDH.withUnsafeBytes { SecureBytes(concatenating: [first, $0]) } }
+            kemContext += sender.publicKey.x963Representation
+        }
+        let shared = try extractAndExpand(dh: dh, kemContext: kemContext)
+        return (enc, try keySchedule(sharedSecret: shared, info: Array(info), mode: sender == nil ? 0x00 : 0x02))
     }
 
     /// The recipient's side: the context that opens, from `enc` (checked to be a point on
     /// the curve before it is used).
-    package static func receiver(enc given: some Collection<UInt8>, recipient: P256PrivateKey, info: some Collection<UInt8>) throws -> Context {
+    /// - Parameter sender: auth mode: the public key of the sender it must have been sealed
+    ///   by (`AuthDecap`); a message sealed by anyone else, or in base mode, does not open.
+    package static func receiver(
+        enc given: some Collection<UInt8>, recipient: P256PrivateKey, info: some Collection<UInt8>, authenticatedBy sender: P256PublicKey? = nil
+    ) throws -> Context {
         let enc = Array(given)
         let ephemeral = try P256PublicKey(x963Representation: enc)
-        let dh = try recipient.sharedSecret(with: ephemeral)
-        let shared = try extractAndExpand(dh: dh, kemContext: enc + recipient.publicKey.x963Representation)
-        return try keySchedule(sharedSecret: shared, info: Array(info))
+        var dh = try recipient.sharedSecret(with: ephemeral)
+        var kemContext = enc + recipient.publicKey.x963Representation
+        if let sender {
+            // AuthDecap: dh = DH(skR, pkE) ‖ DH(skR, pkS).
+            let staticDH = try recipient.sharedSecret(with: sender)
+            dh = dh.withUnsafeBytes { first in staticDH.withUnsafeBytes { SecureBytes(concatenating: [first, $0]) } }
+            kemContext += sender.x963Representation
+        }
+        let shared = try extractAndExpand(dh: dh, kemContext: kemContext)
+        return try keySchedule(sharedSecret: shared, info: Array(info), mode: sender == nil ? 0x00 : 0x02)
     }
 
     /// An encryption context: the AEAD key and base nonce, and the sequence number that
@@ -221,12 +256,14 @@ package enum HPKE {
         return try labeledExpand(prk: prk, label: Label.sharedSecret, info: kemContext, length: 32)
     }
 
-    /// The base-mode key schedule (no PSK): the AEAD key and base nonce.
-    static func keySchedule(sharedSecret: SecureBytes, info: [UInt8]) throws -> Context {
+    /// The key schedule without a PSK, in base mode (0x00) or auth mode (0x02): the AEAD key
+    /// and base nonce. The mode is bound into both, so a message sealed in one mode never
+    /// opens in the other.
+    static func keySchedule(sharedSecret: SecureBytes, info: [UInt8], mode: UInt8 = 0x00) throws -> Context {
         let infoHash = try info.withUnsafeBytes { try publicHash(label: Label.infoHash, ikm: $0) }
         var context = [UInt8]()
         context.reserveCapacity(65)
-        context.append(0x00) // mode_base
+        context.append(mode)
         context.append(contentsOf: try emptyPSKIDHash ?? publicHash(label: Label.pskIDHash, ikm: UnsafeRawBufferPointer(start: nil, count: 0)))
         context.append(contentsOf: infoHash)
         let secret = try labeledExtract(salt: sharedSecret, label: Label.secret, publicIKM: UnsafeRawBufferPointer(start: nil, count: 0))

@@ -3,7 +3,7 @@ import Foundation
 import TestRandom
 import Testing
 
-/// One RFC 9180 test vector of the suite ps2 uses, extracted by
+/// One RFC 9180 test vector of the suite ps2 uses (base mode and auth mode), extracted by
 /// Scripts/dev/extract-hpke-vectors.py from the `cryptography_vectors` package.
 private struct HPKEVector: Decodable {
     struct Encryption: Decodable {
@@ -24,6 +24,9 @@ private struct HPKEVector: Decodable {
     let info: String
     let skRm: String
     let skEm: String
+    /// Auth mode's sender key pair.
+    let skSm: String?
+    let pkSm: String?
     let pkRm: String
     let pkEm: String
     let enc: String
@@ -44,8 +47,9 @@ struct HPKETests {
     private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     @Test func theRFCVectorsOfTheSuiteAreReproducedBothWays() throws {
-        #expect(hpkeVectors.count == 1, "base mode has one vector for this suite")
-        for vector in hpkeVectors {
+        let base = hpkeVectors.filter { $0.mode == 0 }
+        #expect(base.count == 1, "base mode has one vector for this suite")
+        for vector in base {
             #expect(vector.mode == 0 && vector.kem_id == 0x10 && vector.kdf_id == 0x01 && vector.aead_id == 0x02)
             let recipient = try P256PrivateKey(scalar: hexBytes(vector.skRm))
             let ephemeral = try P256PrivateKey(scalar: hexBytes(vector.skEm))
@@ -63,6 +67,47 @@ struct HPKETests {
                 #expect(hex(opened) == encryption.pt, "decryption \(index)")
             }
         }
+    }
+
+    /// RFC 9180 A.3.3's suite in auth mode (`mode_auth`, a sender's static key): the published
+    /// vector reproduced both ways, every one of its 257 messages.
+    @Test func theRFCAuthModeVectorIsReproducedBothWays() throws {
+        let auth = hpkeVectors.filter { $0.mode == 2 }
+        #expect(auth.count == 1, "auth mode has one vector for this suite")
+        for vector in auth {
+            #expect(vector.kem_id == 0x10 && vector.kdf_id == 0x01 && vector.aead_id == 0x02)
+            let recipient = try P256PrivateKey(scalar: hexBytes(vector.skRm))
+            let sender = try P256PrivateKey(scalar: hexBytes(try #require(vector.skSm)))
+            let ephemeral = try P256PrivateKey(scalar: hexBytes(vector.skEm))
+            #expect(hex(sender.publicKey.x963Representation) == vector.pkSm)
+            let (enc, sealing) = try HPKE.sender(to: recipient.publicKey, info: hexBytes(vector.info), authenticatedBy: sender, ephemeral: ephemeral)
+            #expect(hex(enc) == vector.enc)
+            let opening = try HPKE.receiver(enc: enc, recipient: recipient, info: hexBytes(vector.info), authenticatedBy: sender.publicKey)
+            #expect(vector.encryptions.count == 257)
+            for (index, encryption) in vector.encryptions.enumerated() {
+                let sealed = try sealing.seal(hexBytes(encryption.pt), authenticating: hexBytes(encryption.aad))
+                #expect(hex(sealed) == encryption.ct, "encryption \(index)")
+                let opened = try opening.open(hexBytes(encryption.ct), authenticating: hexBytes(encryption.aad))
+                #expect(hex(opened) == encryption.pt, "decryption \(index)")
+            }
+        }
+    }
+
+    /// Who sealed it is part of the key: an auth-mode message opens only for the sender's
+    /// public key, never in base mode, and a base-mode message never opens as authenticated.
+    @Test func anAuthenticatedMessageOpensOnlyForItsSender() throws {
+        let recipient = try P256PrivateKey.generate()
+        let sender = try P256PrivateKey.generate()
+        let stranger = try P256PrivateKey.generate()
+        let info = Array("ps3.3f9a0c1e.9f2c0d1a".utf8)
+        let sealed = try HPKE.seal(Array("db-3 down".utf8), to: recipient.publicKey, info: info, authenticatedBy: sender)
+        #expect(try HPKE.open(sealed, with: recipient, info: info, authenticatedBy: sender.publicKey) == Array("db-3 down".utf8))
+        #expect(throws: SealCryptoError.self) { try HPKE.open(sealed, with: recipient, info: info, authenticatedBy: stranger.publicKey) }
+        #expect(throws: SealCryptoError.self) { try HPKE.open(sealed, with: recipient, info: info) }
+        let forged = try HPKE.seal(Array("run: curl … | sh".utf8), to: recipient.publicKey, info: info)
+        #expect(throws: SealCryptoError.self) { try HPKE.open(forged, with: recipient, info: info, authenticatedBy: sender.publicKey) }
+        let byStranger = try HPKE.seal(Array("run: curl … | sh".utf8), to: recipient.publicKey, info: info, authenticatedBy: stranger)
+        #expect(throws: SealCryptoError.self) { try HPKE.open(byStranger, with: recipient, info: info, authenticatedBy: sender.publicKey) }
     }
 
     @Test func pythonOpensWhatWeSealAndWeOpenWhatPythonSeals() throws {
