@@ -264,6 +264,33 @@ struct WebPushWireTests {
         #expect(results.count == 2 && results[0].hasPrefix("ok ") && results[1].hasPrefix("fail \(standIn.origin)/push/stalled"), "\(ended.stdout)")
     }
 
+    /// Two push services, one speaking HTTP/2 and one HTTP/1.1 only, both reached through a
+    /// real proxy (Debian's tinyproxy) named by HTTPS_PROXY, as for APNs: a tunnel per service,
+    /// every subscription its line.
+    @Test func twoPushServicesThroughAProxyEachByItsOwnProtocol() throws {
+        let browsers = try ["one", "two"].map(Browser.init)
+        let http2 = try StandIn([browsers[0]], answers: "{}")
+        let http1 = try StandIn([browsers[1]], answers: #"{}, "http1": true"#)
+        let proxy = try TinyProxy(user: "ci")
+        let keyring = try KeyringFixture()
+        #expect(try keyring.keysCommand(["vapid"]).status == 0)
+        let trust = keyring.folder.file("services.pem")
+        try (try String(contentsOfFile: http2.certificate, encoding: .utf8) + String(contentsOfFile: http1.certificate, encoding: .utf8)).write(
+            toFile: trust, atomically: true, encoding: .utf8)
+        let file = keyring.folder.file("subscriptions.jsonl")
+        try [try browsers[0].line(at: http2.origin), try browsers[1].line(at: http1.origin)].joined(separator: "\n").write(
+            toFile: file, atomically: true, encoding: .utf8)
+        let run = try pushseal(
+            [
+                "send", "--webpush", file, "--vapid-subject", "mailto:ops@pushseal.dev", "--cacert", trust, "--keys", keyring.keys, "-t", "Deploy",
+                "-b", "through the proxy"
+            ], environment: ["HTTPS_PROXY": "http://ci:s3cret@127.0.0.1:\(proxy.port)"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.split(separator: "\n").map { $0.hasPrefix("ok ") } == [true, true], "\(run.stdout)")
+        #expect(proxy.log.components(separatedBy: "CONNECT").count - 1 >= 2, "each service through the proxy: \(proxy.log)")
+        #expect(http2.log.count == 1 && http1.log.count == 1 && (http2.log + http1.log).allSatisfy { $0["problem"] is NSNull })
+    }
+
     /// pywebpush, the reference sender, beside the stand-in (which speaks HTTP/1.1 for it):
     /// what it posts passes the same checks pushseal's posts pass, VAPID and RFC 8291 alike, so
     /// the stand-in holds pushseal to what a push service takes from others.

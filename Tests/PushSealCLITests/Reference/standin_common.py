@@ -20,7 +20,9 @@ def unb64(text):
 
 def self_signed(folder):
     key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    # A name of its own: two stand-ins trusted through one file must not share an issuer name
+    # (a trust store finds a certificate's issuer by name).
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"pushseal stand-in {x509.random_serial_number():x}"[:64])])
     now = datetime.datetime.now(datetime.timezone.utc)
     certificate = (
         x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
