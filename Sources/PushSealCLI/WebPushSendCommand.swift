@@ -143,23 +143,24 @@ func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> E
                         (subscription, message) = try batchMessage(Array(text.utf8), sealers: sealers, recipient: alert.recipient)
                     } else {
                         subscription = try WebPushSubscription(json: Array(text.utf8))
-                        message = try payload(for: subscription)
+                        message = []
                     }
                 } catch {
-                    // A line's own fault skips the line; a subscriptions file whose alert cannot
-                    // be sealed at all (no key) is the command's.
-                    guard alert.batch || error is PayloadError else { throw error }
+                    // A line's own fault skips the line.
                     badLines += 1
                     console.error("\(shownFile) line \(lines): \(error)")
                     return
                 }
+                // The command's one alert, sealed once per key: when it cannot be (too long, no
+                // key), that is the command's failure, not each line's.
+                let sealed = alert.batch ? message : try payload(for: subscription)
                 if sender == nil {
                     sender = try makeSender(first: subscription)
                     running.withLock { $0 = sender }
                     if stoppedBy.withLock({ $0 }) != nil { sender!.stopRetrying() }
                 }
                 guard !stop.isRequested else { return }
-                try sender!.add(message, to: subscription)
+                try sender!.add(sealed, to: subscription)
             })
     } catch {
         // Before the sender exists a failure is the command's (a key, a connection setting);

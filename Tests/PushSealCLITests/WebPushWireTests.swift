@@ -408,6 +408,22 @@ struct WebPushWireTests {
         #expect(run.status == 64 && run.stderr.contains(words), "\(run.stderr)")
     }
 
+    /// An alert too long for one push message is the command's fault, said once, before any
+    /// connection, however many subscriptions the file holds.
+    @Test func anAlertTooLongForAPushMessageIsSaidOnce() throws {
+        let keyring = try KeyringFixture()
+        #expect(try keyring.keysCommand(["vapid"]).status == 0)
+        let file = keyring.folder.file("s.jsonl")
+        let lines = try ["a", "b", "c"].map { try Browser($0).line(at: "https://127.0.0.1:1") }
+        try lines.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let run = try pushseal([
+            "send", "--webpush", file, "--vapid-subject", "mailto:ops@pushseal.dev", "--keys", keyring.keys, "-t", "T", "-b",
+            String(repeating: "x", count: 5_000)
+        ])
+        #expect(run.status == 65 && run.stdout.isEmpty, "\(run.stderr)")
+        #expect(run.stderr.split(separator: "\n").count == 1 && run.stderr.contains("over the 3993 bytes one push message carries"), "\(run.stderr)")
+    }
+
     @Test func withNoVAPIDKeySendWebpushSaysHowToMakeOne() throws {
         let keyring = try KeyringFixture()
         let file = keyring.folder.file("s.jsonl")
