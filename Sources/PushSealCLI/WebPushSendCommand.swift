@@ -125,8 +125,22 @@ func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> E
     var reader = LineReader(descriptor: descriptor, stop: stop, bound: alert.batch ? batchLine : subscriptionLine)
     let overlong = reader.overlongReason
     var stoppedEarly: (any Error)?
+    // Encrypted and handed over a few at a time: one wake of the connections' thread for each
+    // few, where one each would cost as much as the encryption on a single core.
+    var waiting: [(payload: [UInt8], subscription: WebPushSubscription)] = []
+    func handOver() throws {
+        guard let sender, !waiting.isEmpty, !stop.isRequested else { return }
+        let batch = waiting
+        waiting = []
+        try sender.add(batch: batch)
+    }
+    // A slow stream's lines are handed over as soon as no more input waits, not held back.
+    var idleFailure: (any Error)?
     do {
         try reader.forEachLine(
+            idle: {
+                do { try handOver() } catch { idleFailure = idleFailure ?? error }
+            },
             overlong: {
                 lines += 1
                 badLines += 1
@@ -160,9 +174,14 @@ func runWebPushSend(_ request: WebPushSendRequest, console: Console) throws -> E
                     if stoppedBy.withLock({ $0 }) != nil { sender!.stopRetrying() }
                 }
                 guard !stop.isRequested else { return }
-                try sender!.add(sealed, to: subscription)
+                waiting.append((sealed, subscription))
+                if let idleFailure { throw idleFailure }
+                if waiting.count >= WebPushSender.batchLimit { try handOver() }
             })
+        if let idleFailure { throw idleFailure }
+        try handOver()
     } catch {
+        try? handOver()
         // Before the sender exists a failure is the command's (a key, a connection setting);
         // after, the results so far are still written.
         guard sender != nil else { throw error }

@@ -97,13 +97,16 @@ package final class HTTP2PushTransport: PushTransport {
     }
 
     package func submit(_ requests: [PushRequest]) {
-        var start = requests.startIndex
-        // Requests of one origin go to its client together (APNs': all of them).
-        while start < requests.endIndex {
-            let origin = requests[start].origin
-            var end = start + 1
-            while end < requests.endIndex, requests[end].origin == origin { end += 1 }
-            let batch = requests[start..<end]
+        // Requests of one origin go to its client together (APNs': all of them), in their
+        // order, however the origins are interleaved: one wake of each loop thread.
+        var origins: [String] = []
+        var byOrigin: [String: [PushRequest]] = [:]
+        for request in requests {
+            if byOrigin[request.origin] == nil { origins.append(request.origin) }
+            byOrigin[request.origin, default: []].append(request)
+        }
+        for origin in origins {
+            let batch = byOrigin[origin]!
             switch client(for: origin) {
             case .success(let client):
                 client.submit(batch.map { HTTP2Client.Request(id: $0.id, path: $0.path, headers: $0.headers.map { HTTP2Client.Field($0.name, $0.value) }, body: $0.body) })
@@ -111,7 +114,6 @@ package final class HTTP2PushTransport: PushTransport {
                 let failure = PushAnswer.Failure(kind: .origin(.unreachable), message: error.message)
                 answered(batch.map { PushAnswer(id: $0.id, status: 0, headers: [], body: [], failure: failure) })
             }
-            start = end
         }
     }
 

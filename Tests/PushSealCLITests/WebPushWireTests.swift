@@ -291,6 +291,31 @@ struct WebPushWireTests {
         #expect(http2.log.count == 1 && http1.log.count == 1 && (http2.log + http1.log).allSatisfy { $0["problem"] is NSNull })
     }
 
+    /// More subscriptions than one hand-over takes (32), interleaved over two push services:
+    /// every one sent once, every line in the file's order.
+    @Test func manySubscriptionsOverTwoServicesKeepTheFilesOrder() throws {
+        let browsers = try (0..<70).map { try Browser("b\($0)") }
+        let first = try StandIn(browsers.enumerated().filter { $0.offset % 2 == 0 }.map(\.element), answers: "{}")
+        let second = try StandIn(browsers.enumerated().filter { $0.offset % 2 == 1 }.map(\.element), answers: #"{}, "http1": true"#)
+        let keyring = try KeyringFixture()
+        #expect(try keyring.keysCommand(["vapid"]).status == 0)
+        let trust = keyring.folder.file("services.pem")
+        try (try String(contentsOfFile: first.certificate, encoding: .utf8) + String(contentsOfFile: second.certificate, encoding: .utf8)).write(
+            toFile: trust, atomically: true, encoding: .utf8)
+        let endpoints = browsers.enumerated().map { ($0.offset % 2 == 0 ? first.origin : second.origin) + $0.element.path }
+        let file = keyring.folder.file("subscriptions.jsonl")
+        try browsers.enumerated().map { try $0.element.line(at: $0.offset % 2 == 0 ? first.origin : second.origin) }.joined(separator: "\n").write(
+            toFile: file, atomically: true, encoding: .utf8)
+        let run = try pushseal([
+            "send", "--webpush", file, "--vapid-subject", "mailto:ops@pushseal.dev", "--cacert", trust, "--keys", keyring.keys, "--json", "-t", "T"
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let results = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(results.map { $0["subscription"] as? String } == endpoints)
+        #expect(results.allSatisfy { $0["status"] as? String == "ok" })
+        #expect(first.log.count == 35 && second.log.count == 35 && (first.log + second.log).allSatisfy { $0["problem"] is NSNull })
+    }
+
     /// pywebpush, the reference sender, beside the stand-in (which speaks HTTP/1.1 for it):
     /// what it posts passes the same checks pushseal's posts pass, VAPID and RFC 8291 alike, so
     /// the stand-in holds pushseal to what a push service takes from others.

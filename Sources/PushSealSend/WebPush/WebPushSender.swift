@@ -25,6 +25,15 @@ package final class WebPushSender: Sendable {
         try engine.add(subscription, payload: payload)
     }
 
+    /// Several at once (at most `batchLimit`), encrypted here and handed to the connections
+    /// together; waits while the window is full.
+    package func add(batch: [(payload: [UInt8], subscription: WebPushSubscription)]) throws {
+        try engine.add(batch: batch.map { (target: $0.subscription, payload: $0.payload) })
+    }
+
+    /// The most `add(batch:)` takes at once.
+    package static var batchLimit: Int { Sender<WebPushProvider>.batchLimit }
+
     /// No more retries, and what is not on the wire is not sent (a first SIGINT).
     package func stopRetrying() { engine.stopRetrying() }
 
