@@ -166,27 +166,7 @@ package final class Sender<Provider: PushProvider>: Sendable {
     /// Sends `payload` to `target`; waits while `window` results are pending.
     /// - Parameter expiration: this one's expiration, instead of the provider's.
     package func add(_ target: Provider.Target, payload: [UInt8], expiration: String? = nil) throws {
-        order.enter()
-        progress.added.add(1, ordering: .relaxed)
-        let seq = nextSeq.withLock { next -> Int in
-            defer { next += 1 }
-            return next
-        }
-        let item = Pending(
-            seq: seq, target: target, payload: payload, expiration: expiration,
-            notificationID: APNs.newIdentifier(), start: MonotonicClock.system.now)
-        // The endpoint cannot be used: this device still gets its line, in its place.
-        if let failure {
-            return report(item, outcome: .failed, status: 0, notificationID: item.notificationID, reason: "not sent: \(failure.reason)", timestamp: nil)
-        }
-        do {
-            try submit(item)
-        } catch {
-            // No token for it (the cache cannot be kept): its place in the order is filled
-            // with its failure, so the results before it are printed and finish() returns.
-            report(item, outcome: .failed, status: 0, notificationID: item.notificationID, reason: "\(error)", timestamp: nil)
-            throw error
-        }
+        try add(batch: [(target: target, payload: payload, expiration: expiration)])
     }
 
     /// Several at once, in order: each request is made here (for Web Push, encrypted for its
@@ -194,7 +174,7 @@ package final class Sender<Provider: PushProvider>: Sendable {
     /// for them rather than once each (on one core, a wake per request costs as much as the
     /// request). Waits while `window` results are pending; a batch is far smaller than the
     /// window, so it never waits on its own results.
-    package func add(batch: [(target: Provider.Target, payload: [UInt8])]) throws {
+    package func add(batch: [(target: Provider.Target, payload: [UInt8], expiration: String?)]) throws {
         var requests: [PushRequest] = []
         defer { if !requests.isEmpty { client.withLock { $0 }?.submit(requests) } }
         for entry in batch {
@@ -205,8 +185,9 @@ package final class Sender<Provider: PushProvider>: Sendable {
                 return next
             }
             let item = Pending(
-                seq: seq, target: entry.target, payload: entry.payload, expiration: nil,
+                seq: seq, target: entry.target, payload: entry.payload, expiration: entry.expiration,
                 notificationID: APNs.newIdentifier(), start: MonotonicClock.system.now)
+            // The endpoint cannot be used: this device still gets its line, in its place.
             if let failure {
                 report(item, outcome: .failed, status: 0, notificationID: item.notificationID, reason: "not sent: \(failure.reason)", timestamp: nil)
                 continue
@@ -214,6 +195,8 @@ package final class Sender<Provider: PushProvider>: Sendable {
             do {
                 requests.append(try prepare(item))
             } catch {
+                // No token for it (the cache cannot be kept): its place in the order is filled
+                // with its failure, so the results before it are printed and finish() returns.
                 report(item, outcome: .failed, status: 0, notificationID: item.notificationID, reason: "\(error)", timestamp: nil)
                 throw error
             }

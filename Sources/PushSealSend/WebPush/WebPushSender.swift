@@ -28,7 +28,7 @@ package final class WebPushSender: Sendable {
     /// Several at once (at most `batchLimit`), encrypted here and handed to the connections
     /// together; waits while the window is full.
     package func add(batch: [(payload: [UInt8], subscription: WebPushSubscription)]) throws {
-        try engine.add(batch: batch.map { (target: $0.subscription, payload: $0.payload) })
+        try engine.add(batch: batch.map { (target: $0.subscription, payload: $0.payload, expiration: nil) })
     }
 
     /// The most `add(batch:)` takes at once.
