@@ -48,6 +48,10 @@ let package = Package(
         // The sealed field's format (versions, sizes, the key id rule, where the parts lie),
         // one definition for the sender, the Linux receiver and the device kit; pure Swift, no crypto.
         .target(name: "EnvelopeFormat"),
+        // The messages a receiver has opened, so one arriving again is a duplicate: a bounded,
+        // crash-safe file, one definition for the Linux runner and the device kit; pure Swift
+        // on POSIX files, no crypto.
+        .target(name: "SeenMessages"),
         // HPKE's P-256 key agreement and HKDF on libcrypto's curve objects: C of its own,
         // compiled with every warning an error, called only by SealCrypto.
         .target(name: "CHPKE", dependencies: ["COpenSSL"]),
@@ -71,9 +75,9 @@ let package = Package(
         .target(name: "HTTP2", dependencies: ["CNGHTTP2", "CSystem", "SealCrypto", "MonotonicTime", "Locking"]),
         // The core: the format and sealing, keys, APNs' vocabulary and rules, the extension
         // runner's contract. No I/O beyond files: a user who only seals links nothing more.
-        .target(name: "PushSeal", dependencies: ["PushSealJSON", "NotificationText", "EnvelopeFormat", "SealCrypto", "MonotonicTime", "Locking"]),
+        .target(name: "PushSeal", dependencies: ["PushSealJSON", "NotificationText", "EnvelopeFormat", "SeenMessages", "SealCrypto", "MonotonicTime", "Locking"]),
         .target(name: "PushSealSend", dependencies: ["PushSeal", "PushSealJSON", "SealCrypto", "HTTP2", "MonotonicTime", "Locking"]),
-        .target(name: "PushSealReceiver", dependencies: ["PushSeal", "PushSealJSON", "EnvelopeFormat", "SealCrypto", "CSystem", "HTTP2", "MonotonicTime", "Locking"]),
+        .target(name: "PushSealReceiver", dependencies: ["PushSeal", "PushSealJSON", "EnvelopeFormat", "SeenMessages", "SealCrypto", "CSystem", "HTTP2", "MonotonicTime", "Locking"]),
         // libqrencode and libpng (Debian's libqrencode-dev, libpng-dev); PushSealQR is their only user.
         .systemLibrary(
             name: "CQRencode",
@@ -92,7 +96,8 @@ let package = Package(
         .executableTarget(
             name: "PushSealCLI",
             dependencies: [
-                "PushSeal", "PushSealSend", "PushSealReceiver", "PushSealWebApp", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking"
+                "PushSeal", "PushSealSend", "PushSealReceiver", "PushSealWebApp", "PushSealJSON", "NotificationText", "SealCrypto", "SeenMessages",
+                "MonotonicTime", "Locking"
             ]),
         .executableTarget(name: "PushSealBench", dependencies: ["PushSeal", "PushSealReceiver", "HTTP2", "SealCrypto"]),
         .executableTarget(name: "PushSealVectors", dependencies: ["EnvelopeFormat", "PushSeal", "PushSealJSON", "SealCrypto"]),
@@ -132,7 +137,7 @@ let package = Package(
 // macOS 14) and interruption level and relevance score iOS 15, each checked where it is used.
 package.platforms = [.iOS(.v13), .macOS(.v10_15)]
 package.products.append(.library(name: "PushSealKit", targets: ["PushSealKit"]))
-package.targets.append(.target(name: "PushSealKit", dependencies: ["PushSealJSON", "NotificationText", "EnvelopeFormat"]))
+package.targets.append(.target(name: "PushSealKit", dependencies: ["PushSealJSON", "NotificationText", "EnvelopeFormat", "SeenMessages"]))
 #else
 if let crypto = Context.environment["PUSHSEAL_SWIFT_CRYPTO"], !crypto.isEmpty {
     package.dependencies.append(
@@ -164,7 +169,8 @@ if let crypto = Context.environment["PUSHSEAL_SWIFT_CRYPTO"], !crypto.isEmpty {
     }
     package.targets += [
         .target(
-            name: "PushSealKit", dependencies: ["PushSealJSON", "NotificationText", "EnvelopeFormat", .product(name: "Crypto", package: "swift-crypto")] + appleAPI,
+            name: "PushSealKit",
+            dependencies: ["PushSealJSON", "NotificationText", "EnvelopeFormat", "SeenMessages", .product(name: "Crypto", package: "swift-crypto")] + appleAPI,
             swiftSettings: strict),
         .testTarget(name: "PushSealKitTests", dependencies: ["PushSealKit", "PushSealJSON", "TestRandom"], swiftSettings: strict)
     ]

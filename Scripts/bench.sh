@@ -79,8 +79,8 @@ echo "bench: bulk encrypt and receive, $lines lines" >&2
 enc1=$(median alerts.jsonl taskset -c 0 "$pushseal" encrypt --batch --jobs 1)
 encn=$(median alerts.jsonl "$pushseal" encrypt --batch --jobs "$cores")
 encpy=$(median alerts.jsonl taskset -c 0 python3 "$python_ps1" batch "$work/Keys")
-rec1=$(median payloads.jsonl taskset -c 0 "$pushseal" receive --json --jobs 1 -)
-recn=$(median payloads.jsonl "$pushseal" receive --json --jobs "$cores" -)
+rec1=$(median payloads.jsonl taskset -c 0 "$pushseal" receive --seen none --json --jobs 1 -)
+recn=$(median payloads.jsonl "$pushseal" receive --seen none --json --jobs "$cores" -)
 recpy=$(median payloads.jsonl taskset -c 0 python3 "$python_ps1" receive "$work/Keys")
 plain_bytes=$("$pushseal" decrypt <(head -1 payloads.jsonl) | wc -c)
 pad=$(( (plain_bytes + 31) / 32 * 32 ))
@@ -93,7 +93,7 @@ head -n "$ps2_lines" alerts.jsonl > alerts-ps2.jsonl
 "$pushseal" encrypt --batch --to "$device_kid" < alerts-ps2.jsonl > payloads-ps2.jsonl
 seal2=$(median alerts-ps2.jsonl taskset -c 0 "$pushseal" encrypt --batch --jobs 1 --to "$device_kid")
 seal2py=$(median alerts-ps2.jsonl taskset -c 0 python3 "$python_ps1" batch2 "$work/Keys" "$device_kid")
-open2=$(median payloads-ps2.jsonl taskset -c 0 "$pushseal" receive --json --jobs 1 --keys Device -)
+open2=$(median payloads-ps2.jsonl taskset -c 0 "$pushseal" receive --seen none --json --jobs 1 --keys Device -)
 open2py=$(median payloads-ps2.jsonl taskset -c 0 python3 "$python_ps1" receive2 "$work/Device")
 taskset -c 0 openssl speed -seconds 2 ecdhp256 ecdsap256 > ec-speed.out 2>/dev/null
 ecdh=$(awk '/ecdh \(nistp256\)/ { printf "%.0f", $NF }' ec-speed.out)
@@ -103,17 +103,17 @@ seal_floor=$(python3 -c "print(1 / (1 / $ecsign + 1 / $ecdh))")
 read -r bare_seal bare_open < <(taskset -c 0 python3 "$bench_scripts/hpke_bare.py" "$ps2_lines")
 
 echo "bench: receiver footprint" >&2
-rss_stream=$( { /usr/bin/time -f %M "$pushseal" receive --json - < payloads.jsonl > /dev/null; } 2>&1 | tail -1)
+rss_stream=$( { /usr/bin/time -f %M "$pushseal" receive --seen none --json - < payloads.jsonl > /dev/null; } 2>&1 | tail -1)
 head -n $((lines / 10)) payloads.jsonl > tenth.jsonl
-rss_tenth=$( { /usr/bin/time -f %M "$pushseal" receive --json - < tenth.jsonl > /dev/null; } 2>&1 | tail -1)
+rss_tenth=$( { /usr/bin/time -f %M "$pushseal" receive --seen none --json - < tenth.jsonl > /dev/null; } 2>&1 | tail -1)
 mkdir spool
 split -l 1 -a 5 --additional-suffix=.json <(head -n "$files" payloads.jsonl) spool/n
-rss_watch=$( { /usr/bin/time -f %M "$pushseal" receive --json --watch spool --once > watch.jsonl; } 2>&1 | tail -1)
+rss_watch=$( { /usr/bin/time -f %M "$pushseal" receive --seen none --json --watch spool --once > watch.jsonl; } 2>&1 | tail -1)
 
 echo "bench: deadline accuracy" >&2
 deadline=$("$bin/pushseal-bench" deadline 200 100)
 for _ in $(seq 200); do echo '{"aps":{"alert":{"title":"t","body":"b"},"mutable-content":1}}'; done > eligible.jsonl
-"$pushseal" receive --json --budget 100ms --extension 'exec sleep 60' - < eligible.jsonl > process.jsonl
+"$pushseal" receive --seen none --json --budget 100ms --extension 'exec sleep 60' - < eligible.jsonl > process.jsonl
 process_late=$(python3 -c "
 import json
 late = sorted(json.loads(l)['elapsed_ms'] - 100 for l in open('process.jsonl'))
@@ -159,7 +159,7 @@ for _ in $(seq "$runs"); do
   # Removed first: the background job truncates it only once it runs, and the wait below
   # must not read the last run's address.
   rm -f listen.err listen.rss
-  /usr/bin/time -f '%M %U %S' -o listen.rss "$pushseal" receive --listen 127.0.0.1:0 --plaintext --json > listen.jsonl 2> listen.err &
+  /usr/bin/time -f '%M %U %S' -o listen.rss "$pushseal" receive --seen none --listen 127.0.0.1:0 --plaintext --json > listen.jsonl 2> listen.err &
   ps=$!
   for _ in $(seq 100); do grep -q 'listening on' listen.err 2>/dev/null && break; sleep 0.05; done
   url=$(grep -o 'http://[^ ]*' listen.err)
@@ -176,7 +176,7 @@ done
 # against nghttpd's, plaintext and TLS, one connection and four (-m 100 each), runs alternated.
 echo "bench: receive --listen CPU per notification, plaintext and TLS, 1 and 4 connections" >&2
 listen_runs=${BENCH_LISTEN_RUNS:-3}
-"$pushseal" receive --listen 127.0.0.1:0 --json > /dev/null 2> tls-make.err &
+"$pushseal" receive --seen none --listen 127.0.0.1:0 --json > /dev/null 2> tls-make.err &
 maker=$!
 for _ in $(seq 100); do grep -q 'listening on' tls-make.err 2>/dev/null && break; sleep 0.05; done
 kill -TERM "$maker"; wait "$maker" || true
@@ -200,7 +200,7 @@ for scheme in plaintext tls; do
       ng_case+=("$(grep -oE 'finished in [^,]+, [0-9.]+ req/s' h2load-case.out | grep -oE '[0-9.]+ req/s' | cut -d' ' -f1)")
       kill "$ng"; wait "$ng" 2>/dev/null || true
       rm -f listen.err
-      /usr/bin/time -f '%U %S' -o listen.cpu "$pushseal" receive --listen 127.0.0.1:0 "${listen_flags[@]}" --json > listen.jsonl 2> listen.err &
+      /usr/bin/time -f '%U %S' -o listen.cpu "$pushseal" receive --seen none --listen 127.0.0.1:0 "${listen_flags[@]}" --json > listen.jsonl 2> listen.err &
       ps=$!
       for _ in $(seq 100); do grep -q 'listening on' listen.err 2>/dev/null && break; sleep 0.05; done
       url=$(grep -oE 'https?://[^ ]*' listen.err | tail -1)
@@ -251,7 +251,7 @@ for i, payload in enumerate(sys.stdin):
 send_options=(--topic com.example.app --auth-key AuthKey.p8 --key-id KEY1234567 --team-id TEAM123456 --cacert Keys/tls-cert.pem)
 start_listener() {
   rm -f send-listen.err
-  "$pushseal" receive --listen 127.0.0.1:0 --provider-key KEY1234567=AuthKey.pub.pem --team TEAM123456 --json \
+  "$pushseal" receive --seen none --listen 127.0.0.1:0 --provider-key KEY1234567=AuthKey.pub.pem --team TEAM123456 --json \
     > send-listen.jsonl 2> send-listen.err &
   listener=$!
   for _ in $(seq 200); do grep -q 'listening on' send-listen.err 2>/dev/null && break; sleep 0.05; done

@@ -29,6 +29,7 @@ build_module Locking Sources/Locking/*.swift
 build_module PushSealJSON Sources/PushSealJSON/*.swift
 build_module NotificationText Sources/NotificationText/*.swift
 build_module EnvelopeFormat Sources/EnvelopeFormat/*.swift
+build_module SeenMessages Sources/SeenMessages/*.swift
 build_module SealCrypto Sources/SealCrypto/*.swift
 build_module MonotonicTime Sources/MonotonicTime/*.swift
 # HTTP/2 on both sides: the listener under --listen, the client under send.

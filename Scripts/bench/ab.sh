@@ -9,6 +9,9 @@
 # with h2load on core 1, beside nghttpd on the same cores.
 # A benchmark, not a test: it never fails on a number.
 set -euo pipefail
+# The same payloads go to the receiver again and again: each judged afresh, nothing remembered
+# (an older binary ignores the variable).
+export PUSHSEAL_SEEN=none
 cd "$(dirname "$0")/../.."
 base=${1:?usage: Scripts/bench/ab.sh COMMIT [RUNS]}
 runs=${2:-7}

@@ -20,6 +20,13 @@ public struct DeliveryStatus: Hashable, Sendable, CustomStringConvertible {
     public static let keyDisabled = DeliveryStatus("key-disabled")
     /// The kid's key is past its grace period: placeholder.
     public static let keyExpired = DeliveryStatus("key-expired")
+    /// The receiver allows only senders it knows, and this message is not authenticated by
+    /// one of them (sealed with no sender key, or by a sender unknown, disabled or retired
+    /// here): placeholder, and nothing of the content.
+    public static let senderUntrusted = DeliveryStatus("sender-untrusted")
+    /// The same message (its key and sealed `id`) was opened here before: recorded, and not
+    /// shown as new again.
+    public static let duplicate = DeliveryStatus("duplicate")
     /// The tag did not verify: placeholder, and no plaintext anywhere.
     public static let authenticationFailed = DeliveryStatus("auth-failed")
     /// The payload or envelope could not be read: placeholder, or no notification at all.
@@ -30,7 +37,7 @@ public struct DeliveryStatus: Hashable, Sendable, CustomStringConvertible {
     /// unreadable while the receiver ran): the key may be there, so the message is not given
     /// up as key-missing; shown as it came, the sender's fallback alert.
     public static let locked = DeliveryStatus("locked")
-    /// Sealed in a version this build does not read (`ps3`, a later sender's): placeholder.
+    /// Sealed in a version this build does not read (`ps9`, a later sender's): placeholder.
     public static let unsupported = DeliveryStatus("unsupported")
     /// The budget ran out and the extension answered `serviceExtensionTimeWillExpire`.
     public static let deadline = DeliveryStatus("deadline")

@@ -15,19 +15,27 @@ public struct Placeholder: Sendable, Equatable {
     /// Sealed in a way this receiver cannot open: a later envelope version, or ps2 on a
     /// phone whose system has no HPKE (before iOS 17).
     public var unsupported: String
+    /// Not sealed by a sender this receiver allows (`sender-untrusted`): the content is not
+    /// shown, and the words say not to act on the message.
+    public var untrustedSender: String
+    /// Opened here before (`duplicate`): shown where a receiver shows a repeat at all.
+    public var duplicate: String
 
     /// The statuses a body may be given for.
-    public static let reasons: [DeliveryStatus] = [.keyMissing, .authenticationFailed, .expired, .deadline, .unsupported]
+    public static let reasons: [DeliveryStatus] = [.keyMissing, .authenticationFailed, .expired, .deadline, .unsupported, .senderUntrusted, .duplicate]
 
     public static let standard = Placeholder(
         title: "Encrypted notification", keyMissing: "This device does not have the key to open this message.",
         unreadable: "This message could not be decrypted on this device.", expired: "This message has expired.",
         deadline: "This message could not be opened in time.",
-        unsupported: "This message needs a newer version of the app or system to open.")
+        unsupported: "This message needs a newer version of the app or system to open.",
+        untrustedSender: "This message is not from a sender this device trusts, so it is not shown.",
+        duplicate: "This message was already shown.")
 
     public init(
         title: String, keyMissing: String, unreadable: String, expired: String, deadline: String,
-        unsupported: String = Placeholder.standard.unsupported
+        unsupported: String = Placeholder.standard.unsupported, untrustedSender: String = Placeholder.standard.untrustedSender,
+        duplicate: String = Placeholder.standard.duplicate
     ) {
         self.title = title
         self.keyMissing = keyMissing
@@ -35,11 +43,15 @@ public struct Placeholder: Sendable, Equatable {
         self.expired = expired
         self.deadline = deadline
         self.unsupported = unsupported
+        self.untrustedSender = untrustedSender
+        self.duplicate = duplicate
     }
 
     /// One body for every reason.
     public init(title: String, body: String) {
-        self.init(title: title, keyMissing: body, unreadable: body, expired: body, deadline: body, unsupported: body)
+        self.init(
+            title: title, keyMissing: body, unreadable: body, expired: body, deadline: body, unsupported: body, untrustedSender: body,
+            duplicate: body)
     }
 
     /// Sets the body shown for `status` (one of `reasons`; false for another).
@@ -50,6 +62,8 @@ public struct Placeholder: Sendable, Equatable {
         case .expired: expired = body
         case .deadline: deadline = body
         case .unsupported: unsupported = body
+        case .senderUntrusted: untrustedSender = body
+        case .duplicate: duplicate = body
         default: return false
         }
         return true
@@ -63,6 +77,8 @@ public struct Placeholder: Sendable, Equatable {
         case .expired: expired
         case .deadline: deadline
         case .unsupported: unsupported
+        case .senderUntrusted: untrustedSender
+        case .duplicate: duplicate
         default: unreadable
         }
     }

@@ -16,6 +16,9 @@ func runDecrypt(_ request: DecryptRequest, console: Console) throws -> ExitStatu
     let stop = try StreamStop(console: console)
     let keyring = try KeyringStore(folder: request.keysFolder).load()
     let opener = PayloadOpener(keyring: keyring, field: request.field)
+    warnOfAnySender(request.senders, console: console)
+    // The messages `receive` opened are not asked: opening one again is what decrypt is for.
+    let receiving = PayloadJudgement.Receiving(senders: request.senders)
     let now = Timestamp.now()
     let name = request.source == "-" ? "stdin" : request.source
     let descriptor = try InputFiles.open(request.source)
@@ -47,7 +50,7 @@ func runDecrypt(_ request: DecryptRequest, console: Console) throws -> ExitStatu
                 }
                 payloads += 1
                 do {
-                    let alert = try open(Array(line), with: opener, now: now)
+                    let alert = try open(Array(line), with: opener, receiving: receiving, now: now)
                     console.output(JSONWriter.string(.object(alert.json)))
                 } catch {
                     failed += 1
@@ -66,7 +69,7 @@ func runDecrypt(_ request: DecryptRequest, console: Console) throws -> ExitStatu
         throw failure
     }
     if let whole {
-        console.output(JSONWriter.string(.object(try open(whole, with: opener, now: now).json)))
+        console.output(JSONWriter.string(.object(try open(whole, with: opener, receiving: receiving, now: now).json)))
         return .ok
     }
     console.flush()
@@ -103,14 +106,14 @@ private func beginsObjectOverLines(_ line: UnsafeRawBufferPointer) -> Bool {
 /// One payload, or one bare envelope, opened by the receiver's judge (docs/FORMAT.md §6):
 /// `decrypt` prints an alert exactly when `pushseal receive` would show it decrypted, and
 /// otherwise names the status the receiver gives.
-private func open(_ bytes: [UInt8], with opener: PayloadOpener, now: Int64) throws -> SealedAlert {
+private func open(_ bytes: [UInt8], with opener: PayloadOpener, receiving: PayloadJudgement.Receiving, now: Int64) throws -> SealedAlert {
     let text = String(decoding: bytes, as: UTF8.self).trimmingASCIIWhitespace()
     // A payload is a JSON object; anything else is read as a bare envelope of some version
-    // (`ps3.…` is then unsupported, not "not JSON").
+    // (`ps9.…` is then unsupported, not "not JSON").
     let judgement =
         text.hasPrefix("{")
-        ? bytes.withUnsafeBytes { PayloadJudgement.of(payload: $0, field: opener.field, keyring: opener.keyring, now: now) }
-        : PayloadJudgement.of(envelope: text, field: opener.field, keyring: opener.keyring, now: now)
+        ? bytes.withUnsafeBytes { PayloadJudgement.of(payload: $0, field: opener.field, keyring: opener.keyring, now: now, receiving: receiving) }
+        : PayloadJudgement.of(envelope: text, field: opener.field, keyring: opener.keyring, now: now, receiving: receiving)
     if judgement.status == .decrypted, let alert = judgement.alert { return alert }
     let status = judgement.status ?? .malformed
     // The kid came from the input, not from the user: a kid this keyring cannot use is bad
@@ -121,13 +124,15 @@ private func open(_ bytes: [UInt8], with opener: PayloadOpener, now: Int64) thro
 extension Specs {
     static let decrypt = CommandSpec(
         name: ["decrypt"], overview: "Open a payload's sealed alert and print it as JSON.",
-        usage: "pushseal decrypt FILE|- [--field enc] [--keys DIR]",
-        options: [fieldOption, keysOption],
+        usage: "pushseal decrypt FILE|- [--field enc] [--senders auto|required|any] [--keys DIR]",
+        options: [fieldOption, sendersOption, keysOption],
         discussion: """
-            Reads a payload (or a bare ps1 or ps2 envelope) from FILE or stdin ('-') and prints the sealed
+            Reads a payload (or a bare envelope) from FILE or stdin ('-') and prints the sealed
             alert as one line of JSON, exactly when 'pushseal receive' would show it decrypted. Otherwise
             it prints nothing on stdout, names the receiver's status on stderr (malformed, unsupported,
-            key-missing, auth-failed, expired, passthrough, ...) and exits 65.
+            key-missing, sender-untrusted, auth-failed, expired, passthrough, ...) and exits 65.
+            A message 'receive' has shown already opens here again: decrypt remembers nothing and
+            asks nothing of what was opened before.
             """, arguments: .files)
 }
 
@@ -135,6 +140,7 @@ struct DecryptRequest: Equatable {
     var keysFolder: String
     var field: String
     var source: String
+    var senders: SenderPolicy = .automatic
 }
 
 func parseDecrypt(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
@@ -149,5 +155,7 @@ func parseDecrypt(_ arguments: [String], environment: [String: String]) throws(U
             command: spec.name)
     }
     let field = parsed.value("field") ?? PayloadSealer.defaultField
-    return .decrypt(DecryptRequest(keysFolder: keysFolder(parsed), field: field, source: source))
+    return .decrypt(
+        DecryptRequest(
+            keysFolder: keysFolder(parsed), field: field, source: source, senders: try senderPolicy(parsed, command: spec.name)))
 }

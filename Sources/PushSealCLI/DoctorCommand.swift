@@ -1,6 +1,7 @@
 import PushSeal
 import PushSealJSON
 import PushSealReceiver
+import SeenMessages
 
 /// Runs `pushseal doctor PAYLOAD|-`: says what an iPhone will do with a payload and why, one
 /// finding per line, each problem with its fix. The verdict is the status `pushseal receive`
@@ -15,12 +16,16 @@ func runDoctor(_ request: DoctorRequest, console: Console) throws -> ExitStatus 
         if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
     }
     var keyring: Keyring?
+    var receiving = PayloadJudgement.Receiving(senders: request.senders)
     if let folder = request.keysFolder {
         keyring = try KeyringStore(folder: folder).load()
+        warnOfAnySender(request.senders, console: console)
+        let seenPath = request.seenStore ?? folder + "/" + SeenMessages.fileName
+        receiving.seen = try existingSeenStore(seenPath == "none" ? nil : seenPath)
     }
     let diagnosis = PayloadDiagnosis.of(
         bytes, field: request.field, pushType: request.pushType, priority: request.priority,
-        keyring: keyring, keysName: request.keysFolder ?? "the keyring")
+        keyring: keyring, keysName: request.keysFolder ?? "the keyring", receiving: receiving)
     let verdict = DoctorReport.verdict(diagnosis)
     if request.json {
         var members: [(String, JSONValue)] = [
@@ -86,13 +91,15 @@ extension Specs {
     static let doctor = CommandSpec(
         name: ["doctor"], overview: "Say what an iPhone will do with a payload, and why; 'doctor send' checks a sender's set-up.",
         usage:
-            "pushseal doctor PAYLOAD|- [--keys DIR] [--field enc] [--push-type alert] [--priority 10] [--json]\n       pushseal doctor send --topic BUNDLE --auth-key F.p8 --key-id K --team-id T [--sandbox|--endpoint URL] [--proxy URL] [--json]",
+            "pushseal doctor PAYLOAD|- [--keys DIR] [--field enc] [--push-type alert] [--priority 10] [--senders auto|required|any] [--seen FILE] [--json]\n       pushseal doctor send --topic BUNDLE --auth-key F.p8 --key-id K --team-id T [--sandbox|--endpoint URL] [--proxy URL] [--json]",
         options: [
             OptionSpec("keys", value: "dir", environment: "PUSHSEAL_KEYS", help: "Also check that it opens with this keyring, and what it shows."),
             fieldOption,
             OptionSpec("push-type", value: "type", choices: APNs.PushType.allCases.map(\.rawValue).sorted(), help: "The apns-push-type it goes out with (default: alert)."),
             OptionSpec("priority", value: "10|5|1", choices: APNs.Priority.allCases.map(\.rawValue), help: "The apns-priority it goes out with (default: 10)."),
-            OptionSpec("json", help: "Write the findings as one JSON object.")
+            OptionSpec("json", help: "Write the findings as one JSON object."),
+            sendersOption,
+            seenOption
         ],
         discussion: """
             Reads a payload from PAYLOAD or stdin ('-') and checks, as the receiver and PushSealKit do:
@@ -117,6 +124,9 @@ struct DoctorRequest: Equatable {
     var pushType: APNs.PushType
     var priority: APNs.Priority
     var json: Bool
+    var senders: SenderPolicy = .automatic
+    /// --seen: nil for the keyring folder's store (when --keys is given).
+    var seenStore: String? = nil
 }
 
 func parseDoctor(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
@@ -135,5 +145,6 @@ func parseDoctor(_ arguments: [String], environment: [String: String]) throws(Us
     return .doctor(
         DoctorRequest(
             source: source, keysFolder: parsed.value("keys"), field: parsed.value("field") ?? PayloadSealer.defaultField,
-            pushType: pushType, priority: priority, json: parsed.has("json")))
+            pushType: pushType, priority: priority, json: parsed.has("json"), senders: try senderPolicy(parsed, command: spec.name),
+            seenStore: parsed.value("seen")))
 }

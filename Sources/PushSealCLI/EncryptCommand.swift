@@ -223,6 +223,7 @@ extension Specs {
             OptionSpec(
                 "web", help: "Write the web form: {\"enc\":\"<envelope>\"}, no aps, for a Web Push library to encrypt for a browser (at most 3993 bytes)."),
             toOption,
+            senderKeyOption,
             jobsOption,
             keysOption
         ],
@@ -276,6 +277,8 @@ struct EncryptRequest: Equatable {
     var truncate = false
     /// `--web`: the web form, `{"<field>":"<envelope>"}` with no `aps`, for Web Push.
     var web = false
+    /// `--sender-key KID|none`: the sender key that vouches for a message to a recipient key.
+    var sender: SenderChoice = .primary
 }
 
 /// One `--data key=value` (a string) or `--data key:=json` (any JSON value).
@@ -339,6 +342,10 @@ func alertOptions(_ parsed: ParsedArguments, spec: CommandSpec, stdinIsBody: Boo
     if let to = parsed.value("to") {
         guard KeyID.isValid(to) else { throw fail("\(parsed.origin("to")) takes a key id (1 to 64 of A-Z a-z 0-9 _ -); 'pushseal keys list' shows them") }
         request.recipient = to
+    }
+    request.sender = senderChoice(parsed)
+    if case .named(let kid) = request.sender, !KeyID.isValid(kid) {
+        throw fail("\(parsed.origin("sender-key")) takes a sender key's id (1 to 64 of A-Z a-z 0-9 _ -), or none; 'pushseal keys list' shows them")
     }
 
     if let text = parsed.value("pad") {

@@ -81,7 +81,7 @@ func exitStatus(for error: any Error) -> ExitStatus {
         case .corrupt: return .configuration
         case .io: return .ioError
         case .lockTimeout: return .temporaryFailure
-        case .notAllowed, .notARecipient, .deviceKey, .invalidShare, .conflict: return .dataError
+        case .notAllowed, .notARecipient, .notASender, .senderNotAllowed, .deviceKey, .invalidShare, .conflict: return .dataError
         }
     case is EnvelopeError, is PayloadError:
         return .dataError

@@ -31,12 +31,13 @@ struct KeysCommand {
 
     func run(_ action: KeysAction) throws {
         switch action {
-        case .initialize(let recipient): try initialize(recipient: recipient)
-        case .add(let recipient): try add(recipient: recipient)
+        case .initialize(let recipient, let sender): try initialize(kind: sender ? .sender : recipient ? .private : .secret)
+        case .add(let recipient, let sender): try add(kind: sender ? .sender : recipient ? .private : nil)
         case .promote(let kid, let grace): try promote(kid, grace: grace)
-        case .rotate(let grace): try rotate(grace: grace)
+        case .rotate(let grace, let sender): try rotate(grace: grace, sender: sender)
         case .list(let json): try list(json: json)
-        case .export(let kid, let wantsPublic, let wantsPrivate, let picture): try export(kid, wantsPublic: wantsPublic, wantsPrivate: wantsPrivate, as: picture)
+        case .export(let kid, let wantsPublic, let wantsPrivate, let picture, let sender):
+            try export(kid, wantsPublic: wantsPublic, wantsPrivate: wantsPrivate, sender: sender, as: picture)
         case .exportRetirements: try exportRetirements()
         case .importShare(let source): try importShares(from: source)
         case .disable(let kid):
@@ -67,20 +68,31 @@ struct KeysCommand {
         }
     }
 
-    private func initialize(recipient: Bool) throws {
-        let keyring = try Keyring.generate(now: now, kind: recipient ? .private : .secret)
+    private func initialize(kind: KeyKind) throws {
+        let keyring = try Keyring.generate(now: now, kind: kind)
         try store.create(keyring)
-        let kid = keyring.primary!.id
+        let kid = keyring.keys[0].id
         console.output(kid)
         try console.finish(done: "the keyring was created all the same, with primary key \(kid)")
         note(console, "created \(store.path) with primary key \(kid)")
     }
 
-    private func add(recipient: Bool) throws {
-        let kid = try store.update { try $0.add(now: now, kind: recipient ? .private : nil) }
+    private func add(kind: KeyKind?) throws {
+        let (kid, isPrimary) = try store.update { keyring in
+            let kid = try keyring.add(now: now, kind: kind)
+            return (kid, keyring.entry(kid)?.state == .primary)
+        }
         console.output(kid)
         try console.finish(done: "key \(kid) was added all the same")
-        note(console, "added key \(kid); share it with 'pushseal keys export \(kid)', then 'pushseal keys promote \(kid)'")
+        if kind == .sender {
+            note(
+                console,
+                isPrimary
+                    ? "added sender key \(kid): what this keyring seals to a recipient key is now ps3, vouched for by it; give receivers 'pushseal keys export --sender'"
+                    : "added sender key \(kid); give receivers 'pushseal keys export \(kid)', then 'pushseal keys promote \(kid)'")
+        } else {
+            note(console, "added key \(kid); share it with 'pushseal keys export \(kid)', then 'pushseal keys promote \(kid)'")
+        }
     }
 
     private func promote(_ kid: String, grace: Duration) throws {
@@ -95,10 +107,10 @@ struct KeysCommand {
         }
     }
 
-    private func rotate(grace: Duration) throws {
+    private func rotate(grace: Duration, sender: Bool) throws {
         let (kid, previous) = try store.update { keyring in
-            let previous = keyring.primary?.id
-            return (try keyring.rotate(grace: grace, now: now), previous)
+            let previous = sender ? keyring.senderPrimary?.id : keyring.primary?.id
+            return (try keyring.rotate(grace: grace, now: now, sender: sender), previous)
         }
         console.output(kid)
         try console.finish(done: "the keyring was rotated all the same: the new primary key is \(kid)")
@@ -135,10 +147,25 @@ struct KeysCommand {
         for line in table(rows) { console.output(line) }
     }
 
-    private func export(_ kid: String?, wantsPublic: Bool, wantsPrivate: Bool, as picture: SharePicture?) throws {
+    private func export(_ kid: String?, wantsPublic: Bool, wantsPrivate: Bool, sender: Bool, as picture: SharePicture?) throws {
         let keyring = try store.load()
-        guard let chosen = kid ?? keyring.primary?.id else { throw KeyringError(.noPrimary, "the keyring has no primary key") }
+        guard let chosen = kid ?? (sender ? keyring.senderPrimary?.id : keyring.primary?.id) else {
+            throw KeyringError(.noPrimary, sender ? "the keyring has no sender key" : "the keyring has no primary key")
+        }
         guard let entry = keyring.entry(chosen) else { throw KeyringError(.unknownKey, "no key \(chosen) in the keyring") }
+        // A sender key leaves only as its public share, whatever was asked: its private half
+        // is this sender's identity, and a second sender makes a key of its own.
+        if entry.kind.isSenderKey || sender {
+            guard entry.kind.isSenderKey else {
+                throw KeyringError(.notASender, "key \(chosen) is \(entry.kind.article), not a sender key")
+            }
+            guard !wantsPrivate else {
+                throw KeyringError(
+                    .notAllowed, "sender key \(chosen) never leaves this keyring: a second sending machine makes a sender key of its own ('keys add --sender'), which receivers allow too")
+            }
+            guard entry.state != .destroyed, let point = entry.publicKey else { throw KeyringError(.keyDestroyed, "key \(chosen) was destroyed") }
+            return try show(SenderShare(kid: chosen, publicKey: point).text, of: chosen, secret: false, as: picture, console: console)
+        }
         if wantsPrivate {
             // Only by explicit request, and with a word on where it may go.
             guard entry.kind == .private else {
@@ -179,7 +206,7 @@ struct KeysCommand {
         case .file(let path):
             text = String(decoding: try InputFiles.read(path, bound: .keyShares), as: UTF8.self)
         case .argument(let share):
-            if !share.hasPrefix(PublicShare.prefix) && !share.hasPrefix(RetirementNotice.prefix) {
+            if !share.hasPrefix(PublicShare.prefix) && !share.hasPrefix(SenderShare.prefix) && !share.hasPrefix(RetirementNotice.prefix) {
                 console.warning("a key share typed as an argument shows in 'ps' and shell history; pipe it in with 'pushseal keys import -' next time")
             }
             text = share
@@ -214,6 +241,7 @@ private enum ImportItem {
     case secret(KeyShare)
     case publicKey(PublicShare)
     case privateKey(PrivateShare)
+    case sender(SenderShare)
     case notice(RetirementNotice)
 
     init(parsing line: String) throws {
@@ -222,6 +250,8 @@ private enum ImportItem {
             self = .privateKey(try PrivateShare(parsing: line))
         } else if line.hasPrefix(PublicShare.prefix) {
             self = .publicKey(try PublicShare(parsing: line))
+        } else if line.hasPrefix(SenderShare.prefix) {
+            self = .sender(try SenderShare(parsing: line))
         } else if line.hasPrefix(RetirementNotice.prefix) {
             self = .notice(try RetirementNotice(parsing: line))
         } else {
@@ -234,6 +264,7 @@ private enum ImportItem {
         case .secret(let share): share.kid
         case .publicKey(let share): share.kid
         case .privateKey(let share): share.kid
+        case .sender(let share): share.kid
         case .notice(let notice): notice.kid
         }
     }
@@ -253,6 +284,11 @@ private enum ImportItem {
             return try keyring.importPublic(share, now: now) ? "imported the public key \(kid) into \(path); seal to it with 'encrypt --to \(kid)'" : already
         case .secret(let share):
             return try keyring.importShare(share, now: now) ? "imported key \(kid) into \(path)" : already
+        case .sender(let share):
+            let first = !keyring.allowsOnlyKnownSenders
+            guard try keyring.importSender(share, now: now) else { return already }
+            return "allowed sender \(kid) in \(path)"
+                + (first ? "; from now on only what an allowed sender sealed (ps3) opens here: ps1 and ps2 messages are sender-untrusted" : "")
         case .notice(let notice):
             switch try keyring.retire(notice) {
             case .retires(let time) where time <= now:
@@ -299,11 +335,12 @@ private func show(_ share: String, of kid: String, secret: Bool, as picture: Sha
         console.diagnostic(
             secret
                 ? "the psk1 share of key \(kid): a secret; scan it on the receiving device only"
-                : "the ppk1 public share of key \(kid)")
+                : share.hasPrefix(SenderShare.prefix) ? "the pss1 share of sender key \(kid)" : "the ppk1 public share of key \(kid)")
     case .png(let file):
         let image = try CompanionProgram.output(of: program, ["png"], input: Array(share.utf8))
         try FileIO.replace(file, with: image)
-        console.diagnostic("wrote the QR code of key \(kid)'s \(secret ? "psk1 share to \(file) (mode 0600; a secret: delete it once scanned)" : "ppk1 share to \(file)")")
+        console.diagnostic(
+            "wrote the QR code of key \(kid)'s \(secret ? "psk1 share to \(file) (mode 0600; a secret: delete it once scanned)" : "\(share.prefix(4)) share to \(file)")")
     }
 }
 
@@ -311,15 +348,15 @@ extension Specs {
     static let keys: [CommandSpec] = [
         CommandSpec(
             name: ["keys", "init"], overview: "Create a keyring with one primary key.",
-            usage: "pushseal keys init [--recipient] [--keys DIR]", options: [keysOption, lockTimeoutOption, recipientOption],
+            usage: "pushseal keys init [--recipient | --sender] [--keys DIR]", options: [keysOption, lockTimeoutOption, recipientOption, senderKindOption],
             discussion:
-                "Creates DIR (mode 0700) and DIR/keyring.json (mode 0600); prints the new key id.\nRefuses to overwrite an existing keyring. With --recipient (on the device's side) the key\nis a P-256 key pair: 'keys export --public' prints the share senders import."
+                "Creates DIR (mode 0700) and DIR/keyring.json (mode 0600); prints the new key id.\nRefuses to overwrite an existing keyring. With --recipient (on the device's side) the key\nis a P-256 key pair: 'keys export --public' prints the share senders import. With --sender\nit is a sender key alone, for a sender that seals only to imported recipient keys."
         ),
         CommandSpec(
             name: ["keys", "add"], overview: "Add a key that decrypts but does not encrypt yet.",
-            usage: "pushseal keys add [--recipient] [--keys DIR]", options: [keysOption, lockTimeoutOption, addRecipientOption],
+            usage: "pushseal keys add [--recipient | --sender] [--keys DIR]", options: [keysOption, lockTimeoutOption, addRecipientOption, senderKindOption],
             discussion:
-                "Step one of a two-step roll-out: export the new key to receivers, then 'keys promote' it.\nPrints the new key id. The key is of the primary's kind (a key pair in a recipient\nkeyring, a shared secret otherwise) unless --recipient asks for a key pair."
+                "Step one of a two-step roll-out: export the new key to receivers, then 'keys promote' it.\nPrints the new key id. The key is of the primary's kind (a key pair in a recipient\nkeyring, a shared secret otherwise) unless --recipient asks for a key pair.\nWith --sender it is a sender key: the keyring's first one vouches at once for what it seals\nto recipient keys (ps3); a later one waits for 'keys promote'."
         ),
         CommandSpec(
             name: ["keys", "promote"], overview: "Make a key the primary.",
@@ -327,9 +364,10 @@ extension Specs {
             discussion: "The previous primary keeps decrypting until the grace period passes.", arguments: .keyIDs),
         CommandSpec(
             name: ["keys", "rotate"], overview: "Make a new primary of its kind; the old one decrypts for --grace.",
-            usage: "pushseal keys rotate [--grace 30d] [--keys DIR]", options: [keysOption, graceOption, lockTimeoutOption],
+            usage: "pushseal keys rotate [--sender] [--grace 30d] [--keys DIR]",
+            options: [keysOption, graceOption, lockTimeoutOption, OptionSpec("sender", help: "Rotate the sender key instead of the primary.")],
             discussion:
-                "Prints the new key id. Payloads sealed under the old primary still open until the grace\nperiod passes; then 'keys prune' destroys it. The new key is of the old one's kind: a shared\nsecret, or a key pair on a device. A device's public key is rotated on the device\n('keys rotate' there, then 'keys export --public' there and 'keys import' here)."
+                "Prints the new key id. Payloads sealed under the old primary still open until the grace\nperiod passes; then 'keys prune' destroys it. The new key is of the old one's kind: a shared\nsecret, or a key pair on a device. A device's public key is rotated on the device\n('keys rotate' there, then 'keys export --public' there and 'keys import' here).\nWith --sender the sender key is replaced: give receivers the new one ('keys export --sender')\nand the old one's retirement ('keys export --retirements'); they allow it until then."
         ),
         CommandSpec(
             name: ["keys", "list"], overview: "Show the keys, never their secrets.",
@@ -338,9 +376,10 @@ extension Specs {
             discussion: ""),
         CommandSpec(
             name: ["keys", "export"], overview: "Print a key as a one-line share for a receiver.",
-            usage: "pushseal keys export [KID] [--public | --private | --retirements] [--qr | --qr-png FILE] [--keys DIR]",
+            usage: "pushseal keys export [KID] [--public | --private | --sender | --retirements] [--qr | --qr-png FILE] [--keys DIR]",
             options: [
                 keysOption, lockTimeoutOption,
+                OptionSpec("sender", help: "Print the sender key's share (pss1.…) for receivers to allow; no secret."),
                 OptionSpec("retirements", help: "Print when each retiring key stops opening (psr1.<kid>.<time>), for receivers to import; no secret."),
                 OptionSpec("public", help: "Print a recipient key's public share (ppk1.…), which holds no secret."),
                 OptionSpec("private", help: "Print a recipient key's private share (prk1.…), for another receiver of yours; a secret."),
@@ -348,13 +387,13 @@ extension Specs {
                 OptionSpec("qr-png", value: "file", help: "Write the share's QR code to FILE as a PNG image (mode 0600) instead of printing it.")
             ],
             discussion:
-                "Prints psk1.<kid>.<secret> for the primary key, or for KID. This is the only command that\nshows a secret: send it over a channel you trust, e.g. 'pushseal keys export | ssh host pushseal keys import -'.\nWith --public it prints ppk1.<kid>.<point> for a recipient key: safe to paste anywhere.\nWith --private it prints prk1.<kid>.<scalar>, the device's private key, for a second receiver\nor a backup of yours: a secret that opens every message sealed to the device, never for a sender.\n--qr draws the share as a QR code instead (Unicode half blocks, dark on light); since a psk1\nshare is a secret, its QR code is drawn only when stdout is a terminal, never into a pipe or\na file, and an image of it is written only to the FILE --qr-png names.\nWith --retirements it prints psr1.<kid>.<unix time> for every key a rotation, promotion or\ndestroy retired here: a receiver imports them, and its copies stop opening then too.",
+                "Prints psk1.<kid>.<secret> for the primary key, or for KID. This is the only command that\nshows a secret: send it over a channel you trust, e.g. 'pushseal keys export | ssh host pushseal keys import -'.\nWith --public it prints ppk1.<kid>.<point> for a recipient key: safe to paste anywhere.\nWith --private it prints prk1.<kid>.<scalar>, the device's private key, for a second receiver\nor a backup of yours: a secret that opens every message sealed to the device, never for a sender.\nWith --sender (or a sender key's KID) it prints pss1.<kid>.<point>, the share receivers import\nto allow this sender; a sender key's private half never leaves the keyring.\n--qr draws the share as a QR code instead (Unicode half blocks, dark on light); since a psk1\nshare is a secret, its QR code is drawn only when stdout is a terminal, never into a pipe or\na file, and an image of it is written only to the FILE --qr-png names.\nWith --retirements it prints psr1.<kid>.<unix time> for every key a rotation, promotion or\ndestroy retired here: a receiver imports them, and its copies stop opening then too.",
             arguments: .keyIDs),
         CommandSpec(
-            name: ["keys", "import"], overview: "Add a shared key, or a recipient's public or private key, to this keyring.",
+            name: ["keys", "import"], overview: "Add a shared key, a recipient's public or private key, or an allowed sender, to this keyring.",
             usage: "pushseal keys import SHARE|FILE|- [--keys DIR]", options: [keysOption, lockTimeoutOption],
             discussion:
-                "Reads the share from stdin ('-') or a FILE, one per line (all of them import, or none);\ncreates the keyring if there is none. A psk1\nkey is added enabled: it decrypts, and 'keys promote KID' makes it the key that encrypts.\nA ppk1 public key only encrypts ('encrypt --to KID', or promote it to seal to it by default).\nA prk1 private key (from 'keys export --private' on another receiver of yours) opens ps2.\nA psk1 share typed as an argument works but shows in 'ps' and shell history, so it earns a\nwarning; a ppk1 share holds no secret and may be given as it is.\nA psr1 retirement notice (from 'keys export --retirements' on the sender) makes that key\nstop opening at its time, as the sender's copy does; then 'keys prune' destroys it.",
+                "Reads the share from stdin ('-') or a FILE, one per line (all of them import, or none);\ncreates the keyring if there is none. A psk1\nkey is added enabled: it decrypts, and 'keys promote KID' makes it the key that encrypts.\nA ppk1 public key only encrypts ('encrypt --to KID', or promote it to seal to it by default).\nA prk1 private key (from 'keys export --private' on another receiver of yours) opens ps2.\nA pss1 sender key (from 'keys export --sender' on a sender) is allowed: its ps3 messages open,\nand from then on nothing unauthenticated (ps1, ps2) does ('receive --senders any' overrides).\nA psk1 share typed as an argument works but shows in 'ps' and shell history, so it earns a\nwarning; a ppk1 share holds no secret and may be given as it is.\nA psr1 retirement notice (from 'keys export --retirements' on the sender) makes that key\nstop opening at its time, as the sender's copy does; then 'keys prune' destroys it.",
             arguments: .files),
         CommandSpec(
             name: ["keys", "disable"], overview: "Stop a key from decrypting.",
@@ -383,15 +422,17 @@ extension Specs {
     static let recipientOption = OptionSpec("recipient", help: "Make a recipient key pair (P-256, for ps2) instead of a shared secret.")
 
     static let addRecipientOption = OptionSpec("recipient", help: "Make a recipient key pair (P-256, for ps2) whatever the primary's kind.")
+
+    static let senderKindOption = OptionSpec("sender", help: "Make a sender key pair (P-256), which vouches for what this keyring seals to recipient keys (ps3).")
 }
 
 enum KeysAction: Equatable {
-    case initialize(recipient: Bool)
-    case add(recipient: Bool)
+    case initialize(recipient: Bool, sender: Bool = false)
+    case add(recipient: Bool, sender: Bool = false)
     case promote(kid: String, grace: Duration)
-    case rotate(grace: Duration)
+    case rotate(grace: Duration, sender: Bool = false)
     case list(json: Bool)
-    case export(kid: String?, public: Bool, private: Bool = false, picture: SharePicture? = nil)
+    case export(kid: String?, public: Bool, private: Bool = false, picture: SharePicture? = nil, sender: Bool = false)
     /// `keys export --retirements`: the notices receivers import so their copies retire too.
     case exportRetirements
     case importShare(source: ShareSource)
@@ -449,6 +490,11 @@ func parseKeys(_ arguments: [String], environment: [String: String]) throws(Usag
             throw UsageError("unexpected argument '\(parsed.positionals[0].prefix(70))'", command: spec.name)
         }
     }
+    func oneKind() throws(UsageError) {
+        guard !(parsed.has("recipient") && parsed.has("sender")) else {
+            throw UsageError("give --recipient (a key pair that opens) or --sender (a key pair that vouches), not both", command: spec.name)
+        }
+    }
     func grace() throws(UsageError) -> Duration {
         try duration(parsed, "grace", in: DurationRange.grace, example: "30d, 12h or 0s", command: spec.name) ?? Keyring.defaultGrace
     }
@@ -460,19 +506,21 @@ func parseKeys(_ arguments: [String], environment: [String: String]) throws(Usag
     switch name {
     case "init":
         try noArguments()
-        action = .initialize(recipient: parsed.has("recipient"))
+        try oneKind()
+        action = .initialize(recipient: parsed.has("recipient"), sender: parsed.has("sender"))
     case "add":
         try noArguments()
-        action = .add(recipient: parsed.has("recipient"))
+        try oneKind()
+        action = .add(recipient: parsed.has("recipient"), sender: parsed.has("sender"))
     case "promote": action = .promote(kid: try kid()!, grace: try grace())
     case "rotate":
         try noArguments()
-        action = .rotate(grace: try grace())
+        action = .rotate(grace: try grace(), sender: parsed.has("sender"))
     case "list":
         try noArguments()
         action = .list(json: parsed.has("json"))
     case "export" where parsed.has("retirements"):
-        let other = ["public", "private", "qr", "qr-png"].first(where: parsed.has).map { "--\($0)" } ?? (parsed.positionals.isEmpty ? nil : "a KID")
+        let other = ["public", "private", "sender", "qr", "qr-png"].first(where: parsed.has).map { "--\($0)" } ?? (parsed.positionals.isEmpty ? nil : "a KID")
         if let other {
             throw UsageError("--retirements prints the notices of every retiring key, so it takes no \(other)", command: spec.name)
         }
@@ -489,14 +537,18 @@ func parseKeys(_ arguments: [String], environment: [String: String]) throws(Usag
         guard !(parsed.has("public") && parsed.has("private")) else {
             throw UsageError("give --public (the share senders import) or --private (the device's own key), not both", command: spec.name)
         }
-        action = .export(kid: try kid(optional: true), public: parsed.has("public"), private: parsed.has("private"), picture: picture)
+        guard !(parsed.has("sender") && parsed.has("private")) else {
+            throw UsageError("a sender key's private half never leaves the keyring: --sender prints its public share, so give it without --private", command: spec.name)
+        }
+        action = .export(
+            kid: try kid(optional: true), public: parsed.has("public"), private: parsed.has("private"), picture: picture, sender: parsed.has("sender"))
     case "import":
         guard parsed.positionals.count == 1, let source = parsed.positionals.first else {
             throw UsageError("expected one SHARE: '-' to read it from stdin, or a file holding it", command: spec.name)
         }
         if source == "-" {
             action = .importShare(source: .standardInput)
-        } else if source.hasPrefix(KeyShare.prefix) || source.hasPrefix(PublicShare.prefix) || source.hasPrefix(RetirementNotice.prefix) {
+        } else if [KeyShare.prefix, PublicShare.prefix, SenderShare.prefix, RetirementNotice.prefix].contains(where: source.hasPrefix) {
             action = .importShare(source: .argument(source))
         } else {
             action = .importShare(source: .file(source))

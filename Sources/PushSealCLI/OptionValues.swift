@@ -1,6 +1,11 @@
 import PushSeal
 import PushSealReceiver
 import SealCrypto
+import SeenMessages
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Every duration option's accepted range, in one place: the help and the checks use it.
 enum DurationRange {
@@ -58,6 +63,27 @@ func keysFolder(_ parsed: ParsedArguments) -> String {
     parsed.value("keys") ?? "Keys"
 }
 
+/// `--senders auto|required|any`.
+func senderPolicy(_ parsed: ParsedArguments, command: CommandSpec.Name) throws(UsageError) -> SenderPolicy {
+    guard let text = parsed.value("senders") else { return .automatic }
+    guard let policy = SenderPolicy(rawValue: text) else {
+        throw UsageError("\(parsed.origin("senders")) is auto, required or any", command: command)
+    }
+    return policy
+}
+
+/// `--seen FILE|none`: where opened messages are remembered; nil for none.
+func seenStorePath(_ parsed: ParsedArguments, keysFolder: String) -> String? {
+    guard let text = parsed.value("seen") else { return keysFolder + "/" + SeenMessages.fileName }
+    return text == "none" ? nil : text
+}
+
+/// `--sender-key KID|none`: which sender key vouches for what is sealed to a recipient key.
+func senderChoice(_ parsed: ParsedArguments) -> SenderChoice {
+    guard let text = parsed.value("sender-key") else { return .primary }
+    return text == "none" ? .none : .named(text)
+}
+
 /// `--jobs N`: how many cores to use; all of them unless told.
 func jobs(_ parsed: ParsedArguments, command: CommandSpec.Name) throws(UsageError) -> Int {
     guard let text = parsed.value("jobs") else { return LineWorkerPool<Int>.availableCores }
@@ -109,4 +135,31 @@ enum CheckedValues {
         }
         return value
     }
+}
+
+/// The store of messages opened before, for `receive` (made when missing): a store that
+/// cannot be opened is a setup error, said before anything is delivered.
+func openSeenStore(_ path: String?) throws -> SeenMessages? {
+    guard let path else { return nil }
+    do {
+        return try SeenMessages(path: path)
+    } catch {
+        throw CLIFailure(error.errno == EACCES || error.errno == EROFS ? .cannotCreate : .ioError, "\(error); give --seen FILE elsewhere, or --seen none to remember nothing")
+    }
+}
+
+/// The same for `doctor` and `decrypt`, which ask it and change nothing: nil when there is none.
+func existingSeenStore(_ path: String?) throws -> SeenMessages? {
+    guard let path else { return nil }
+    do {
+        return try SeenMessages.existing(at: path)
+    } catch {
+        throw CLIFailure(.ioError, "\(error)")
+    }
+}
+
+/// `--senders any` is said once: it opens what anyone holding a public share sealed.
+func warnOfAnySender(_ policy: SenderPolicy, console: Console) {
+    guard policy == .any else { return }
+    console.warning("--senders any: messages sealed with no sender key open here too, and anyone holding a recipient key's public share can seal those")
 }

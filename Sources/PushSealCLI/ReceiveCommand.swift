@@ -139,7 +139,9 @@ struct ReceiveCommand {
                 console.diagnostic("note: the keyring can be used again; sealed notifications open as before")
             }
         }
-        let settings = DecryptingExtension.Settings(field: request.field, placeholder: request.placeholder)
+        warnOfAnySender(request.senders, console: console)
+        let settings = DecryptingExtension.Settings(
+            field: request.field, placeholder: request.placeholder, senders: request.senders, seen: try openSeenStore(request.seenStore))
         guard let command = request.thenCommand else {
             return { DecryptingExtension(keys: keys, settings: settings) }
         }
@@ -357,7 +359,9 @@ extension Specs {
             OptionSpec("placeholder-body", value: "body", environment: "PUSHSEAL_PLACEHOLDER_BODY", help: "Shown when a sealed alert cannot be opened, whatever the reason."),
             OptionSpec(
                 "placeholder-for", value: "reason=body", repeatable: true,
-                help: "The body for one reason: key-missing, auth-failed (also malformed), expired or deadline."),
+                help: "The body for one reason: key-missing, auth-failed (also malformed), expired, deadline, unsupported, sender-untrusted or duplicate."),
+            sendersOption,
+            seenOption,
             jobsOption,
             fieldOption,
             keysOption
@@ -374,9 +378,11 @@ extension Specs {
                         one is delivered. Records carry device and the apns-* headers; a refused
                         request's record is 'rejected' with http-status and reason.
 
-            STATUSES: decrypted, passthrough, key-missing, key-disabled, key-expired, auth-failed,
+            STATUSES: decrypted, passthrough, key-missing, key-disabled, key-expired,
+              sender-untrusted (not sealed by a sender the keyring allows), auth-failed,
               malformed, unsupported (a later envelope version), locked (the keyring could not be
-              read: the fallback alert is shown), expired, deadline, original, modified (an
+              read: the fallback alert is shown), expired, duplicate (opened here before: the
+              extension does not run again), deadline, original, modified (an
               --extension's own content), rejected (--listen refused the request). Every input gets exactly one record, in
               input order (with --watch and --listen: as delivered).
               Payloads over APNs' 4096 bytes (5120 for voip) are malformed, as APNs would refuse them.
@@ -418,6 +424,10 @@ struct ReceiveRequest: Equatable {
     var listen: ListenRequest? = nil
     /// --notify: show each delivery on the desktop too.
     var notify = false
+    /// --senders: whose messages open.
+    var senders: SenderPolicy = .automatic
+    /// --seen: where opened messages are remembered; nil for nowhere.
+    var seenStore: String? = nil
 }
 
 extension ReceiveRequest {
@@ -494,5 +504,6 @@ func parseReceive(_ arguments: [String], environment: [String: String]) throws(U
             extensionCommand: parsed.value("extension"), thenCommand: parsed.value("then"), memoryLimit: memoryLimit,
             placeholder: placeholder,
             jobs: try jobs(parsed, command: spec.name), maximumExtensions: maximumExtensions, listen: listen,
-            notify: parsed.has("notify")))
+            notify: parsed.has("notify"), senders: try senderPolicy(parsed, command: spec.name),
+            seenStore: seenStorePath(parsed, keysFolder: keysFolder(parsed))))
 }

@@ -55,9 +55,10 @@ final class SealerSet: Sendable {
     /// The APNs payload's sealer, or the web form's (`--web`).
     private static func sealer(_ keyring: Keyring, _ request: EncryptRequest, to recipient: String?, byteLimit: Int) throws -> PayloadSealer {
         guard !request.web else {
-            return try PayloadSealer(webFormWith: keyring, to: recipient, field: request.field, pad: request.pad)
+            return try PayloadSealer(webFormWith: keyring, to: recipient, sender: request.sender, field: request.field, pad: request.pad)
         }
         return try PayloadSealer(
-            keyring: keyring, to: recipient, field: request.field, pad: request.pad, fallback: request.fallback, byteLimit: byteLimit)
+            keyring: keyring, to: recipient, sender: request.sender, field: request.field, pad: request.pad, fallback: request.fallback,
+            byteLimit: byteLimit)
     }
 }

@@ -476,6 +476,7 @@ extension Specs {
                 "vapid-subject", value: "uri", environment: "PUSHSEAL_VAPID_SUBJECT",
                 help: "With --webpush: how push services reach you, mailto:you@your-domain or https://… (required)."),
             toOption,
+            senderKeyOption,
             OptionSpec("topic", value: "bundle", environment: "PUSHSEAL_TOPIC", help: "apns-topic: the app's bundle id (required)."),
             authKeyOption,
             keyIDOption,

@@ -19,6 +19,20 @@ enum Specs {
         "lock-timeout", value: "duration", environment: "PUSHSEAL_LOCK_TIMEOUT",
         help: "Give up (exit 75) when another command holds the keyring longer (\(DurationRange.help(default: KeyringStore.defaultLockTimeout, DurationRange.lockTimeout))).")
 
+    static let sendersOption = OptionSpec(
+        "senders", value: "policy", environment: "PUSHSEAL_SENDERS",
+        help:
+            "Whose messages open: auto (the default: only allowed senders' once the keyring allows any), required (only allowed senders', even before one is imported) or any (also unauthenticated ones, with a warning)."
+    )
+
+    static let seenOption = OptionSpec(
+        "seen", value: "file", environment: "PUSHSEAL_SEEN",
+        help: "Where opened messages are remembered, so one arriving again is a duplicate (default: seen-messages in the keyring folder; none: remember nothing).")
+
+    static let senderKeyOption = OptionSpec(
+        "sender-key", value: "kid", environment: "PUSHSEAL_SENDER_KEY",
+        help: "The sender key that vouches for messages to a recipient key (ps3) (default: the keyring's sender key, if it has one; none: seal ps2).")
+
     static let jobsOption = OptionSpec(
         "jobs", short: "j", value: "n", environment: "PUSHSEAL_JOBS",
         help: "Worker threads for streamed input (default: every core). Output order never changes.")

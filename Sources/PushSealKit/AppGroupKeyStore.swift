@@ -76,7 +76,7 @@ public struct AppGroupKeyStore: KeyStore {
     public func store(_ key: OpeningKey, id: String) throws(KeyStoreError) {
         let folder = try folder.get()
         try StoredKey.check(id: id)
-        let (name, other, bytes) = StoredKey.entry(for: key, id: id)
+        let (name, others, bytes) = StoredKey.entry(for: key, id: id)
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
@@ -96,8 +96,8 @@ public struct AppGroupKeyStore: KeyStore {
             try? FileManager.default.removeItem(at: temporary)
             throw KeyStoreError(.failed, status: code, "key \(id) could not be put in place (errno \(code))")
         }
-        // One id, one key: a key of the other kind under this id gives way.
-        try? FileManager.default.removeItem(at: folder.appendingPathComponent(other))
+        // One id, one key: a key of another kind under this id gives way.
+        for other in others { try? FileManager.default.removeItem(at: folder.appendingPathComponent(other)) }
     }
 
     /// Removes the key under `id`, so the device stops opening what is sealed to it (and says
@@ -124,13 +124,21 @@ public struct AppGroupKeyStore: KeyStore {
     public func ids() throws(KeyStoreError) -> [String] {
         let folder = try folder.get()
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return [] }
-        return Set(
-            names.compactMap { name -> String? in
-                guard name.hasPrefix("psk1.") || name.hasPrefix("prk1.") else { return nil }
-                let id = String(name.dropFirst(5))
-                return SealedEnvelope.isKeyID(Substring(id)) ? id : nil
-            }
-        ).sorted()
+        return Set(names.compactMap(StoredKey.id(ofName:))).sorted()
+    }
+
+    /// Whether an allowed sender's key (`pss1.<kid>`) is kept here. A folder that cannot be
+    /// listed answers as a locked phone's does.
+    public func knowsSenders() throws(KeyStoreError) -> Bool {
+        let folder = try folder.get()
+        do {
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            return names.contains { $0.hasPrefix("pss1.") && StoredKey.id(ofName: $0) != nil }
+        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
+            return false
+        } catch {
+            throw KeyStoreError(.locked, "the key folder could not be listed: \(error.localizedDescription)")
+        }
     }
 
     static let readFile: @Sendable (String) -> Result<Data?, POSIXError> = { path in

@@ -32,6 +32,18 @@ open class PushSealNotificationService: UNNotificationServiceExtension {
     /// What a notification shows when the key store cannot answer (`locked`): by default the
     /// payload's own fallback alert, as it came.
     open var lockedContent: LockedContent { .fallbackAlert }
+    /// Whose messages open: by default only allowed senders' once the store keeps a sender's
+    /// key (`.sender`, from a `pss1` line).
+    open var senders: SenderPolicy { .automatic }
+    /// Where the messages opened are remembered, so one arriving again is a `duplicate`: a
+    /// `SeenMessages` file in the App Group container (every instance of the extension, in
+    /// any process, shares it). Return one instance, made once (a `static let`). The
+    /// default, nil, remembers nothing.
+    open var seenMessages: SeenMessages? { nil }
+    /// What a duplicate shows: the placeholder's `duplicate` body (the default), or nothing,
+    /// which needs the `com.apple.developer.usernotifications.filtering` entitlement (without
+    /// it iOS shows the notification as it came).
+    open var duplicates: DuplicateHandling { .placeholder }
     /// The system's budget: time-up comes about 30 s after `didReceive`. Content a hook
     /// finishes with later is not delivered (time-up has delivered by then). The system sets
     /// it, so it is not for a subclass to change: a shorter one only dropped content the
@@ -59,7 +71,8 @@ open class PushSealNotificationService: UNNotificationServiceExtension {
 
     /// The opener as this instance's settings make it; `hpkeAvailable` is the system's.
     var opener: NotificationOpener {
-        var opener = NotificationOpener(keys: keyStore, field: field, placeholder: placeholder, lockedContent: lockedContent)
+        var opener = NotificationOpener(
+            keys: keyStore, field: field, placeholder: placeholder, lockedContent: lockedContent, senders: senders, seen: seenMessages)
         if #available(iOS 17.0, macOS 14.0, macCatalyst 17.0, tvOS 17.0, visionOS 1.0, watchOS 10.0, *) {} else { opener.hpkeAvailable = false }
         return opener
     }
@@ -77,6 +90,11 @@ open class PushSealNotificationService: UNNotificationServiceExtension {
         let opened = opener.open(userInfo: request.content.userInfo, now: started)
         guard opened.status != .passthrough, opened.status != .original else {
             deliver(request.content, for: work, opened: opened, atTimeUp: false)
+            return
+        }
+        if opened.status == .duplicate, duplicates == .suppress {
+            // Empty content: with the filtering entitlement iOS shows nothing.
+            deliver(UNNotificationContent(), for: work, opened: opened, atTimeUp: false)
             return
         }
         let content = Self.content(request.content, changedBy: opened.changes, userInfo: opened.userInfo(over: request.content.userInfo))
@@ -221,6 +239,15 @@ open class PushSealNotificationService: UNNotificationServiceExtension {
     }
 }
 
+/// What the adapter delivers for a message opened before (`duplicate`).
+public enum DuplicateHandling: Sendable, Equatable {
+    /// The placeholder, with its `duplicate` body: the user sees that it came again.
+    case placeholder
+    /// Nothing: empty content, which iOS drops when the extension has the
+    /// `com.apple.developer.usernotifications.filtering` entitlement.
+    case suppress
+}
+
 /// A value the adapter made for one call and keeps no reference to, handed to the hook as
 /// its own.
 private struct HandOver<Value>: @unchecked Sendable {
@@ -291,7 +318,7 @@ public struct KeychainKeyStore: KeyStore {
     /// updated in place when it exists, so a failure leaves the old key as it was.
     public func store(_ key: OpeningKey, id: String) throws(KeyStoreError) {
         try StoredKey.check(id: id)
-        let (account, other, bytes) = StoredKey.entry(for: key, id: id)
+        let (account, others, bytes) = StoredKey.entry(for: key, id: id)
         let query = base(account: account)
         var item = query
         item[kSecValueData as String] = bytes
@@ -305,9 +332,11 @@ public struct KeychainKeyStore: KeyStore {
             status = SecItemUpdate(query as CFDictionary, changes as CFDictionary)
         }
         guard status == errSecSuccess else { throw Self.error(status, "storing key \(id)") }
-        // One id, one key: a key of the other kind under this id gives way.
-        let removed = SecItemDelete(base(account: other) as CFDictionary)
-        guard removed == errSecSuccess || removed == errSecItemNotFound else { throw Self.error(removed, "replacing key \(id)") }
+        // One id, one key: a key of another kind under this id gives way.
+        for other in others {
+            let removed = SecItemDelete(base(account: other) as CFDictionary)
+            guard removed == errSecSuccess || removed == errSecItemNotFound else { throw Self.error(removed, "replacing key \(id)") }
+        }
     }
 
     /// Removes the key under `id`, so the device stops opening what is sealed to it (and says
@@ -325,6 +354,16 @@ public struct KeychainKeyStore: KeyStore {
 
     /// The ids of the keys kept, sorted.
     public func ids() throws(KeyStoreError) -> [String] {
+        Set(try accounts().compactMap(StoredKey.id(ofName:))).sorted()
+    }
+
+    /// Whether an allowed sender's key (`pss1.<kid>`) is kept.
+    public func knowsSenders() throws(KeyStoreError) -> Bool {
+        try accounts().contains { $0.hasPrefix("pss1.") && StoredKey.id(ofName: $0) != nil }
+    }
+
+    /// Every account of the service in the group.
+    private func accounts() throws(KeyStoreError) -> [String] {
         var query = base(account: nil)
         query[kSecReturnAttributes as String] = true
         query[kSecMatchLimit as String] = kSecMatchLimitAll
@@ -332,14 +371,7 @@ public struct KeychainKeyStore: KeyStore {
         let status = SecItemCopyMatching(query as CFDictionary, &result)
         if status == errSecItemNotFound { return [] }
         guard status == errSecSuccess, let items = result as? [[String: Any]] else { throw Self.error(status, "listing keys") }
-        return Set(
-            items.compactMap { item -> String? in
-                guard let account = item[kSecAttrAccount as String] as? String,
-                    account.hasPrefix("psk1.") || account.hasPrefix("prk1.")
-                else { return nil }
-                return String(account.dropFirst(5))
-            }
-        ).sorted()
+        return items.compactMap { $0[kSecAttrAccount as String] as? String }
     }
 
     private func base(account: String?) -> [String: Any] {

@@ -7,8 +7,9 @@ import Crypto
 #endif
 
 /// The pairing lines `pushseal keys export` prints, read into keys: `psk1.<kid>.<secret>`
-/// (a shared secret the device stores) and `ppk1.<kid>.<point>` (a recipient's public key,
-/// which the device checks against the private key it keeps).
+/// (a shared secret the device stores), `ppk1.<kid>.<point>` (a recipient's public key,
+/// which the device checks against the private key it keeps), `prk1.<kid>.<scalar>` (the
+/// device's private key) and `pss1.<kid>.<point>` (a sender the device allows).
 public enum KeyShare {
     /// A `psk1` line: the key id and the 32-byte secret. Errors never repeat the input.
     public static func secret(parsing line: String) throws(OpeningError) -> (kid: String, key: SymmetricKey) {
@@ -22,6 +23,18 @@ public enum KeyShare {
         let (kid, bytes) = try split(line, prefix: "ppk1.", what: "public key share")
         guard bytes.count == 65, let key = try? P256.KeyAgreement.PublicKey(x963Representation: bytes) else {
             throw OpeningError(.malformed, "not a public key share: the point is not a P-256 point")
+        }
+        return (kid, key)
+    }
+
+    /// A `pss1` line: a sender's key id and its P-256 public key, for the store as
+    /// `.sender(key)`: that sender's ps3 messages open, and from then on nothing
+    /// unauthenticated does. Take it from the sender by a way you trust (a QR code on its
+    /// screen): whoever's line is kept may write to this device.
+    public static func sender(parsing line: String) throws(OpeningError) -> (kid: String, key: P256.KeyAgreement.PublicKey) {
+        let (kid, bytes) = try split(line, prefix: "pss1.", what: "sender key share")
+        guard bytes.count == 65, let key = try? P256.KeyAgreement.PublicKey(x963Representation: bytes) else {
+            throw OpeningError(.malformed, "not a sender key share: the point is not a P-256 point")
         }
         return (kid, key)
     }

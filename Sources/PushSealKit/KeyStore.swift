@@ -52,6 +52,14 @@ public struct KeyStoreError: Error, Sendable, Equatable, CustomStringConvertible
 /// folder, memory in tests.
 public protocol KeyStore: Sendable {
     func lookUp(id: String) -> KeyLookup
+    /// Whether the store keeps any sender's key (`OpeningKey.sender`): a receiver that allows
+    /// a sender refuses what no allowed sender sealed (docs/FORMAT.md §6.1). A store of your
+    /// own that keeps senders' keys must answer this; the default, false, allows anyone.
+    func knowsSenders() throws(KeyStoreError) -> Bool
+}
+
+extension KeyStore {
+    public func knowsSenders() throws(KeyStoreError) -> Bool { false }
 }
 
 extension KeyStore {
@@ -63,9 +71,17 @@ extension KeyStore {
 }
 
 /// How the stores that keep bytes (the Keychain, App Group files) name and keep a key: under
-/// `psk1.<kid>` a 32-byte secret, under `prk1.<kid>` a P-256 scalar, as the pairing lines do.
+/// `psk1.<kid>` a 32-byte secret, under `prk1.<kid>` a P-256 scalar, under `pss1.<kid>` an
+/// allowed sender's 65-byte point, as the pairing lines do.
 enum StoredKey {
-    static let kinds = ["psk1", "prk1"]
+    static let kinds = ["psk1", "prk1", "pss1"]
+
+    /// Whether a kept name is a key's (`<kind>.<kid>`), and its id.
+    static func id(ofName name: String) -> String? {
+        guard kinds.contains(where: { name.hasPrefix($0 + ".") }) else { return nil }
+        let id = String(name.dropFirst(5))
+        return SealedEnvelope.isKeyID(Substring(id)) ? id : nil
+    }
 
     /// Refuses an id no envelope can carry (docs/FORMAT.md §3: 1 to 64 of A-Z a-z 0-9 _ -):
     /// a key under it could never open anything, and `x/../../victim` would name a file
@@ -76,20 +92,25 @@ enum StoredKey {
         }
     }
 
-    /// The name a key is kept under, the name of the other kind under that id (which gives
+    /// The name a key is kept under, the names of the other kinds under that id (which give
     /// way when this one is stored), and its bytes.
-    static func entry(for key: OpeningKey, id: String) -> (name: String, other: String, bytes: Data) {
-        switch key {
-        case .secret(let secret): ("psk1.\(id)", "prk1.\(id)", secret.withUnsafeBytes { Data($0) })
-        case .recipient(let privateKey): ("prk1.\(id)", "psk1.\(id)", privateKey.rawRepresentation)
-        }
+    static func entry(for key: OpeningKey, id: String) -> (name: String, others: [String], bytes: Data) {
+        let (kind, bytes): (String, Data) =
+            switch key {
+            case .secret(let secret): ("psk1", secret.withUnsafeBytes { Data($0) })
+            case .recipient(let privateKey): ("prk1", privateKey.rawRepresentation)
+            case .sender(let publicKey): ("pss1", publicKey.x963Representation)
+            }
+        return ("\(kind).\(id)", kinds.filter { $0 != kind }.map { "\($0).\(id)" }, bytes)
     }
 
     /// The key kept under `kind` as `bytes`, or why they are not one.
     static func key(kind: String, bytes: Data, id: String) -> KeyLookup {
         if kind == "psk1", bytes.count == 32 { return .found(.secret(SymmetricKey(data: bytes))) }
         if kind == "prk1", let key = try? P256.KeyAgreement.PrivateKey(rawRepresentation: bytes) { return .found(.recipient(key)) }
-        return .unavailable(KeyStoreError(.failed, "what is kept for key \(id) is not a \(kind == "psk1" ? "32-byte secret" : "P-256 private key")"))
+        if kind == "pss1", bytes.count == 65, let key = try? P256.KeyAgreement.PublicKey(x963Representation: bytes) { return .found(.sender(key)) }
+        let what = ["psk1": "32-byte secret", "prk1": "P-256 private key", "pss1": "sender's P-256 public key"][kind] ?? "key"
+        return .unavailable(KeyStoreError(.failed, "what is kept for key \(id) is not a \(what)"))
     }
 }
 
@@ -109,6 +130,13 @@ public final class InMemoryKeyStore: KeyStore, @unchecked Sendable {
             if let failure { return .unavailable(failure) }
             return keys[id].map(KeyLookup.found) ?? .missing
         }
+    }
+
+    public func knowsSenders() throws(KeyStoreError) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if let failure { throw failure }
+        return keys.values.contains { if case .sender = $0 { true } else { false } }
     }
 
     public func store(_ key: OpeningKey, id: String) {

@@ -1,11 +1,20 @@
 import Foundation
 @_exported import NotificationText
 import PushSealJSON
+@_exported import SeenMessages
+
+#if canImport(CryptoKit)
+import CryptoKit
+#else
+import Crypto
+#endif
 
 /// What the extension shows for one notification, and why: the Linux runner's statuses.
 public struct OpenedNotification: Sendable {
     /// The Linux runner's statuses, one vocabulary (`DeliveryStatus`): the opener gives
-    /// `decrypted`, `passthrough`, `key-missing`, `auth-failed`, `malformed`, `expired`,
+    /// `decrypted`, `passthrough`, `key-missing`, `sender-untrusted` (not sealed by a sender
+    /// the store allows), `auth-failed`, `malformed`, `expired`, `duplicate` (opened before,
+    /// `NotificationOpener.seen`),
     /// `original` (nothing with text to show: iOS shows the notification as it came),
     /// `locked` (the key store could not answer now: shown as the app chooses,
     /// `LockedContent`), `unsupported` (a later envelope version, or ps2 before iOS 17);
@@ -60,18 +69,28 @@ public struct NotificationOpener: Sendable {
     /// it came, so a phone that cannot reach its keys yet loses nothing of what the sender
     /// chose to show (its sound and level included).
     public var lockedContent: LockedContent
-    /// Whether ps2 can be opened: CryptoKit's HPKE, from iOS 17 and macOS 14. Tests set it
-    /// false to take an iOS 15 or 16 device's path.
+    /// Whose messages open: by default only allowed senders' once the store keeps a sender's
+    /// key (`.sender`, from a `pss1` line); `.required` refuses everything unauthenticated
+    /// before one is kept, `.any` opens ps1 and ps2 even then (docs/FORMAT.md §6.1).
+    public var senders: SenderPolicy
+    /// The messages opened before, so one arriving again is `duplicate` (docs/FORMAT.md §6.2):
+    /// a `SeenMessages` file in the App Group container, which every instance of the
+    /// extension shares. Nil remembers nothing.
+    public var seen: SeenMessages?
+    /// Whether ps2 and ps3 can be opened: CryptoKit's HPKE, from iOS 17 and macOS 14. Tests
+    /// set it false to take an iOS 15 or 16 device's path.
     var hpkeAvailable = true
 
     public init(
         keys: any KeyStore, field: String = "enc", placeholder: Placeholder = .standard,
-        lockedContent: LockedContent = .fallbackAlert
+        lockedContent: LockedContent = .fallbackAlert, senders: SenderPolicy = .automatic, seen: SeenMessages? = nil
     ) {
         self.keys = keys
         self.field = field
         self.placeholder = placeholder
         self.lockedContent = lockedContent
+        self.senders = senders
+        self.seen = seen
     }
 
     /// The placeholder's text in place of the delivered text (the subtitle emptied, so no
@@ -148,17 +167,11 @@ public struct NotificationOpener: Sendable {
         } catch {
             return refused(error.reason == .unsupported ? .unsupported : .malformed, nil, error.message)
         }
-        // Before the store is asked: a device without HPKE says so for any ps2, key or not.
-        if envelope.format == .ps2, !hpkeAvailable {
-            return refused(.unsupported, envelope.kid, "a ps2 envelope needs HPKE, which this system lacks (iOS 17 or macOS 14 has it)")
+        // Before the store is asked: a device without HPKE says so for any ps2 or ps3, key or not.
+        if envelope.format != .ps1, !hpkeAvailable {
+            return refused(.unsupported, envelope.kid, "a \(envelope.format.rawValue) envelope needs HPKE, which this system lacks (iOS 17 or macOS 14 has it)")
         }
-        let key: OpeningKey
-        switch keys.lookUp(id: envelope.kid) {
-        case .found(let found):
-            key = found
-        case .missing:
-            return refused(.keyMissing, envelope.kid, "no key \(envelope.kid) on this device")
-        case .unavailable(let error):
+        func locked(_ error: KeyStoreError) -> OpenedNotification {
             let changes: AlertContent
             switch lockedContent {
             case .fallbackAlert: changes = AlertContent()
@@ -170,14 +183,63 @@ public struct NotificationOpener: Sendable {
             opened.storeError = error
             return opened
         }
+        // Step 8: the device's key.
+        let key: OpeningKey
+        switch keys.lookUp(id: envelope.kid) {
+        case .found(.sender):
+            return refused(.keyMissing, envelope.kid, "key \(envelope.kid) on this device is a sender's key, not one that opens")
+        case .found(let found):
+            key = found
+        case .missing:
+            return refused(.keyMissing, envelope.kid, "no key \(envelope.kid) on this device")
+        case .unavailable(let error):
+            return locked(error)
+        }
+        // Step 9: the sender (docs/FORMAT.md §6.1).
+        var sender: P256.KeyAgreement.PublicKey?
+        if let senderKid = envelope.senderKid {
+            switch keys.lookUp(id: senderKid) {
+            case .found(.sender(let publicKey)):
+                sender = publicKey
+            case .found:
+                return refused(.senderUntrusted, envelope.kid, "key \(senderKid) on this device is not a sender's key")
+            case .missing:
+                return refused(.senderUntrusted, envelope.kid, "sender \(senderKid) is not one this device allows")
+            case .unavailable(let error):
+                return locked(error)
+            }
+        } else if senders != .any {
+            let knows: Bool
+            do {
+                knows = try keys.knowsSenders()
+            } catch {
+                return locked(error)
+            }
+            if senders.requiresSender(knowsSenders: knows) {
+                return refused(
+                    .senderUntrusted, envelope.kid,
+                    "the envelope is \(envelope.format.rawValue), which names no sender, and this device opens only what a sender it allows has sealed")
+            }
+        }
         let alert: SealedAlert
         do {
-            alert = try SealedAlert(plaintext: try envelope.open(with: key, hpkeAvailable: hpkeAvailable), field: field)
+            alert = try SealedAlert(
+                plaintext: try envelope.open(with: key, sender: sender, hpkeAvailable: hpkeAvailable), field: field,
+                requiringIdentity: envelope.format.namesSender)
         } catch {
             return refused(error.reason, envelope.kid, error.message)
         }
-        if let expires = alert.expires, expires <= Int64(now.timeIntervalSince1970.rounded(.down)) {
+        let seconds = Int64(now.timeIntervalSince1970.rounded(.down))
+        if let expires = alert.expires, expires <= seconds {
             return refused(.expired, envelope.kid, "the message expired")
+        }
+        // Step 13: shown once (docs/FORMAT.md §6.2). A store that cannot answer does not stop
+        // the message: it is shown, as the Linux runner does.
+        if let seen, let id = alert.id {
+            let identity = SeenMessages.identity(kid: envelope.kid, sender: envelope.senderKid, id: id)
+            if let isNew = try? seen.remember(identity, until: alert.expires ?? seconds + SeenMessages.defaultLifetime, now: seconds), !isNew {
+                return refused(.duplicate, envelope.kid, "message \(id) under key \(envelope.kid) was opened on this device before")
+            }
         }
         // The fallback's text gives way to the sealed text, even where the sealed alert has none.
         var changes = alert.content
@@ -199,8 +261,11 @@ struct SealedAlert {
     var content = AlertContent()
     var data = JSONObject()
     var expires: Int64?
+    var id: String?
+    var sent: Int64?
 
-    init(plaintext: Data, field: String) throws(OpeningError) {
+    /// With `requiringIdentity` (a ps3 alert) `id` and `sent` must be there.
+    init(plaintext: Data, field: String, requiringIdentity: Bool = false) throws(OpeningError) {
         // Padding is trailing spaces, which JSON skips: nothing to remove first.
         guard let value = try? JSONParser.parse(Array(plaintext)) else {
             throw OpeningError(.malformed, "the opened envelope is not a JSON alert")
@@ -220,14 +285,14 @@ struct SealedAlert {
             case "id":
                 switch value {
                 case .null: break
-                case .string(let id) where (1...64).contains(id.utf8.count): break
+                case .string(let text) where (1...64).contains(text.utf8.count): id = text
                 default: throw OpeningError(.malformed, "alert field 'id' is not a string of 1 to 64 bytes")
                 }
             case "sent", "exp":
                 guard value == .null || value.integerValue != nil else {
                     throw OpeningError(.malformed, "alert field '\(key)' is not a whole number")
                 }
-                if key == "exp" { expires = value.integerValue }
+                if key == "exp" { expires = value.integerValue } else { sent = value.integerValue }
             default:
                 break
             }
@@ -237,6 +302,10 @@ struct SealedAlert {
         }
         for name in ["aps", field] where data[name] != nil {
             throw OpeningError(.malformed, "the sealed data names '\(name)', which the payload's own member holds")
+        }
+        if requiringIdentity {
+            guard id != nil else { throw OpeningError(.malformed, "the sealed alert has no 'id', which a ps3 alert must have") }
+            guard sent != nil else { throw OpeningError(.malformed, "the sealed alert has no 'sent' time, which a ps3 alert must have") }
         }
     }
 }

@@ -1,9 +1,9 @@
-// pushseal-vectors: writes the published test vectors of the ps1 and ps2 formats
-// (docs/vectors/ps1.json, ps2.json) from fixed keys, nonces and ephemeral keys, sealed by
-// pushseal's own sealer. Run by Scripts/vectors.sh; a test checks the committed files are
-// exactly what this prints, so the vectors and the code cannot drift apart.
+// pushseal-vectors: writes the published test vectors of the ps1, ps2 and ps3 formats
+// (docs/vectors/ps1.json, ps2.json, ps3.json) from fixed keys, nonces and ephemeral keys,
+// sealed by pushseal's own sealer. Run by Scripts/vectors.sh; a test checks the committed
+// files are exactly what this prints, so the vectors and the code cannot drift apart.
 //
-//   pushseal-vectors ps1|ps2        the file's text on stdout
+//   pushseal-vectors ps1|ps2|ps3    the file's text on stdout
 
 import EnvelopeFormat
 import PushSeal
@@ -217,8 +217,8 @@ func negatives(_ version: String, base: [UInt8]) throws -> [Negative] {
             name: "a space inside", payload: try rewritten { header + ". " + String($0.dropFirst(header.count + 1)) },
             status: "malformed", why: "no white space anywhere in the envelope"),
         Negative(
-            name: "a later version", payload: try rewritten { "ps3" + $0.dropFirst(3) },
-            status: "unsupported", why: "ps3 is a version this reader does not know: say so, do not guess")
+            name: "a later version", payload: try rewritten { "ps9" + $0.dropFirst(3) },
+            status: "unsupported", why: "ps9 is a version this reader does not know: say so, do not guess")
     ]
     if version == "ps1" {
         cases += [
@@ -371,8 +371,8 @@ func edges(_ version: String, base: [UInt8]) throws -> [Edge] {
 
     // §3 and §6 step 6: the version and the kid.
     add("a known version and nothing else", "§3", "malformed", "ps1 is known, and ps1 needs kid and sealed parts", payloadText("ps1"))
-    add("a later version alone", "§3", "unsupported", "ps3 is a version name whatever follows it", payloadText("ps3"))
-    add("a later version of another shape", "§3", "unsupported", "a later version may shape the rest as it likes", payloadText("ps3.anything"))
+    add("a later version alone", "§3", "unsupported", "ps9 is a version name whatever follows it", payloadText("ps9"))
+    add("a later version of another shape", "§3", "unsupported", "a later version may shape the rest as it likes", payloadText("ps9.anything"))
     add("a two-digit version", "§3", "unsupported", "ps10 is a version name", payloadText("ps10.k." + sealedPart))
     add("version ps0", "§3", "malformed", "a version number has no leading zero and is not 0", payloadText("ps0.k." + sealedPart))
     add("version ps01", "§3", "malformed", "a version number has no leading zero", payloadText("ps01.k." + sealedPart))
@@ -596,12 +596,12 @@ func file(_ version: String) throws -> String {
 }
 
 let arguments = CommandLine.arguments.dropFirst()
-guard let version = arguments.first, ["ps1", "ps2"].contains(version), arguments.count == 1 else {
-    FileHandle.standardErrorWrite("usage: pushseal-vectors ps1|ps2\n")
+guard let version = arguments.first, ["ps1", "ps2", "ps3"].contains(version), arguments.count == 1 else {
+    FileHandle.standardErrorWrite("usage: pushseal-vectors ps1|ps2|ps3\n")
     exit(64)
 }
 do {
-    print(try file(version), terminator: "")
+    print(try version == "ps3" ? authenticatedFile() : file(version), terminator: "")
 } catch {
     FileHandle.standardErrorWrite("pushseal-vectors: \(error)\n")
     exit(1)

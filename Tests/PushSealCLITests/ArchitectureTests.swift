@@ -221,8 +221,11 @@ struct ArchitectureTests {
     }
 
     /// The public API is what a user needs and the catalogs document: the library products
-    /// but the device kit declare at most 400 public declarations (a line that declares
+    /// but the device kit declare at most 410 public declarations (a line that declares
     /// something `public`), and a module that is no product declares none but to inline.
+    /// (400 until sender keys and duplicates added ten: the policy, the sender choice, two
+    /// statuses and their two placeholder bodies, the sender's kid in the envelope and its
+    /// layout, and the extension's two settings.)
     @Test func theProductsPublicAPIStaysSmall() throws {
         let manifest = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
         let library = try NSRegularExpression(pattern: #"\.library\(name: "(\w+)", targets: \["(\w+)"\]\)"#)
@@ -235,7 +238,7 @@ struct ArchitectureTests {
             try Self.sources(of: module).reduce(0) { $0 + declaration.numberOfMatches(in: $1, range: NSRange($1.startIndex..., in: $1)) }
         }
         let total = try products.subtracting(["PushSealKit"]).reduce(0) { $0 + (try count($1)) }
-        #expect(total <= 400, "the products declare \(total) public declarations")
+        #expect(total <= 410, "the products declare \(total) public declarations")
         #expect(try count("PushSealReceiver") == 0 && count("HTTP2") == 0, "modules that are no product publish nothing")
     }
 

@@ -78,9 +78,10 @@ struct MemoryLimitTests {
         let folder = TemporaryFolder()
         folder.write("payload.json", try keyring.encrypt(["-t", "Held", "-b", "by a slow extension"]).stdout)
         // The extension never answers and only four run at once: each notification waits for
-        // its deadline (3 s), so the backlog grows as fast as h2load sends.
+        // its deadline (3 s), so the backlog grows as fast as h2load sends. h2load sends one
+        // payload a thousand times: remembered, every repeat would be a quick duplicate.
         let listener = try Listener([
-            "--plaintext", "--json", "--keys", keyring.keys, "--then", "exec sleep 100", "--max-extensions", "4",
+            "--plaintext", "--json", "--keys", keyring.keys, "--seen", "none", "--then", "exec sleep 100", "--max-extensions", "4",
             "--budget", "3s", "--expiry-grace", "100ms", "--max-pending", "500"
         ])
         let report = try runProcess(

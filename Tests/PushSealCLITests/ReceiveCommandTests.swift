@@ -70,7 +70,17 @@ struct ReceiveCommandTests {
         let output = records(run.stdout)
         #expect(output.count == 10_000)
         #expect(output.compactMap { $0["seq"] as? Int } == Array(1...10_000))
-        #expect(output.filter { $0["status"] as? String == "decrypted" }.count == 4_000)
+        // Each sealed payload comes 20 times, spread over the workers: shown once, in input
+        // order, and every repeat after it is a duplicate.
+        // (Which of a payload's copies is shown is the workers' race; that one is, is not.)
+        var shown: [Int: [String]] = [:]
+        for record in output {
+            let index = (record["seq"] as? Int ?? 1) - 1
+            guard index % 5 >= 3 else { continue }
+            shown[index % payloads.count, default: []].append(record["status"] as? String ?? "")
+        }
+        #expect(shown.values.reduce(0) { $0 + $1.count } == 4_000)
+        #expect(shown.values.allSatisfy { $0.filter { $0 == "decrypted" }.count == 1 && $0.filter { $0 == "duplicate" }.count == $0.count - 1 })
         #expect(output.filter { $0["status"] as? String == "malformed" }.count == 4_000)
     }
 
@@ -82,7 +92,9 @@ struct ReceiveCommandTests {
         let received = try pushseal(["receive", "--json", "--jobs", "4", "--keys", sender.keys, "-"], stdin: sealed.stdout)
         let output = records(received.stdout)
         #expect(output.compactMap { $0["title"] as? String } == (1...3_000).map { "n\($0)" })
-        let serial = try pushseal(["receive", "--json", "--jobs", "1", "--keys", sender.keys, "-"], stdin: sealed.stdout)
+        // The same 3,000 again, to a receiver that remembers in a store of its own.
+        let memory = TemporaryFolder()
+        let serial = try pushseal(["receive", "--json", "--jobs", "1", "--keys", sender.keys, "--seen", memory.file("seen"), "-"], stdin: sealed.stdout)
         #expect(records(serial.stdout).compactMap { $0["title"] as? String } == (1...3_000).map { "n\($0)" })
     }
 
@@ -239,7 +251,12 @@ struct ReceiveCommandTests {
         for record in all { seen[record["source"] as? String ?? "?", default: 0] += 1 }
         #expect(seen.count == 300)
         #expect(seen.values.allSatisfy { $0 == 1 || $0 == 2 })
-        #expect(all.allSatisfy { $0["status"] as? String == "decrypted" })
+        // A file the first watcher had opened when it was killed is a duplicate the second
+        // time: shown once across the restart.
+        #expect(all.allSatisfy { ["decrypted", "duplicate"].contains($0["status"] as? String) })
+        var shown: [String: Int] = [:]
+        for record in all where record["status"] as? String == "decrypted" { shown[record["source"] as? String ?? "?", default: 0] += 1 }
+        #expect(shown.values.allSatisfy { $0 == 1 })
         #expect(try FileManager.default.contentsOfDirectory(atPath: spool.file("processed")).count == 300)
     }
 

@@ -19,6 +19,10 @@ struct VectorTests {
         var keys: [String: [String: String]] { document["keys"] as! [String: [String: String]] }
         var positive: [[String: Any]] { document["positive"] as! [[String: Any]] }
         var negative: [[String: Any]] { document["negative"] as! [[String: Any]] }
+        /// ps3: the lines a receiver imports (its prk1 and the allowed senders' pss1).
+        var receiver: [String]? { document["receiver"] as? [String] }
+        /// ps3: messages that arrive more than once, with each arrival's status.
+        var repeats: [[String: Any]] { document["repeat"] as? [[String: Any]] ?? [] }
 
         init(_ version: String) throws {
             self.version = version
@@ -43,7 +47,11 @@ struct VectorTests {
     /// through the library.
     static func receiverKeys(_ vectors: Vectors, in scratch: TemporaryFolder) throws -> String {
         let folder = scratch.file("Keys")
-        if vectors.version == "ps1" {
+        if let lines = vectors.receiver {
+            // ps3 names its receiver: the device's prk1 line and the allowed sender's pss1.
+            let run = try pushseal(["keys", "import", "--keys", folder, "-"], stdin: lines.joined(separator: "\n") + "\n")
+            #expect(run.status == 0, "\(run.stderr)")
+        } else if vectors.version == "ps1" {
             for (_, key) in vectors.keys.sorted(by: { $0.key < $1.key }) {
                 let run = try pushseal(["keys", "import", "--keys", folder, "-"], stdin: key["share"]!)
                 #expect(run.status == 0, "\(run.stderr)")
@@ -62,7 +70,7 @@ struct VectorTests {
         return folder
     }
 
-    @Test(arguments: ["ps1", "ps2"])
+    @Test(arguments: ["ps1", "ps2", "ps3"])
     func theCommittedFileIsWhatTheGeneratorWrites(version: String) throws {
         let generator = URL(fileURLWithPath: pushsealBinary).deletingLastPathComponent().appendingPathComponent("pushseal-vectors").path
         let run = try runProcess(generator, [version])
@@ -70,7 +78,7 @@ struct VectorTests {
         #expect(run.stdout == (try Vectors(version).text), "docs/vectors/\(version).json is stale: run Scripts/vectors.sh")
     }
 
-    @Test(arguments: ["ps1", "ps2"])
+    @Test(arguments: ["ps1", "ps2", "ps3"])
     func theSealerMakesEveryPositivePayloadByteForByte(version: String) throws {
         let vectors = try Vectors(version)
         #expect(vectors.positive.count >= 3)
@@ -89,12 +97,18 @@ struct VectorTests {
                 fixed.nonce = Self.bytes(hex: entry["nonce"] as! String)
             } else {
                 let point = try P256PublicKey(x963Representation: try Self.bytes(base64url: key["public"]!))
-                keyring = Keyring(keys: [KeyEntry(id: kid, kind: .public, privateKey: nil, publicKey: point, state: .primary, created: 0)])
+                var entries = [KeyEntry(id: kid, kind: .public, privateKey: nil, publicKey: point, state: .primary, created: 0)]
+                if let sender = entry["sender"] as? String {
+                    // ps3: the sender's own key pair, which vouches for what it seals.
+                    let pair = try P256PrivateKey(scalar: try Self.bytes(base64url: vectors.keys[sender]!["sender_private"]!))
+                    entries.append(KeyEntry(id: sender, kind: .sender, privateKey: pair, publicKey: nil, state: .primary, created: 0))
+                }
+                keyring = Keyring(keys: entries)
                 fixed.ephemeral = try P256PrivateKey(scalar: try Self.bytes(base64url: entry["ephemeral_private"] as! String))
             }
             let fallbackMembers = entry["fallback"] as! [String: String]
             let sealer = try PayloadSealer(
-                keyring: keyring, to: version == "ps2" ? kid : nil, field: entry["field"] as! String,
+                keyring: keyring, to: version != "ps1" ? kid : nil, field: entry["field"] as! String,
                 pad: entry["pad"] as! Int,
                 fallback: FallbackAlert(title: fallbackMembers["title"]!, body: fallbackMembers["body"]!), now: 0)
             // The alert as the file lists it, read with pushseal's own parser (members in order).
@@ -114,7 +128,7 @@ struct VectorTests {
         }
     }
 
-    @Test(arguments: ["ps1", "ps2"])
+    @Test(arguments: ["ps1", "ps2", "ps3"])
     func theReceiverOpensEveryPositiveCaseAndGivesEveryNegativeOneItsStatus(version: String) throws {
         let vectors = try Vectors(version)
         let scratch = TemporaryFolder()
@@ -124,7 +138,8 @@ struct VectorTests {
         for field in Set(cases.map { $0["field"] as? String ?? "enc" }).sorted() {
             let chosen = cases.filter { ($0["field"] as? String ?? "enc") == field }
             let input = chosen.map { $0["payload"] as! String }.joined(separator: "\n") + "\n"
-            let run = try pushseal(["receive", "--json", "--keys", keys, "--field", field, "-"], stdin: input)
+            // Each case as a receiver that opened nothing before would judge it (docs/FORMAT.md §8).
+            let run = try pushseal(["receive", "--json", "--keys", keys, "--field", field, "--seen", "none", "-"], stdin: input)
             #expect(run.status == 0, "\(run.stderr)")
             let records = run.stdout.split(separator: "\n").map { jsonObject(String($0)) }
             #expect(records.count == chosen.count)
@@ -135,6 +150,24 @@ struct VectorTests {
                     #expect(record["title"] as? String == alert["title"] as? String, "\(name)")
                     #expect(record["body"] as? String == alert["body"] as? String, "\(name)")
                 }
+            }
+        }
+    }
+
+    /// ps3's repeats: each message's arrivals, in order, to one receiver that remembers
+    /// (its keyring folder's store), across a restart: each arrival is a run of its own.
+    @Test func aMessageArrivingAgainIsADuplicateAcrossRestarts() throws {
+        let vectors = try Vectors("ps3")
+        #expect(vectors.repeats.count >= 3)
+        for entry in vectors.repeats {
+            let name = entry["name"] as! String
+            let scratch = TemporaryFolder()
+            let keys = try Self.receiverKeys(vectors, in: scratch)
+            for (payload, status) in zip(entry["payloads"] as! [String], entry["statuses"] as! [String]) {
+                let run = try pushseal(["receive", "--json", "--keys", keys, "-"], stdin: payload + "\n")
+                #expect(run.status == 0, "\(run.stderr)")
+                let record = jsonObject(run.stdout)
+                #expect(record["status"] as? String == status, "'\(name)': \(record["reason"] ?? "")")
             }
         }
     }

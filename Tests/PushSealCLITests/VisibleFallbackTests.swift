@@ -80,10 +80,11 @@ struct VisibleFallbackTests {
         #expect(run.status == 0, "\(run.stderr)")
         let alert = Self.aps(run.stdout)["alert"] as? [String: Any]
         #expect(alert?["loc-key"] as? String == "NEW_MESSAGE" && alert?["body"] == nil)
+        // Another message, its payload rewritten as another sender's with the title as a key too.
+        let other = try keyring.encrypt(["-t", "Deploy", "-b", "api-8 is live", "--fallback-loc-key", "NEW_MESSAGE"]).stdout
         let payloads = [
             run.stdout.trimmingCharacters(in: .newlines),
-            // Another sender's payload with the title as a key too.
-            run.stdout.trimmingCharacters(in: .newlines).replacingOccurrences(of: #""title":"New notification","loc-key""#, with: #""title-loc-key":"T","loc-key""#),
+            other.trimmingCharacters(in: .newlines).replacingOccurrences(of: #""title":"New notification","loc-key""#, with: #""title-loc-key":"T","loc-key""#),
             #"{"aps":{"alert":{"loc-key":"K"}},"enc":"x"}"#
         ]
         let received = try pushseal(["receive", "--json", "--keys", keyring.keys, "-"], stdin: payloads.joined(separator: "\n") + "\n")
@@ -99,7 +100,8 @@ struct VisibleFallbackTests {
         let good = try Data(contentsOf: URL(fileURLWithPath: file))
         let receiver = Process()
         receiver.executableURL = URL(fileURLWithPath: pushsealBinary)
-        receiver.arguments = ["receive", "--json", "--keys", keyring.keys, "-"]
+        // The one payload again and again, each time to be judged afresh: nothing remembered.
+        receiver.arguments = ["receive", "--json", "--keys", keyring.keys, "--seen", "none", "-"]
         let input = Pipe()
         let output = Pipe()
         let errors = Pipe()

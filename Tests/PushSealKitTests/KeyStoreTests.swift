@@ -53,11 +53,11 @@ struct KeyStoreTests {
 
     @Test func aLaterEnvelopeVersionIsUnsupportedNotMalformed() throws {
         let opener = NotificationOpener(keys: InMemoryKeyStore())
-        let opened = opener.open(userInfo: ["aps": Self.fallbackAPS, "enc": "ps3.k1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"])
+        let opened = opener.open(userInfo: ["aps": Self.fallbackAPS, "enc": "ps9.k1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"])
         #expect(opened.status == .unsupported && opened.body == Placeholder.standard.unsupported)
-        #expect(opened.reason?.contains("'ps3'") == true)
+        #expect(opened.reason?.contains("'ps9'") == true)
         // docs/FORMAT.md §3: only `ps<number>` names a version; any text after it does not matter.
-        #expect(opener.open(userInfo: ["aps": Self.fallbackAPS, "enc": "ps3"]).status == .unsupported)
+        #expect(opener.open(userInfo: ["aps": Self.fallbackAPS, "enc": "ps9"]).status == .unsupported)
         #expect(opener.open(userInfo: ["aps": Self.fallbackAPS, "enc": "ps10.anything"]).status == .unsupported)
         #expect(opener.open(userInfo: ["aps": Self.fallbackAPS, "enc": "PS1.k1.AAAA"]).status == .malformed)
         #expect(opener.open(userInfo: ["aps": Self.fallbackAPS, "enc": "ps1-k1-AAAA"]).status == .malformed)

@@ -141,6 +141,9 @@ struct NotificationOpenerTests {
         #expect(NotificationOpener(keys: InMemoryKeyStore(), placeholder: words).open(userInfo: payload).body == "no key")
         #expect(opener.open(userInfo: ["aps": ["alert": "f", "mutable-content": 1], "enc": "ps1.k1.!"]).body == "altered")
         #expect(opener.placeholderChanges(for: nil) == AlertContent(title: "Locked", subtitle: "", body: "slow"))
-        #expect(Placeholder(title: "t", body: "b") == Placeholder(title: "t", keyMissing: "b", unreadable: "b", expired: "b", deadline: "b", unsupported: "b"))
+        #expect(
+            Placeholder(title: "t", body: "b")
+                == Placeholder(
+                    title: "t", keyMissing: "b", unreadable: "b", expired: "b", deadline: "b", unsupported: "b", untrustedSender: "b", duplicate: "b"))
     }
 }

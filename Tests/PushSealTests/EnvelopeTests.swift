@@ -24,7 +24,7 @@ struct EnvelopeTests {
     }
 
     @Test(arguments: [
-        ("ps3.kid.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", EnvelopeError.Code.unsupported),
+        ("ps9.kid.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", EnvelopeError.Code.unsupported),
         // 30 bytes: enough for ps1, not for ps2's 65-byte key and 16-byte tag.
         ("ps2.kid.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", EnvelopeError.Code.malformed),
         ("ps1.kid", .malformed),

@@ -1,28 +1,43 @@
 import EnvelopeFormat
 @_spi(Testing) import SealCrypto
 
-/// Seals bytes into an envelope, `<version>.<kid>.<base64url(sealed)>`: the one place the
+/// Seals bytes into an envelope, `<version>.<kid>.<base64url(sealed)>` (`ps3`:
+/// `ps3.<kid>.<sender kid>.<base64url(sealed)>`): the one place the
 /// sending side writes one (docs/FORMAT.md §3). What carries the envelope (an APNs payload's
 /// custom field, a Web Push message) is not its concern.
 public struct EnvelopeSealer: Sendable {
-    /// `ps1` for a shared secret, `ps2` for a recipient's public key.
+    /// `ps1` for a shared secret, `ps2` for a recipient's public key, `ps3` for one with a
+    /// sender key that vouches for the message.
     public let version: EnvelopeVersion
     public let kid: String
+    /// The sender key's kid, for `ps3`.
+    package var senderKid: String? {
+        if case .authenticated(_, _, let senderKid, _) = key { return senderKid }
+        return nil
+    }
     private let key: SealingKey
     /// `<version>.<kid>.`, the envelope's text before the sealed bytes.
     private let header: [UInt8]
-    /// `<version>.<kid>`: what the seal authenticates (ps1's associated data, ps2's HPKE
-    /// info), so neither part can be swapped.
+    /// `<version>.<kid>` (`ps3.<kid>.<sender kid>`): what the seal authenticates (ps1's
+    /// associated data, ps2's and ps3's HPKE info), so no part can be swapped.
     private let authenticatedHeader: [UInt8]
 
     public init(key: SealingKey) {
         self.key = key
         kid = key.kid
+        let sender: String?
         switch key {
-        case .secret: version = .ps1
-        case .recipient: version = .ps2
+        case .secret:
+            version = .ps1
+            sender = nil
+        case .recipient:
+            version = .ps2
+            sender = nil
+        case .authenticated(_, _, let senderKid, _):
+            version = .ps3
+            sender = senderKid
         }
-        authenticatedHeader = Array(envelopeHeader(version, kid: kid).utf8)
+        authenticatedHeader = Array(envelopeHeader(version, kid: kid, sender: sender).utf8)
         header = authenticatedHeader + [UInt8(ascii: ".")]
     }
 
@@ -51,7 +66,7 @@ public struct EnvelopeSealer: Sendable {
     package struct FixedRandomness {
         /// ps1: AES-GCM's 12-byte nonce.
         package var nonce: [UInt8]?
-        /// ps2: HPKE's ephemeral key pair.
+        /// ps2 and ps3: HPKE's ephemeral key pair.
         package var ephemeral: P256PrivateKey?
 
         package init(nonce: [UInt8]? = nil, ephemeral: P256PrivateKey? = nil) {
@@ -75,16 +90,20 @@ public struct EnvelopeSealer: Sendable {
                 Base64.append(UnsafeRawBufferPointer(box), alphabet: .url, to: &output)
             }
         case .recipient(_, let point):
-            let sealed: [UInt8]
-            if let ephemeral = fixed?.ephemeral {
-                let (enc, context) = try HPKE.sender(to: point, info: authenticatedHeader, ephemeral: ephemeral)
-                sealed = enc + (try context.seal(plaintext))
-            } else {
-                sealed = try HPKE.seal(plaintext, to: point, info: authenticatedHeader)
-            }
-            output.append(contentsOf: header)
-            sealed.withUnsafeBytes { Base64.append($0, alphabet: .url, to: &output) }
+            try appendHPKE(sealing: plaintext, to: point, sender: nil, fixed: fixed, to: &output)
+        case .authenticated(_, let point, _, let sender):
+            try appendHPKE(sealing: plaintext, to: point, sender: sender, fixed: fixed, to: &output)
         }
+    }
+
+    /// ps2 and ps3: HPKE to `point`, in auth mode when `sender` is given.
+    private func appendHPKE(
+        sealing plaintext: [UInt8], to point: P256PublicKey, sender: P256PrivateKey?, fixed: FixedRandomness?, to output: inout [UInt8]
+    ) throws {
+        let (enc, context) = try HPKE.sender(to: point, info: authenticatedHeader, authenticatedBy: sender, ephemeral: fixed?.ephemeral)
+        let sealed = enc + (try context.seal(plaintext))
+        output.append(contentsOf: header)
+        sealed.withUnsafeBytes { Base64.append($0, alphabet: .url, to: &output) }
     }
 }
 

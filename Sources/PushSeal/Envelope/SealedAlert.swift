@@ -153,8 +153,10 @@ public struct SealedAlert: Sendable, Equatable {
         self = try plaintext.withBytes { try SealedAlert(plaintext: $0, field: field) }
     }
 
-    /// The same from bytes wherever they lie (the receiver opens onto the stack).
-    package init(plaintext: UnsafeRawBufferPointer, field: String) throws {
+    /// The same from bytes wherever they lie (the receiver opens onto the stack). With
+    /// `requiringIdentity` (a `ps3` alert) `id` and `sent` must be there: a message a receiver
+    /// cannot tell from another, or date, is refused.
+    package init(plaintext: UnsafeRawBufferPointer, field: String, requiringIdentity: Bool = false) throws {
         self.init(fields: AlertFields(), data: JSONObject(), id: nil, sent: nil)
         let isObject: Bool
         do {
@@ -171,6 +173,10 @@ public struct SealedAlert: Sendable, Equatable {
         }
         if !data.isEmpty, let name = data["aps"] != nil ? "aps" : data[field] != nil ? field : nil {
             throw EnvelopeError(.malformed, "the sealed data names '\(name)', which the payload's own member holds")
+        }
+        if requiringIdentity {
+            guard id != nil else { throw EnvelopeError(.malformed, "the sealed alert has no 'id', which a ps3 alert must have") }
+            guard sent != nil else { throw EnvelopeError(.malformed, "the sealed alert has no 'sent' time, which a ps3 alert must have") }
         }
     }
 

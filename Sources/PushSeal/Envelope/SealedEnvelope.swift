@@ -10,13 +10,19 @@ import SealCrypto
 ///   DHKEM(P-256, HKDF-SHA256), HKDF-SHA256, AES-256-GCM); the bytes are enc ‖ ciphertext ‖
 ///   tag, and the header `ps2.<kid>` is HPKE's `info`, the associated data empty.
 ///
-/// Either way neither the version nor the kid can be swapped without failing to open.
+/// - `ps3`: `ps3.<kid>.<sender kid>.<sealed>`, ps2 in HPKE's auth mode with the sender's
+///   P-256 key, the header `ps3.<kid>.<sender kid>` the info: only the holder of that sender
+///   key can have sealed what opens with its public half.
+///
+/// Either way no part of the header can be swapped without failing to open.
 public struct SealedEnvelope: Sendable, Equatable {
     /// The format's versions, as `EnvelopeFormat` defines them for every side.
     public typealias Version = EnvelopeVersion
 
     public let version: Version
     public let kid: String
+    /// The sender key's kid (`ps3`): who vouches for the message; nil for ps1 and ps2.
+    public let senderKid: String?
     /// The sealed bytes: `ps1` nonce ‖ ciphertext ‖ tag, `ps2` enc ‖ ciphertext ‖ tag.
     package let combined: [UInt8]
 
@@ -24,17 +30,12 @@ public struct SealedEnvelope: Sendable, Equatable {
     package init(kid: String, box: SealedBox) {
         version = .ps1
         self.kid = kid
+        senderKid = nil
         combined = box.combined
     }
 
-    init(version: Version, kid: String, combined: [UInt8]) {
-        self.version = version
-        self.kid = kid
-        self.combined = combined
-    }
-
-    /// The authenticated header, `<version>.<kid>`.
-    package var header: String { envelopeHeader(version, kid: kid) }
+    /// The authenticated header, `<version>.<kid>` (`ps3.<kid>.<sender kid>`).
+    package var header: String { envelopeHeader(version, kid: kid, sender: senderKid) }
 
     /// The header's bytes, as AES-GCM authenticates them and HPKE takes them as `info`.
     var headerBytes: [UInt8] { withHeaderBytes { Array($0) } }
@@ -42,10 +43,16 @@ public struct SealedEnvelope: Sendable, Equatable {
     /// The same, written on the stack for `body`: every envelope opened needs them.
     func withHeaderBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         let prefix = version.rawValue.utf8.count
-        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: prefix + 1 + kid.utf8.count) { header in
+        let kidEnd = prefix + 1 + kid.utf8.count
+        let count = kidEnd + (senderKid.map { 1 + $0.utf8.count } ?? 0)
+        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { header in
             _ = header.initialize(from: version.rawValue.utf8)
             header[prefix] = UInt8(ascii: ".")
-            _ = UnsafeMutableBufferPointer(rebasing: header[(prefix + 1)...]).initialize(from: kid.utf8)
+            _ = UnsafeMutableBufferPointer(rebasing: header[(prefix + 1)..<kidEnd]).initialize(from: kid.utf8)
+            if let senderKid {
+                header[kidEnd] = UInt8(ascii: ".")
+                _ = UnsafeMutableBufferPointer(rebasing: header[(kidEnd + 1)...]).initialize(from: senderKid.utf8)
+            }
             return try body(UnsafeRawBufferPointer(header))
         }
     }
@@ -64,13 +71,15 @@ public struct SealedEnvelope: Sendable, Equatable {
         do {
             layout = try EnvelopeLayout(utf8: bytes)
         } catch .notAnEnvelope {
-            throw EnvelopeError(.malformed, "not an envelope: expected ps1.<kid>.<sealed box> or ps2.<kid>.<sealed box>")
+            throw EnvelopeError(.malformed, "not an envelope: expected ps1.<kid>.<sealed box>, ps2.<kid>.<sealed box> or ps3.<kid>.<sender kid>.<sealed box>")
         } catch .unsupportedVersion(let name) {
             throw EnvelopeError(
                 .unsupported,
                 "envelope version \(name.map { "'\($0)'" } ?? "this") is not supported (this build reads \(Version.readable))")
         } catch .invalidKeyID {
             throw EnvelopeError(.malformed, "malformed envelope: the key id must be 1 to 64 of A-Z a-z 0-9 _ -")
+        } catch .invalidSenderKeyID {
+            throw EnvelopeError(.malformed, "malformed envelope: the sender's key id must be 1 to 64 of A-Z a-z 0-9 _ -")
         }
         let version = layout.version
         let combined: [UInt8]
@@ -89,13 +98,30 @@ public struct SealedEnvelope: Sendable, Equatable {
         }
         self.version = version
         self.kid = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[layout.kid]), as: UTF8.self)
+        senderKid = layout.sender.map { String(decoding: UnsafeRawBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
         self.combined = combined
     }
 
     /// Opens the envelope with the key of its kind that `keyring` holds for its kid and
     /// hands the plaintext to `body`, wiping it when `body` returns. A `ps1` plaintext is
     /// opened into memory on the stack, not an array: the receiver opens one per notification.
-    package func withOpened<Result>(with keyring: Keyring, now: Int64, _ body: (UnsafeRawBufferPointer) throws -> Result) throws -> Result {
+    ///
+    /// docs/FORMAT.md §6 steps 8 to 10, in their order: the recipient's key, then the sender
+    /// (a `ps3` envelope's sender key must be one `keyring` allows; with `requireSender`, an
+    /// envelope naming no sender is refused before any opening is tried), then the tag.
+    package func withOpened<Result>(
+        with keyring: Keyring, now: Int64, requireSender: Bool = false, _ body: (UnsafeRawBufferPointer) throws -> Result
+    ) throws -> Result {
+        if requireSender, senderKid == nil {
+            // The recipient's key is looked up first all the same: a receiver without it
+            // says key-missing, whoever sealed the message.
+            switch version {
+            case .ps1: _ = try keyring.decryptionKey(for: kid, now: now)
+            default: _ = try keyring.recipientKey(for: kid, now: now)
+            }
+            throw KeyringError(
+                .senderNotAllowed, "the envelope is \(version.rawValue), which names no sender, and this keyring opens only what a sender it allows has sealed")
+        }
         switch version {
         case .ps1:
             let key = try keyring.decryptionKey(for: kid, now: now)
@@ -108,6 +134,27 @@ public struct SealedEnvelope: Sendable, Equatable {
             var plaintext = try open(with: keyring.recipientKey(for: kid, now: now))
             defer { SecureMemory.wipe(&plaintext) }
             return try plaintext.withUnsafeBytes(body)
+        case .ps3:
+            let recipient = try keyring.recipientKey(for: kid, now: now)
+            var plaintext = try open(with: recipient, sender: keyring.allowedSender(senderKid ?? "", now: now))
+            defer { SecureMemory.wipe(&plaintext) }
+            return try plaintext.withUnsafeBytes(body)
+        }
+    }
+
+    /// Opens a `ps3` envelope with the device's private key and the public key of the sender
+    /// it names: it opens only if that sender sealed it (and nothing is altered).
+    package func open(with key: P256PrivateKey, sender: P256PublicKey) throws -> [UInt8] {
+        guard version == .ps3, let senderKid else {
+            throw EnvelopeError(.authenticationFailed, "a \(version.rawValue) envelope names no sender to authenticate")
+        }
+        do {
+            return try HPKE.open(combined, with: key, info: headerBytes, authenticatedBy: sender)
+        } catch let error as SealCryptoError {
+            throw EnvelopeError(
+                .authenticationFailed,
+                "authentication failed: the envelope sealed to key \(kid) was altered, sealed to another key, or not sealed by sender \(senderKid)",
+                underlying: error)
         }
     }
 

@@ -1,9 +1,12 @@
+// So is the sender policy (EnvelopeFormat's, one rule with the kit).
+@_exported import EnvelopeFormat
 import Locking
 // The outcomes' vocabulary (DeliveryStatus) and the placeholder are NotificationText's,
 // shared with the device kit: a user of PushSeal names them without a second import.
 @_exported import NotificationText
 import PushSealJSON
 import SealCrypto
+import SeenMessages
 
 /// The extension pushseal exists for: opens the envelope in the payload's custom field and
 /// shows the sealed alert, or a placeholder that says nothing of the content when the key is
@@ -14,14 +17,21 @@ public final class DecryptingExtension: NotificationServiceExtension {
         public var placeholder: Placeholder
         /// Unix seconds, for `exp` and key expiry; a parameter so tests can move time.
         public var now: @Sendable () -> Int64
+        /// Whose messages open: by default only allowed senders' once the keyring allows any.
+        public var senders: SenderPolicy
+        /// The messages opened before, so one arriving again is a `duplicate`; nil remembers
+        /// nothing.
+        public var seen: SeenMessages?
 
         public init(
             field: String = PayloadSealer.defaultField, placeholder: Placeholder = .standard,
-            now: @escaping @Sendable () -> Int64 = Timestamp.now
+            now: @escaping @Sendable () -> Int64 = Timestamp.now, senders: SenderPolicy = .automatic, seen: SeenMessages? = nil
         ) {
             self.field = field
             self.placeholder = placeholder
             self.now = now
+            self.senders = senders
+            self.seen = seen
         }
     }
 
@@ -53,7 +63,11 @@ public final class DecryptingExtension: NotificationServiceExtension {
             let outcome: Result<SealedAlert, DeliveryNote>
             switch result {
             case .success(let held):
-                outcome = Self.open(envelope, with: held, field: settings.field, now: settings.now())
+                let now = settings.now()
+                outcome = Self.open(envelope, with: held, field: settings.field, now: now, senders: settings.senders).flatMap { alert in
+                    Self.checkRepeat(of: alert, in: envelope, on: request.device, seen: settings.seen, now: now, remember: true).map { .failure($0) }
+                        ?? .success(alert)
+                }
             case .failure(let error):
                 // Not an answer about the key: the keyring itself could not be read.
                 outcome = .failure(DeliveryNote(status: .locked, kid: envelope.kid, reason: "the keyring could not be read: \(error)"))
@@ -102,19 +116,24 @@ public final class DecryptingExtension: NotificationServiceExtension {
     /// Opens `envelope` with `keyring` as of `now`: docs/FORMAT.md §6 steps 8 to 12, the
     /// runner's, `doctor`'s and `decrypt`'s one judge of a sealed alert. The key is looked up,
     /// and found usable, before any opening is tried: its errors are the keyring's, the rest
-    /// the envelope's.
-    package static func open(_ envelope: SealedEnvelope, with keyring: Keyring, field: String, now: Int64) -> Result<SealedAlert, DeliveryNote> {
+    /// the envelope's. Step 13, the repeat, is `checkRepeat`'s.
+    package static func open(
+        _ envelope: SealedEnvelope, with keyring: Keyring, field: String, now: Int64, senders: SenderPolicy = .automatic
+    ) -> Result<SealedAlert, DeliveryNote> {
         let kid = envelope.kid
         func note(_ status: DeliveryStatus, _ error: any Error) -> DeliveryNote {
             DeliveryNote(status: status, kid: kid, reason: "\(error)")
         }
         let alert: SealedAlert
         do {
-            alert = try envelope.withOpened(with: keyring, now: now) { try SealedAlert(plaintext: $0, field: field) }
+            alert = try envelope.withOpened(with: keyring, now: now, requireSender: senders.requiresSender(keyring)) {
+                try SealedAlert(plaintext: $0, field: field, requiringIdentity: envelope.version.namesSender)
+            }
         } catch let error as KeyringError {
             switch error.code {
             case .keyDisabled: return .failure(note(.keyDisabled, error))
             case .keyExpired: return .failure(note(.keyExpired, error))
+            case .senderNotAllowed: return .failure(note(.senderUntrusted, error))
             default: return .failure(note(.keyMissing, error))
             }
         } catch let error as EnvelopeError {
@@ -127,6 +146,30 @@ public final class DecryptingExtension: NotificationServiceExtension {
             return .failure(DeliveryNote(status: .expired, kid: kid, reason: "the message expired at \(Timestamp.format(expires))"))
         }
         return .success(alert)
+    }
+
+    /// docs/FORMAT.md §6 step 13: whether `alert` (its envelope's key ids and its `id`) was
+    /// opened before and is remembered still; with `remember`, it is remembered from now on,
+    /// until its `exp` or for 30 days. Nil when it is new, or carries no `id`, or nothing is
+    /// remembered. A store that cannot be read does not stop the message: it is shown, and
+    /// the note's reason says the check could not be made.
+    package static func checkRepeat(
+        of alert: SealedAlert, in envelope: SealedEnvelope, on device: String? = nil, seen: SeenMessages?, now: Int64, remember: Bool
+    ) -> DeliveryNote? {
+        guard let seen, let id = alert.id else { return nil }
+        let identity = SeenMessages.identity(kid: envelope.kid, sender: envelope.senderKid, id: id, device: device)
+        do {
+            let isNew =
+                remember
+                ? try seen.remember(identity, until: alert.expires ?? (now + SeenMessages.defaultLifetime), now: now)
+                : !(try seen.contains(identity, now: now))
+            guard !isNew else { return nil }
+        } catch {
+            return nil
+        }
+        return DeliveryNote(
+            status: .duplicate, kid: envelope.kid,
+            reason: "message \(id) under key \(envelope.kid) was opened \(device.map { "on device \($0.prefix(8))… " } ?? "")here before")
     }
 
     public func serviceExtensionTimeWillExpire() {
@@ -157,3 +200,9 @@ public final class DecryptingExtension: NotificationServiceExtension {
 }
 
 extension DeliveryNote: Error {}
+
+extension SenderPolicy {
+    package func requiresSender(_ keyring: Keyring) -> Bool {
+        requiresSender(knowsSenders: keyring.allowsOnlyKnownSenders)
+    }
+}

@@ -39,6 +39,10 @@ public final class NotificationRequest: Sendable, Equatable {
         arrival = request.arrival
     }
 
+    /// The device token the request was addressed to, for one that reached the listener: one
+    /// listener stands for many devices, and each remembers what it showed on its own.
+    package var device: String? { arrival?.device }
+
     /// The payload's `aps` dictionary, empty when missing.
     public var aps: JSONObject { content.userInfo["aps"]?.objectValue ?? JSONObject() }
 

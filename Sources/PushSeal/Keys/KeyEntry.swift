@@ -8,6 +8,30 @@ public enum KeyKind: String, Sendable, CaseIterable {
     case `private`
     /// A recipient's public key (`ps2`), imported by a sender: seals only.
     case `public`
+    /// This keyring's own sender key pair (P-256): authenticates what it seals to a recipient
+    /// key (`ps3`), so a receiver that allows it knows the message is this sender's.
+    case sender
+    /// A sender's public key, imported by a receiver: a `ps3` envelope that names it opens,
+    /// and once one is held, nothing unauthenticated does.
+    case allowedSender = "allowed-sender"
+
+    /// Whether the key says who sealed a message rather than who may open it: a sender's
+    /// key has a primary of its own (the one that authenticates new messages).
+    package var isSenderKey: Bool { self == .sender || self == .allowedSender }
+
+    /// The kind in a few words, for messages: "a shared secret", "a sender's key".
+    package var article: String {
+        switch self {
+        case .secret: "a shared secret"
+        case .private: "a recipient key pair"
+        case .public: "a recipient's public key"
+        case .sender: "this keyring's sender key"
+        case .allowedSender: "another sender's key"
+        }
+    }
+
+    /// Whether the key holds a private half: a recipient's pair, or a sender's.
+    var holdsPair: Bool { self == .private || self == .sender }
 }
 
 /// One key in a keyring.
@@ -17,10 +41,10 @@ public struct KeyEntry: Sendable {
     package enum Material: Sendable {
         /// The AES-256 key of a `secret` key.
         case secret(SymmetricKey)
-        /// The key pair of a `private` key.
-        case pair(P256PrivateKey)
-        /// The point of a `public` key, which seals only.
-        case point(P256PublicKey)
+        /// The key pair of a `private` or `sender` key.
+        case pair(P256PrivateKey, KeyKind)
+        /// The point of a `public` or `allowed-sender` key.
+        case point(P256PublicKey, KeyKind)
         /// Nothing left: the key was destroyed (its kind stays, for what receivers say).
         case destroyed(KeyKind)
     }
@@ -46,11 +70,11 @@ public struct KeyEntry: Sendable {
         case .secret(let key):
             kind = .secret
             secretKey = key
-        case .pair(let key):
-            kind = .private
+        case .pair(let key, let pairKind):
+            kind = pairKind
             pairKey = key
-        case .point(let point):
-            kind = .public
+        case .point(let point, let pointKind):
+            kind = pointKind
             pointKey = point
         case .destroyed(let destroyedKind):
             kind = destroyedKind
@@ -65,36 +89,36 @@ public struct KeyEntry: Sendable {
         self.init(id: id, material: secret.map { .secret($0) } ?? .destroyed(.secret), state: state, created: created, expires: expires)
     }
 
-    /// A recipient key: the pair (`private`), or the point alone (`public`); neither once
-    /// destroyed.
+    /// A P-256 key: the pair (`private`, `sender`), or the point alone (`public`,
+    /// `allowed-sender`); neither once destroyed.
     package init(
         id: String, kind: KeyKind, privateKey: P256PrivateKey?, publicKey: P256PublicKey?, state: KeyState,
         created: Int64, expires: Int64? = nil
     ) {
         precondition(kind != .secret, "a secret key is made with init(id:secret:…)")
         let material: Material =
-            switch kind {
-            case .private: privateKey.map { .pair($0) } ?? .destroyed(.private)
-            default: (privateKey?.publicKey ?? publicKey).map { .point($0) } ?? .destroyed(.public)
-            }
+            kind.holdsPair
+            ? privateKey.map { .pair($0, kind) } ?? .destroyed(kind)
+            : (privateKey?.publicKey ?? publicKey).map { .point($0, kind) } ?? .destroyed(kind)
         self.init(id: id, material: material, state: state, created: created, expires: expires)
     }
 
     /// What the key is made of; only `destroy` and `prune` (through the keyring) change it.
     package var material: Material {
         if let secretKey { return .secret(secretKey) }
-        if let pairKey { return .pair(pairKey) }
-        if let pointKey { return .point(pointKey) }
+        if let pairKey { return .pair(pairKey, kind) }
+        if let pointKey { return .point(pointKey, kind) }
         return .destroyed(kind)
     }
 
     /// The AES-256 key of a `secret` key; nil for another kind, or once destroyed.
     package var secret: SymmetricKey? { secretKey }
 
-    /// The key pair of a `private` key; nil for another kind, or once destroyed.
+    /// The key pair of a `private` or `sender` key; nil for another kind, or once destroyed.
     package var privateKey: P256PrivateKey? { pairKey }
 
-    /// The point that seals to a `private` or `public` key; nil for a secret, or once destroyed.
+    /// The point of a P-256 key (what seals to a recipient, what verifies a sender); nil for a
+    /// secret, or once destroyed.
     package var publicKey: P256PublicKey? { pairKey?.publicKey ?? pointKey }
 
     /// True when the key is enabled but its grace period has passed at `now`.

@@ -25,6 +25,11 @@ public enum KeyringFailure: String, Hashable, Sendable {
     case notAllowed
     /// A shared secret was named where a recipient key (ps2) is needed.
     case notARecipient
+    /// A key that is not this keyring's sender key was named to authenticate a message.
+    case notASender
+    /// An envelope names a sender key this keyring does not allow (unknown, disabled,
+    /// retired, destroyed, or not a sender's key at all).
+    case senderNotAllowed
     /// Only the device can do this: its keyring holds the private half of the key (the
     /// primary here is the device's public key, or a public key was to be made here).
     case deviceKey

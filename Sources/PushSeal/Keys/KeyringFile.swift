@@ -4,9 +4,9 @@ import SealCrypto
 /// The on-disk text of a keyring, `keyring.json`: one key per line so a person can read it,
 /// and strict on reading because a damaged keyring must never be half-used.
 ///
-/// `pushseal-keyring/2` gives each key a `kind` (`secret`, `private`, `public`): a private
-/// key keeps its 32-byte scalar in `secret` and its point in `public`, a public key only
-/// the point. `/1` files (secret keys only, no `kind`) are read as they are, and become
+/// `pushseal-keyring/2` gives each key a `kind` (`secret`, `private`, `public`, `sender`,
+/// `allowed-sender`): a key pair (`private`, `sender`) keeps its 32-byte scalar in `secret`
+/// and its point in `public`, a public key (`public`, `allowed-sender`) only the point. `/1` files (secret keys only, no `kind`) are read as they are, and become
 /// `/2` the next time a command changes the keyring.
 enum KeyringFile {
     static let format = "pushseal-keyring/2"
@@ -25,13 +25,13 @@ enum KeyringFile {
                     entry.secret.map { key in
                         key.withUnsafeBytes { JSONValue.string(Base64.encode($0, alphabet: .standard)) }
                     } ?? .null
-            case .private:
+            case .private, .sender:
                 object["secret"] =
                     entry.privateKey.flatMap { key in
                         try? key.withScalar { scalar in scalar.withUnsafeBytes { JSONValue.string(Base64.encode($0, alphabet: .standard)) } }
                     } ?? .null
                 object["public"] = entry.publicKey.map { .string(Base64.encode($0.x963Representation, alphabet: .standard)) } ?? .null
-            case .public:
+            case .public, .allowedSender:
                 object["public"] = entry.publicKey.map { .string(Base64.encode($0.x963Representation, alphabet: .standard)) } ?? .null
             }
             object["state"] = .string(entry.state.rawValue)
@@ -85,7 +85,7 @@ enum KeyringFile {
             var kind = KeyKind.secret
             if hasKinds {
                 guard let text = entry["kind"]?.stringValue, let given = KeyKind(rawValue: text) else {
-                    throw corrupt("key \(id) has no valid kind (secret, private or public)")
+                    throw corrupt("key \(id) has no valid kind (secret, private, public, sender or allowed-sender)")
                 }
                 kind = given
             }
@@ -116,13 +116,20 @@ enum KeyringFile {
             }
             keys.append(KeyEntry(id: id, secret: secret, state: state, created: created, expires: expires))
         }
-        guard keys.filter({ $0.state == .primary }).count <= 1 else {
+        // One primary seals, one sender key vouches: each track has at most one.
+        guard keys.filter({ $0.state == .primary && !$0.kind.isSenderKey }).count <= 1 else {
             throw corrupt("more than one key is primary")
+        }
+        guard keys.filter({ $0.state == .primary && $0.kind.isSenderKey }).count <= 1 else {
+            throw corrupt("more than one sender key is primary")
+        }
+        if let allowed = keys.first(where: { $0.state == .primary && $0.kind == .allowedSender }) {
+            throw corrupt("key \(allowed.id) is another sender's key, which is never primary here")
         }
         return Keyring(keys: keys)
     }
 
-    /// A `private` or `public` key: its point, and for `private` the scalar that must make
+    /// A P-256 key: its point, and for a pair (`private`, `sender`) the scalar that must make
     /// that same point.
     private static func recipientEntry(
         _ entry: JSONObject, id: String, kind: KeyKind, state: KeyState, created: Int64,
@@ -158,9 +165,9 @@ enum KeyringFile {
         guard let point, let publicKey = try? P256PublicKey(x963Representation: point) else {
             throw corrupt("key \(id) has no valid public point")
         }
-        guard kind == .private else {
+        guard kind.holdsPair else {
             guard scalar == nil else { throw corrupt("public key \(id) has a secret") }
-            return KeyEntry(id: id, kind: .public, privateKey: nil, publicKey: publicKey, state: state, created: created, expires: expires)
+            return KeyEntry(id: id, kind: kind, privateKey: nil, publicKey: publicKey, state: state, created: created, expires: expires)
         }
         guard let raw = scalar, let privateKey = try? P256PrivateKey(scalar: raw) else {
             throw corrupt("private key \(id) has no valid 32-byte scalar")
@@ -168,6 +175,6 @@ enum KeyringFile {
         guard privateKey.publicKey.x963Representation == point else {
             throw corrupt("the scalar and the point of key \(id) do not belong together")
         }
-        return KeyEntry(id: id, kind: .private, privateKey: privateKey, publicKey: nil, state: state, created: created, expires: expires)
+        return KeyEntry(id: id, kind: kind, privateKey: privateKey, publicKey: nil, state: state, created: created, expires: expires)
     }
 }

@@ -24,33 +24,31 @@ public final class PayloadSealer: Sendable {
     /// what one Web Push message carries for the web form.
     public var byteLimit: Int { web == nil ? wrapping.byteLimit : WebPushPayload.byteLimit }
 
+    /// - Parameter sender: the sender key that vouches for a message to a recipient key
+    ///   (`ps3`); by default the keyring's sender key, when it has one.
     public convenience init(
-        keyring: Keyring, to recipient: String? = nil, field: String = defaultField, pad: Int = defaultPad,
+        keyring: Keyring, to recipient: String? = nil, sender: SenderChoice = .primary, field: String = defaultField, pad: Int = defaultPad,
         fallback: FallbackAlert = .standard, byteLimit: Int = PayloadSealer.byteLimit, now: Int64 = Timestamp.now()
     ) throws {
         try self.init(
-            keyring: keyring, to: recipient, wrapping: try APNsPayload(fallback: fallback, field: field, byteLimit: byteLimit), web: nil,
-            pad: pad, now: now)
+            key: try keyring.sealingKey(to: recipient, now: now, sender: sender),
+            wrapping: try APNsPayload(fallback: fallback, field: field, byteLimit: byteLimit), web: nil, pad: pad)
     }
 
     /// The web form: `{"<field>":"<envelope>"}`, which a Web Push library encrypts for a
     /// browser's subscription (RFC 8291) and the receiving web app opens; at most what one
     /// push message carries.
     package convenience init(
-        webFormWith keyring: Keyring, to recipient: String? = nil, field: String = defaultField, pad: Int = defaultPad,
-        now: Int64 = Timestamp.now()
+        webFormWith keyring: Keyring, to recipient: String? = nil, sender: SenderChoice = .primary, field: String = defaultField,
+        pad: Int = defaultPad, now: Int64 = Timestamp.now()
     ) throws {
-        try self.init(webFormWith: try keyring.sealingKey(to: recipient, now: now), field: field, pad: pad)
+        try self.init(webFormWith: try keyring.sealingKey(to: recipient, now: now, sender: sender), field: field, pad: pad)
     }
 
     /// The web form sealed to `key` itself: a receiving web app's public share, given with its
     /// subscription (its pairing string), needs no place in the keyring.
     package convenience init(webFormWith key: SealingKey, field: String = defaultField, pad: Int = defaultPad) throws {
         try self.init(key: key, wrapping: try APNsPayload(field: field), web: try WebPushPayload(field: field), pad: pad)
-    }
-
-    private convenience init(keyring: Keyring, to recipient: String?, wrapping: APNsPayload, web: WebPushPayload?, pad: Int, now: Int64) throws {
-        try self.init(key: try keyring.sealingKey(to: recipient, now: now), wrapping: wrapping, web: web, pad: pad)
     }
 
     private init(key: SealingKey, wrapping: APNsPayload, web: WebPushPayload?, pad: Int) throws {

@@ -61,12 +61,12 @@ package struct PayloadDiagnosis: Sendable {
     package static func of(
         _ bytes: [UInt8], field: String = PayloadSealer.defaultField, pushType: APNs.PushType = .alert,
         priority: APNs.Priority = .now, keyring: Keyring? = nil, keysName: String = "the keyring",
-        now: Int64 = Timestamp.now()
+        now: Int64 = Timestamp.now(), receiving: PayloadJudgement.Receiving = PayloadJudgement.Receiving()
     ) -> PayloadDiagnosis {
         // One judge: the status is what `pushseal receive` gives these bytes, found by the
         // runner's own steps; the findings only say why, and what fixes it.
         let judgement = bytes.withUnsafeBytes {
-            PayloadJudgement.of(payload: $0, field: field, pushType: pushType.rawValue, keyring: keyring, now: now)
+            PayloadJudgement.of(payload: $0, field: field, pushType: pushType.rawValue, keyring: keyring, now: now, receiving: receiving)
         }
         var diagnosis = PayloadDiagnosis()
         diagnosis.status = judgement.status
@@ -190,13 +190,16 @@ package struct PayloadDiagnosis: Sendable {
         add(
             "envelope", .ok,
             "\(envelope.version.rawValue), key \(envelope.kid), \(envelope.combined.count) sealed bytes"
-                + (envelope.version == .ps1 ? " (AES-256-GCM under a shared key)" : " (HPKE to a device's key)"))
+                + (envelope.version == .ps1
+                    ? " (AES-256-GCM under a shared key)"
+                    : envelope.senderKid.map { " (HPKE to a device's key, vouched for by sender key \($0))" } ?? " (HPKE to a device's key)"))
 
         // The key, and whether it opens.
         guard let keyring else {
             add(
                 "key", .note,
-                "could not check the seal without --keys: it needs key \(envelope.kid) (\(envelope.version == .ps1 ? "a shared secret" : "the device's private key"))",
+                "could not check the seal without --keys: it needs key \(envelope.kid) (\(envelope.version == .ps1 ? "a shared secret" : "the device's private key"))"
+                    + (envelope.senderKid.map { " and allows sender \($0)" } ?? ""),
                 fix: "give --keys DIR with that key to check that it opens and what it shows")
             return
         }
@@ -216,17 +219,22 @@ package struct PayloadDiagnosis: Sendable {
             return
         }
         switch (envelope.version, entry.kind) {
+        case (_, .sender), (_, .allowedSender):
+            add(
+                "key", .problem, "key \(kid) in \(keysName) is a sender's key, but the envelope is sealed to it as a recipient: key-missing",
+                fix: "seal to the device's recipient key (--to KID), with the sender key vouching (--sender-key)")
+            return
         case (.ps1, .private), (.ps1, .public):
             add(
                 "key", .problem, "key \(kid) in \(keysName) is a recipient key, but the envelope is ps1 (a shared secret): key-missing",
                 fix: "import the sender's psk1 share for \(kid)")
             return
-        case (.ps2, .secret):
+        case (.ps2, .secret), (.ps3, .secret):
             add(
-                "key", .problem, "key \(kid) in \(keysName) is a shared secret, but the envelope is ps2 (sealed to a device's key): key-missing",
+                "key", .problem, "key \(kid) in \(keysName) is a shared secret, but the envelope is \(envelope.version.rawValue) (sealed to a device's key): key-missing",
                 fix: "open it on the device whose key pair is \(kid)")
             return
-        case (.ps2, .public):
+        case (.ps2, .public), (.ps3, .public):
             add(
                 "key", .problem, "\(keysName) holds only key \(kid)'s public half: it seals, the device's private key opens (key-missing)",
                 fix: "open it on the device (its keyring holds the private key)")
@@ -235,6 +243,23 @@ package struct PayloadDiagnosis: Sendable {
             break
         }
         switch judgement.status {
+        case .senderUntrusted?:
+            add("key", .ok, "key \(kid) is in \(keysName) (\(entry.state.rawValue))")
+            if let sender = envelope.senderKid {
+                add(
+                    "sender", .problem, "sealed by sender \(sender), which \(keysName) does not allow: \(reason); the device shows the placeholder (sender-untrusted)",
+                    fix: "if you trust that sender: 'pushseal keys export --sender' on its machine, 'pushseal keys import' that line here")
+            } else {
+                add(
+                    "sender", .problem,
+                    "sealed with no sender key (\(envelope.version.rawValue)), and \(keysName) opens only what a sender it allows has sealed: the device shows the placeholder (sender-untrusted)",
+                    fix: "on the sender: 'pushseal keys add --sender', export it with 'pushseal keys export --sender', import that line here, and seal to a recipient key")
+            }
+        case .duplicate?:
+            add("key", .ok, "key \(kid) is in \(keysName) (\(entry.state.rawValue))")
+            add(
+                "repeat", .problem, "\(reason): the device does not show it again (duplicate)",
+                fix: "send a new message (a new id) rather than the same payload again")
         case .keyDisabled?:
             add("key", .problem, "key \(kid) is disabled in \(keysName)", fix: "'pushseal keys enable \(kid)' if it should still open")
         case .keyExpired?:
@@ -258,6 +283,9 @@ package struct PayloadDiagnosis: Sendable {
                 fix: "seal it again with a later --ttl, and check the sender's clock")
         case .decrypted?:
             add("key", .ok, "key \(kid) is in \(keysName) (\(entry.state.rawValue))")
+            if let sender = envelope.senderKid {
+                add("sender", .ok, "sealed by sender \(sender), which \(keysName) allows")
+            }
             if let expires = judgement.alert?.expires {
                 add("exp", .ok, "expires at \(Timestamp.format(expires))")
             } else {
