@@ -24,8 +24,9 @@ public final class PayloadSealer: Sendable {
     /// what one Web Push message carries for the web form.
     public var byteLimit: Int { web == nil ? wrapping.byteLimit : WebPushPayload.byteLimit }
 
-    /// - Parameter sender: the sender key that vouches for a message to a recipient key
-    ///   (`ps3`); by default the keyring's sender key, when it has one.
+    /// Seals under the keyring's primary key, or to the recipient key `recipient`; a message to
+    /// a recipient key is vouched for (`ps3`) by the sender key `sender` chooses, by default
+    /// the keyring's own sender key when it has one.
     public convenience init(
         keyring: Keyring, to recipient: String? = nil, sender: SenderChoice = .primary, field: String = defaultField, pad: Int = defaultPad,
         fallback: FallbackAlert = .standard, byteLimit: Int = PayloadSealer.byteLimit, now: Int64 = Timestamp.now()
