@@ -114,7 +114,7 @@ let package = Package(
         .testTarget(
             name: "PushSealTests",
             dependencies: [
-                "PushSeal", "PushSealSend", "PushSealReceiver", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking", "HTTP2",
+                "PushSeal", "PushSealSend", "PushSealReceiver", "PushSealJSON", "NotificationText", "SealCrypto", "MonotonicTime", "Locking", "HTTP2", "SeenMessages",
                 "TestRandom"
             ]),
         .testTarget(

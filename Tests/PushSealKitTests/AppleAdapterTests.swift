@@ -87,6 +87,76 @@ struct AppleAdapterTests {
         #expect(recorder.deliveries("B").first?.title == "db-3 down")
     }
 
+    /// A service as an app with sender keys and the App Group's store of opened messages
+    /// subclasses it.
+    final class RememberingService: RecordingService, @unchecked Sendable {
+        let seen: SeenMessages
+        let handling: DuplicateHandling
+
+        init(store: any KeyStore, recorder: ExtensionRecorder, seen: SeenMessages, duplicates: DuplicateHandling = .placeholder) {
+            self.seen = seen
+            handling = duplicates
+            super.init(store: store, recorder: recorder)
+        }
+
+        override var seenMessages: SeenMessages? { seen }
+        override var duplicates: DuplicateHandling { handling }
+    }
+
+    /// A request as iOS builds it from a vector's payload.
+    static func request(_ id: String, payload: String) throws -> UNNotificationRequest {
+        let userInfo = try JSONSerialization.jsonObject(with: Data(payload.utf8)) as! [AnyHashable: Any]
+        let content = UNMutableNotificationContent()
+        let alert = (userInfo["aps"] as? [String: Any])?["alert"] as? [String: Any]
+        content.title = alert?["title"] as? String ?? ""
+        content.body = alert?["body"] as? String ?? ""
+        content.userInfo = userInfo
+        return UNNotificationRequest(identifier: id, content: content, trigger: nil)
+    }
+
+    /// The Keychain holds the device's key and an allowed sender's (their pairing lines):
+    /// what that sender sealed opens with Apple's auth-mode HPKE, a forgery made with the
+    /// public share alone is refused with its own words, and a message delivered to two
+    /// instances of the extension (two processes sharing the App Group's store) shows once.
+    @Test func anAllowedSendersMessageOpensOnceAndAForgeryIsRefused() throws {
+        let document = try FormatVectorTests.document("ps3")
+        let keychain = KeychainKeyStore(accessGroup: nil)
+        for line in document["receiver"] as! [String] {
+            if line.hasPrefix("pss1.") {
+                let (kid, key) = try KeyShare.sender(parsing: line)
+                try keychain.store(.sender(key), id: kid)
+            } else {
+                let (kid, key) = try KeyShare.privateKey(parsing: line)
+                try keychain.store(.recipient(key), id: kid)
+            }
+        }
+        #expect(try keychain.knowsSenders() && keychain.ids().count == 2)
+        let positive = (document["positive"] as! [[String: Any]])[0]
+        let forged = (document["negative"] as! [[String: Any]]).first { $0["name"] as? String == "unauthenticated where a sender is required" }!
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("group-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("seen-messages").path
+        let recorder = ExtensionRecorder()
+        let first = RememberingService(store: keychain, recorder: recorder, seen: try SeenMessages(path: path))
+        let second = RememberingService(store: keychain, recorder: recorder, seen: try SeenMessages(path: path))
+        let quiet = RememberingService(store: keychain, recorder: recorder, seen: try SeenMessages(path: path), duplicates: .suppress)
+
+        first.didReceive(try Self.request("A", payload: positive["payload"] as! String), withContentHandler: recorder.handler(for: "A"))
+        second.didReceive(try Self.request("B", payload: forged["payload"] as! String), withContentHandler: recorder.handler(for: "B"))
+        second.didReceive(try Self.request("C", payload: positive["payload"] as! String), withContentHandler: recorder.handler(for: "C"))
+        quiet.didReceive(try Self.request("D", payload: positive["payload"] as! String), withContentHandler: recorder.handler(for: "D"))
+        #expect(recorder.deliveries("A").first?.title == "Deploy finished")
+        let refused = try #require(recorder.deliveries("B").first)
+        #expect(refused.title == Placeholder.standard.title && refused.body == Placeholder.standard.untrustedSender)
+        let repeated = try #require(recorder.deliveries("C").first)
+        #expect(repeated.body == Placeholder.standard.duplicate)
+        let suppressed = try #require(recorder.deliveries("D").first)
+        #expect(suppressed.title.isEmpty && suppressed.body.isEmpty, "empty content: the filtering entitlement drops it")
+        #expect(["A", "B", "C", "D"].allSatisfy { recorder.deliveries($0).count == 1 })
+        #expect(recorder.outcomes.map(\.status) == [.decrypted, .senderUntrusted, .duplicate, .duplicate])
+    }
+
     /// The Keychain keeps no key under an id no envelope can carry: it could never open anything.
     @Test(arguments: ["x/../../victim", "..", "", "a b", String(repeating: "a", count: 65)])
     func theKeychainRefusesIdsNoEnvelopeCanCarry(_ id: String) throws {

@@ -114,4 +114,75 @@ struct FormatVectorTests {
             #expect(opened.status.rawValue == entry["status"] as? String, "\(version) '\(name)': \(opened.status) (\(opened.reason ?? ""))")
         }
     }
+
+    /// ps3's receiver, as a device gets it: its own prk1 line and the allowed sender's pss1
+    /// line, read by the kit's share parsers into the store.
+    static func authenticatedStore(_ document: [String: Any]) throws -> InMemoryKeyStore {
+        var keys: [String: OpeningKey] = [:]
+        for line in document["receiver"] as! [String] {
+            if line.hasPrefix("pss1.") {
+                let (kid, key) = try KeyShare.sender(parsing: line)
+                keys[kid] = .sender(key)
+            } else {
+                let (kid, key) = try KeyShare.privateKey(parsing: line)
+                keys[kid] = .recipient(key)
+            }
+        }
+        return InMemoryKeyStore(keys)
+    }
+
+    /// ps3 through the kit: every positive case opens (and with CryptoKit's own auth-mode
+    /// `HPKE.Recipient(…authenticatedBy:)` to the case's plaintext), every negative one gets
+    /// its status (a forgery with the public share alone is `sender-untrusted`).
+    @Test func everyAuthenticatedCaseGetsItsStatus() throws {
+        let document = try Self.document("ps3")
+        let store = try Self.authenticatedStore(document)
+        let keys = document["keys"] as! [String: [String: String]]
+        for entry in document["positive"] as! [[String: Any]] {
+            let name = entry["name"] as! String
+            let opened = NotificationOpener(keys: store).open(json: Data((entry["payload"] as! String).utf8))
+            #expect(opened.status == .decrypted, "ps3 '\(name)': \(opened.reason ?? "")")
+            #expect(opened.title == (entry["alert"] as! [String: Any])["title"] as? String, "\(name)")
+            let sealed = Self.bytes(base64url: String((entry["envelope"] as! String).split(separator: ".").last!))
+            let key = try P256.KeyAgreement.PrivateKey(rawRepresentation: Self.bytes(base64url: keys[entry["kid"] as! String]!["private"]!))
+            let sender = try P256.KeyAgreement.PublicKey(x963Representation: Self.bytes(base64url: keys[entry["sender"] as! String]!["public"]!))
+            var recipient = try HPKE.Recipient(
+                privateKey: key, ciphersuite: .P256_SHA256_AES_GCM_256, info: Data((entry["header"] as! String).utf8),
+                encapsulatedKey: sealed.prefix(65), authenticatedBy: sender)
+            #expect(try recipient.open(sealed.dropFirst(65)) == Data((entry["plaintext"] as! String).utf8), "\(name)")
+        }
+        let negative = document["negative"] as! [[String: Any]]
+        #expect(negative.count >= 10)
+        for entry in negative {
+            let name = entry["name"] as? String ?? "?"
+            let opened = NotificationOpener(keys: store).open(json: Data((entry["payload"] as! String).utf8))
+            #expect(opened.status.rawValue == entry["status"] as? String, "ps3 '\(name)': \(opened.status) (\(opened.reason ?? ""))")
+            if opened.status == .senderUntrusted {
+                #expect(opened.body == Placeholder.standard.untrustedSender && opened.title == Placeholder.standard.title)
+            }
+        }
+    }
+
+    /// ps3's repeats through two openers sharing one store file, as two instances of the
+    /// extension in two processes share the App Group's: each arrival gets its status.
+    @Test func aRepeatIsADuplicateAcrossTwoInstances() throws {
+        let document = try Self.document("ps3")
+        let store = try Self.authenticatedStore(document)
+        for entry in document["repeat"] as! [[String: Any]] {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("seen-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let path = folder.appendingPathComponent("seen-messages").path
+            let instances = [
+                NotificationOpener(keys: store, seen: try SeenMessages(path: path)), NotificationOpener(keys: store, seen: try SeenMessages(path: path))
+            ]
+            let payloads = entry["payloads"] as! [String]
+            let statuses = entry["statuses"] as! [String]
+            for (index, (payload, status)) in zip(payloads, statuses).enumerated() {
+                let opened = instances[index % 2].open(json: Data(payload.utf8))
+                #expect(opened.status.rawValue == status, "'\(entry["name"] ?? "")' arrival \(index + 1): \(opened.reason ?? "")")
+                if opened.status == .duplicate { #expect(opened.body == Placeholder.standard.duplicate) }
+            }
+        }
+    }
 }
