@@ -99,7 +99,7 @@ let package = Package(
                 "PushSeal", "PushSealSend", "PushSealReceiver", "PushSealWebApp", "PushSealJSON", "NotificationText", "SealCrypto", "SeenMessages",
                 "MonotonicTime", "Locking"
             ]),
-        .executableTarget(name: "PushSealBench", dependencies: ["PushSeal", "PushSealReceiver", "HTTP2", "SealCrypto"]),
+        .executableTarget(name: "PushSealBench", dependencies: ["PushSeal", "PushSealReceiver", "HTTP2", "SealCrypto", "SeenMessages", "MonotonicTime"]),
         .executableTarget(name: "PushSealVectors", dependencies: ["EnvelopeFormat", "PushSeal", "PushSealJSON", "SealCrypto"]),
         .testTarget(
             name: "SealCryptoTests",

@@ -63,12 +63,22 @@ func measure(
 }
 
 let arguments = CommandLine.arguments.dropFirst()
+if arguments.first == "seen-fill", let path = arguments.dropFirst().first, let count = arguments.dropFirst(2).first.flatMap({ Int($0) }) {
+    try fillSeenStore(path: path, count: count)
+    exit(0)
+}
+if arguments.first == "seen", let count = arguments.dropFirst().first.flatMap({ Int($0) }),
+    let asked = arguments.dropFirst(2).first.flatMap({ Int($0) })
+{
+    try measureSeenStore(holding: count, asking: asked)
+    exit(0)
+}
 if arguments.first == "push-service", let folder = arguments.dropFirst().first {
     runPushService(folder: folder, origins: arguments.dropFirst(2).first.flatMap { Int($0) } ?? 3)
     exit(0)
 }
 guard arguments.first == "deadline" else {
-    print("usage: pushseal-bench deadline [COUNT] [BUDGET_MS] | push-service FOLDER [ORIGINS]")
+    print("usage: pushseal-bench deadline [COUNT] [BUDGET_MS] | push-service FOLDER [ORIGINS] | seen-fill FILE COUNT | seen COUNT ASKED")
     exit(64)
 }
 let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 200

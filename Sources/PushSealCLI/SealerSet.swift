@@ -43,11 +43,14 @@ final class SealerSet: Sendable {
     }
 
     /// The web form's sealer for a receiving web app's own public key (its pairing string's
-    /// share), made once per share.
+    /// share), made once per share; vouched for (ps3) by the keyring's sender key, as every
+    /// message to a recipient key is.
     func sealer(toShare share: PublicShare) throws -> PayloadSealer {
         let name = share.text
         if let sealer = made.withLock({ $0[name] }) { return sealer }
-        let sealer = try PayloadSealer(webFormWith: .recipient(kid: share.kid, publicKey: share.publicKey), field: request.field, pad: request.pad)
+        let key = SealingKey.recipient(kid: share.kid, publicKey: share.publicKey)
+            .authenticated(by: try keyring.senderKey(request.sender, now: Timestamp.now()))
+        let sealer = try PayloadSealer(webFormWith: key, field: request.field, pad: request.pad)
         made.withLock { $0[name] = sealer }
         return sealer
     }

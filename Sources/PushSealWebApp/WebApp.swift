@@ -60,7 +60,7 @@ package struct WebApp: Sendable {
     static func config(_ settings: Settings) -> [UInt8] {
         var bodies = JSONObject()
         let statuses: [DeliveryStatus] = [
-            .keyMissing, .keyDisabled, .keyExpired, .authenticationFailed, .malformed, .expired, .deadline, .unsupported
+            .keyMissing, .keyDisabled, .keyExpired, .senderUntrusted, .authenticationFailed, .malformed, .expired, .duplicate, .deadline, .unsupported
         ]
         for status in statuses { bodies.append(status.rawValue, .string(settings.placeholder.body(for: status))) }
         var placeholder = JSONObject()

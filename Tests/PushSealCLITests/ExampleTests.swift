@@ -4,7 +4,7 @@ import Testing
 /// The reference senders and openers in examples/: Python on `cryptography`, JavaScript on
 /// Node's WebCrypto. Each reproduces the published vectors, and works both ways with the
 /// binary: what the example seals `pushseal receive` opens, and what `pushseal encrypt`
-/// seals the example opens, for ps1 and ps2.
+/// seals the example opens, for ps1, ps2 and ps3 (a sender key each way).
 @Suite("examples: Python and JavaScript against the vectors and the binary")
 struct ExampleTests {
     enum Language: String, CaseIterable, Sendable {
@@ -56,9 +56,11 @@ struct ExampleTests {
     func theExampleReproducesTheVectors(language: Language) throws {
         let run = try language.run([
             "vectors", VectorTests.repository.appendingPathComponent("docs/vectors/ps1.json").path,
-            VectorTests.repository.appendingPathComponent("docs/vectors/ps2.json").path
+            VectorTests.repository.appendingPathComponent("docs/vectors/ps2.json").path,
+            VectorTests.repository.appendingPathComponent("docs/vectors/ps3.json").path
         ])
         #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("ps3.json: 3 positive reproduced byte for byte, 12 negative refused, 0 edge cases judged alike, 4 repeats shown once"), "\(run.stdout)")
         for version in ["ps1", "ps2"] {
             let edge = try ConformanceTests.cases(version).edge
             #expect(run.stdout.contains("\(version).json: ") && run.stdout.contains("\(edge) edge cases judged alike"), "\(run.stdout)")
@@ -120,5 +122,37 @@ struct ExampleTests {
         let refused = try language.run(["open", "--share", keys.share], stdin: tampered)
         #expect(refused.status == 1 && refused.stdout.isEmpty, "\(refused.stdout)")
         #expect(refused.stderr.hasPrefix("malformed:") || refused.stderr.hasPrefix("auth-failed:"), "\(refused.stderr)")
+    }
+
+    /// ps3 both ways: the example's own sender key (its pss1 line allowed by the device) seals
+    /// what `pushseal receive` opens, and refuses to open what it did not allow; what
+    /// `pushseal encrypt` seals with its sender key the example opens with that sender allowed,
+    /// and refuses (sender-untrusted) a ps2 forgery once a sender is allowed.
+    @Test(arguments: Language.allCases)
+    func senderKeysWorkBothWays(language: Language) throws {
+        let keys = try Keys()
+        let folder = TemporaryFolder()
+        let made = try language.run(["sender-key", folder.file("sender.json")])
+        #expect(made.status == 0 && made.stdout.hasPrefix("pss1."), "\(made.stderr)")
+        let mode = try FileManager.default.attributesOfItem(atPath: folder.file("sender.json"))[.posixPermissions] as? Int
+        #expect(mode == 0o600, "the sender's private key is kept to its owner")
+        #expect(try pushseal(["keys", "import", "--keys", keys.deviceKeys, "-"], stdin: made.stdout).status == 0)
+        let sealed = try language.run(["seal", "--share", keys.publicShare, "--sender-key", folder.file("sender.json"), "--title", "From \(language.rawValue)", "--body", "vouched"])
+        #expect(sealed.status == 0 && envelope(in: sealed.stdout).hasPrefix("ps3.\(keys.recipientKid)."), "\(sealed.stderr)")
+        let forged = try language.run(["seal", "--share", keys.publicShare, "--title", "Forged", "--body", "x"])
+        let received = try pushseal(["receive", "--json", "--keys", keys.deviceKeys, "-"], stdin: sealed.stdout + forged.stdout)
+        #expect(records(received.stdout).map { $0["status"] as? String } == ["decrypted", "sender-untrusted"], "\(received.stdout)")
+
+        // pushseal's own sender key, allowed by the example's receiver.
+        let senderKid = try pushseal(["keys", "add", "--sender", "--keys", keys.senderKeys]).stdout.trimmingCharacters(in: .newlines)
+        let share = try pushseal(["keys", "export", "--sender", "--keys", keys.senderKeys]).stdout.trimmingCharacters(in: .newlines)
+        let ps3 = try pushseal(["encrypt", "--keys", keys.senderKeys, "--to", keys.recipientKid, "-t", "From pushseal", "-b", "vouched"])
+        #expect(envelope(in: ps3.stdout).hasPrefix("ps3.\(keys.recipientKid).\(senderKid)."))
+        let opened = try language.run(["open", "--private", keys.privateShareFile, "--sender", share], stdin: ps3.stdout)
+        #expect(opened.status == 0 && jsonObject(opened.stdout)["title"] as? String == "From pushseal", "\(opened.stderr)")
+        let refused = try language.run(["open", "--private", keys.privateShareFile, "--sender", share], stdin: forged.stdout)
+        #expect(refused.status == 1 && refused.stdout.isEmpty && refused.stderr.hasPrefix("sender-untrusted:"), "\(refused.stderr)")
+        let unknown = try language.run(["open", "--private", keys.privateShareFile], stdin: ps3.stdout)
+        #expect(unknown.status == 1 && unknown.stderr.hasPrefix("sender-untrusted:"), "no sender key to check it with: \(unknown.stderr)")
     }
 }

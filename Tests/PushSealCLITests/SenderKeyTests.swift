@@ -229,4 +229,35 @@ struct SenderKeyTests {
         #expect(damaged.status == 74 && damaged.stderr.contains("is not a pushseal store of seen messages"), "\(damaged.stderr)")
         #expect(pair.folder.read("not-a-store") == "hello", "never overwritten")
     }
+
+    /// Every way of sealing to a recipient key vouches with the sender key: batch lines (each
+    /// naming its recipient), `run`, and `send` into a listener that allows only that sender;
+    /// `doctor` names the sender of what opens.
+    @Test func batchLinesRunAndSendAllSealPs3() throws {
+        let pair = try Pair()
+        let lines = #"{"title":"one","to":"\#(pair.kid)"}"# + "\n" + #"{"title":"two","to":"\#(pair.kid)"}"# + "\n"
+        let batch = try pushseal(["encrypt", "--batch", "--keys", pair.sender], stdin: lines)
+        #expect(batch.status == 0, "\(batch.stderr)")
+        let sealed = batch.stdout.split(separator: "\n").map(String.init)
+        #expect(sealed.count == 2 && sealed.allSatisfy { envelope(in: $0).hasPrefix("ps3.\(pair.kid).\(pair.senderKid).") })
+        #expect(try pair.receive(sealed).map { $0["status"] as? String } == ["decrypted", "decrypted"])
+
+        let run = try pushseal(["run", "--print", "--keys", pair.sender, "--to", pair.kid, "--", "sh", "-c", "echo built; exit 0"])
+        #expect(run.status == 0 && envelope(in: run.stdout).hasPrefix("ps3.\(pair.kid).\(pair.senderKid)."), "\(run.stderr)")
+
+        pair.folder.write("run.json", run.stdout)
+        let doctor = try pushseal(["doctor", "--keys", pair.device, pair.folder.file("run.json")])
+        #expect(doctor.status == 0, "\(doctor.stdout)")
+        #expect(doctor.stdout.contains("ok       sender     sealed by sender \(pair.senderKid), which \(pair.device) allows"), "\(doctor.stdout)")
+
+        let listener = try Listener(["--plaintext", "--json", "--keys", pair.device])
+        let key = try PythonClients.keypair(in: pair.folder)
+        let sent = try pushseal([
+            "send", "--keys", pair.sender, "--to", pair.kid, "--endpoint", listener.url, "--topic", "com.example.app",
+            "--auth-key", key.p8, "--key-id", "KEY1234567", "--team-id", "TEAM123456", "--device", deviceToken, "-t", "Sent", "-b", "vouched"
+        ])
+        #expect(sent.status == 0, "\(sent.stderr)")
+        let records = listener.finish().stdout.split(separator: "\n").map { jsonObject(String($0)) }
+        #expect(records.first?["status"] as? String == "decrypted" && records.first?["title"] as? String == "Sent", "\(records)")
+    }
 }

@@ -89,7 +89,8 @@ struct WebAppTests {
                 "node", Bundle.module.url(forResource: "webapp_format_vectors", withExtension: "mjs", subdirectory: "Reference")!.path,
                 repository.appendingPathComponent("Sources/PushSealWebApp/files/format.js").path,
                 repository.appendingPathComponent("examples/js/pushseal-format.mjs").path,
-                repository.appendingPathComponent("docs/vectors/ps1.json").path, repository.appendingPathComponent("docs/vectors/ps2.json").path
+                repository.appendingPathComponent("docs/vectors/ps1.json").path, repository.appendingPathComponent("docs/vectors/ps2.json").path,
+                repository.appendingPathComponent("docs/vectors/ps3.json").path
             ])
         #expect(run.status == 0, "\(run.stderr)")
         let count = Int(run.stdout.split(separator: " ").first ?? "") ?? 0
@@ -121,7 +122,7 @@ struct WebAppTests {
         for entry in cases { seen[entry["case"] as! String] = entry }
         let expected: [(String, String, String, String)] = [
             ("paired", "decrypted", "Deploy finished", "api-7 is live"),
-            ("repeat", "decrypted", "Deploy finished", "api-7 is live"),
+            ("repeat", "duplicate", "Encrypted notification", "This message was already shown."),
             ("ps1-without-key", "key-missing", "Encrypted notification", "This device does not have the key to open this message."),
             ("ps1-with-key", "decrypted", "Backup done", "nightly, 4 GB"),
             ("tampered", "auth-failed", "Encrypted notification", "This message could not be decrypted on this device."),
@@ -129,6 +130,10 @@ struct WebAppTests {
             ("not-json", "malformed", "Encrypted notification", "This message could not be decrypted on this device."),
             ("unsealed", "passthrough", "CI at pushseal", #"{"text": "plain"}"#),
             ("expired", "expired", "Encrypted notification", "This message has expired."),
+            ("sender-not-allowed", "sender-untrusted", "Encrypted notification", "This message is not from a sender this device trusts, so it is not shown."),
+            ("sender-allowed", "decrypted", "Vouched", "by the sender's key"),
+            ("sender-repeat", "duplicate", "Encrypted notification", "This message was already shown."),
+            ("unauthenticated-refused", "sender-untrusted", "Encrypted notification", "This message is not from a sender this device trusts, so it is not shown."),
             ("key-removed", "key-missing", "Encrypted notification", "This device does not have the key to open this message.")
         ]
         for (name, status, title, body) in expected {
@@ -138,9 +143,12 @@ struct WebAppTests {
             let shown = entry["shown"] as? [[String: Any]] ?? []
             #expect(shown.contains { $0["title"] as? String == title && $0["body"] as? String == body }, "\(name) shown: \(shown)")
         }
-        // The same sealed id twice: one notification, replaced, not two stacked.
+        // The same message twice: shown once; the repeat is a quiet notification of its own,
+        // never in place of the message.
         let repeated = (seen["repeat"]?["shown"] as? [[String: Any]] ?? []).filter { $0["title"] as? String == "Deploy finished" }
         #expect(repeated.count == 1)
+        // With a sender key, send --webpush sealed ps3 to the page's key, vouched for by it.
+        #expect((report["vouchedByService"] as? String)?.hasPrefix(#"{"enc":"ps3.\#(kid)."#) == true, "\(report["vouchedByService"] ?? "")")
         #expect((report["afterForget"] as? [String: Any])?["unsubscribed"] as? String == "yes")
         #expect((report["historyOnPage"] as? [String])?.count == expected.count)
         // A console free of errors, and every screenshot taken.

@@ -1,23 +1,28 @@
 #!/usr/bin/env node
-// Seal and open pushseal payloads (ps1 and ps2) in JavaScript, on the WebCrypto API built
+// Seal and open pushseal payloads (ps1, ps2 and ps3) in JavaScript, on the WebCrypto API built
 // into Node (18 or later; no packages). Written from docs/FORMAT.md alone: a Node backend
 // can send payloads that pushseal's receivers open, without the CLI.
 //
 //   node pushseal-format.mjs seal --share-file FILE      --title T --body B [--pad 32] [--field enc]
 //   node pushseal-format.mjs seal --share ppk1.KID.POINT  --title T --body B      (ps2: to a device)
+//   node pushseal-format.mjs seal --share ppk1.KID.POINT --sender-key FILE --title T --body B
+//        (ps3: to a device, vouched for by this backend's sender key)
+//   node pushseal-format.mjs sender-key FILE
+//        makes a sender key in FILE (mode 0600) and prints its pss1 line for the devices
 //   node pushseal-format.mjs open --share-file FILE      [--field enc] < payload.json
 //        FILE: a psk1 share (pushseal keys export), kept out of the arguments, which 'ps'
 //        and shell history show: --share-file <(pushseal keys export) in bash, zsh or fish
 //        (--share psk1.KID.SECRET works too, for a share that is not secret to you)
-//   node pushseal-format.mjs open --private FILE          [--field enc] < payload.json
-//        FILE: a prk1 share (pushseal keys export --private), kept out of the arguments
+//   node pushseal-format.mjs open --private FILE [--sender pss1.KID.POINT] [--field enc] < payload.json
+//        FILE: a prk1 share (pushseal keys export --private), kept out of the arguments;
+//        --sender allows that sender, and then only what an allowed sender sealed opens
 //   node pushseal-format.mjs vectors docs/vectors/ps1.json [...]
 //
 // `open` prints the opened alert as JSON; a payload it does not open ends it with exit 1 and
 // one line `STATUS: reason` (docs/FORMAT.md section 6: malformed, passthrough, unsupported,
-// key-missing, auth-failed, expired).
+// key-missing, sender-untrusted, auth-failed, expired, duplicate).
 import { webcrypto, createECDH } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 
 const subtle = webcrypto.subtle;
 const encoder = new TextEncoder();
@@ -64,7 +69,8 @@ export function plaintext(alert, pad) {
   return bytes;
 }
 
-// --- HPKE, RFC 9180: base mode, DHKEM(P-256, HKDF-SHA256), HKDF-SHA256, AES-256-GCM -----
+// --- HPKE, RFC 9180: base mode (ps2) and auth mode (ps3), DHKEM(P-256, HKDF-SHA256),
+// --- HKDF-SHA256, AES-256-GCM -------------------------------------------------------------
 
 const KEM_SUITE = concat(encoder.encode("KEM"), u16(0x0010));
 const HPKE_SUITE = concat(encoder.encode("HPKE"), u16(0x0010), u16(0x0001), u16(0x0002));
@@ -85,12 +91,14 @@ async function labeledExpand(suite, prk, label, info, length) {
   return out.slice(0, length);
 }
 
-async function keySchedule(dh, enc, recipientPoint, info) {
+/** mode 0 (base): dh = DH(skE, pkR), kemContext = enc ‖ pkR; mode 2 (auth, section 4.4):
+ *  dh = DH(skE, pkR) ‖ DH(skS, pkR), kemContext = enc ‖ pkR ‖ pkS. */
+async function keySchedule(dh, kemContext, info, mode) {
   const eaePrk = await labeledExtract(KEM_SUITE, new Uint8Array(0), "eae_prk", dh);
-  const shared = await labeledExpand(KEM_SUITE, eaePrk, "shared_secret", concat(enc, recipientPoint), 32);
+  const shared = await labeledExpand(KEM_SUITE, eaePrk, "shared_secret", kemContext, 32);
   const pskIdHash = await labeledExtract(HPKE_SUITE, new Uint8Array(0), "psk_id_hash", new Uint8Array(0));
   const infoHash = await labeledExtract(HPKE_SUITE, new Uint8Array(0), "info_hash", info);
-  const context = concat(new Uint8Array([0]), pskIdHash, infoHash);
+  const context = concat(new Uint8Array([mode]), pskIdHash, infoHash);
   const secret = await labeledExtract(HPKE_SUITE, shared, "secret", new Uint8Array(0));
   return {
     key: await labeledExpand(HPKE_SUITE, secret, "key", context, 32),
@@ -114,28 +122,42 @@ async function aesGcm(operation, key, nonce, data, aad) {
   return new Uint8Array(await subtle[operation]({ name: "AES-GCM", iv: nonce, additionalData: aad, tagLength: 128 }, imported, data));
 }
 
-async function hpkeSeal(recipientPoint, info, message, ephemeralScalar) {
+/** enc ‖ ciphertext ‖ tag; in auth mode when `sender` (a {key, point} pair) is given. */
+async function hpkeSeal(recipientPoint, info, message, ephemeralScalar, sender) {
   const ephemeral = ephemeralScalar
     ? await privateKeyPair(ephemeralScalar)
     : await subtle.generateKey(ecdh, true, ["deriveBits"]).then(async (pair) => ({
       key: pair.privateKey, point: new Uint8Array(await subtle.exportKey("raw", pair.publicKey)) }));
-  const { key, nonce } = await keySchedule(await dh(ephemeral.key, await importPoint(recipientPoint)), ephemeral.point, recipientPoint, info);
+  const recipient = await importPoint(recipientPoint);
+  let secret = await dh(ephemeral.key, recipient), kemContext = concat(ephemeral.point, recipientPoint);
+  if (sender) {
+    secret = concat(secret, await dh(sender.key, recipient));
+    kemContext = concat(kemContext, sender.point);
+  }
+  const { key, nonce } = await keySchedule(secret, kemContext, info, sender ? 2 : 0);
   return concat(ephemeral.point, await aesGcm("encrypt", key, nonce, message, new Uint8Array(0)));
 }
 
-async function hpkeOpen(recipient, info, sealed) {
+/** The plaintext; in auth mode when `senderPoint` (the sender's public point) is given. */
+async function hpkeOpen(recipient, info, sealed, senderPoint) {
   const enc = sealed.slice(0, 65);
   let ephemeral;
   try { ephemeral = await importPoint(enc); } catch { throw new Refused("auth-failed", "enc is not a point on P-256"); }
-  const { key, nonce } = await keySchedule(await dh(recipient.key, ephemeral), enc, recipient.point, info);
+  let secret = await dh(recipient.key, ephemeral), kemContext = concat(enc, recipient.point);
+  if (senderPoint) {
+    secret = concat(secret, await dh(recipient.key, await importPoint(senderPoint)));
+    kemContext = concat(kemContext, senderPoint);
+  }
+  const { key, nonce } = await keySchedule(secret, kemContext, info, senderPoint ? 2 : 0);
   return aesGcm("decrypt", key, nonce, sealed.slice(65), new Uint8Array(0));
 }
 
 // --- sealing ------------------------------------------------------------------------------
 
 /** The payload for `alert` (members written in their order) under a key share: psk1 (a
- *  shared secret: ps1) or ppk1 (a device's public key: ps2). */
-export async function seal(share, alert, { pad = 32, field = "enc", fallback = FALLBACK, nonce, ephemeral } = {}) {
+ *  shared secret: ps1) or ppk1 (a device's public key: ps2; with `sender`, {kid, key, point}
+ *  of the sender's own key pair, ps3). */
+export async function seal(share, alert, { pad = 32, field = "enc", fallback = FALLBACK, nonce, ephemeral, sender } = {}) {
   const [kind, kid, material] = [share.slice(0, 4), share.slice(5, share.lastIndexOf(".")), share.slice(share.lastIndexOf(".") + 1)];
   const body = plaintext(alert, pad);
   let header, sealed;
@@ -143,6 +165,10 @@ export async function seal(share, alert, { pad = 32, field = "enc", fallback = F
     header = `ps1.${kid}`;
     nonce ??= webcrypto.getRandomValues(new Uint8Array(12));
     sealed = concat(nonce, await aesGcm("encrypt", fromB64url(material), nonce, body, encoder.encode(header)));
+  } else if (kind === "ppk1" && sender) {
+    if (alert.id === undefined || alert.sent === undefined) throw new Error("a ps3 alert carries an id and its sent time");
+    header = `ps3.${kid}.${sender.kid}`;
+    sealed = await hpkeSeal(fromB64url(material), encoder.encode(header), body, ephemeral, sender);
   } else if (kind === "ppk1") {
     header = `ps2.${kid}`;
     sealed = await hpkeSeal(fromB64url(material), encoder.encode(header), body, ephemeral);
@@ -266,7 +292,7 @@ function strictObject(text) {
 const has = (object, name) => Object.prototype.hasOwnProperty.call(object, name);
 
 /** Section 5: every known member of the right type and value, and something to show. */
-function checkAlert(alert, field) {
+function checkAlert(alert, field, identity = false) {
   for (const name of ["title", "subtitle", "body", "sound", "thread-id", "category", "target-content-id", "interruption-level"]) {
     if (alert[name] != null && typeof alert[name] !== "string") throw new Refused("malformed", `${name} is not a string`);
   }
@@ -287,6 +313,7 @@ function checkAlert(alert, field) {
     if (alert[name] != null && !(alert[name] instanceof JSONNumber && alert[name].integer() !== null)) throw new Refused("malformed", `${name} is not an integer`);
   }
   if (!alert.title && !alert.body) throw new Refused("malformed", "neither a title nor a body to show");
+  if (identity && (alert.id == null || alert.sent == null)) throw new Refused("malformed", "a ps3 alert carries an id and its sent time");
   return alert;
 }
 
@@ -299,8 +326,10 @@ function hasText(aps) {
 
 /** The alert sealed in a payload, or `Refused` with the status a receiver gives (passthrough
  *  included: shown as it came). secrets: {kid: 32-byte key}; privates: {kid: {key, point}}
- *  from privateKeyPair. */
-export async function openPayload(text, { secrets = {}, privates = {}, field = "enc", now = Math.floor(Date.now() / 1000) } = {}) {
+ *  from privateKeyPair; senders: {kid: 65-byte point} of the allowed senders (any at all makes
+ *  them required, section 6.1); seen: a Set this receiver remembers opened messages in
+ *  (section 6.2; this example keeps it in memory). */
+export async function openPayload(text, { secrets = {}, privates = {}, senders = {}, seen, field = "enc", now = Math.floor(Date.now() / 1000) } = {}) {
   const payload = strictObject(text);                                                      // step 1
   const aps = payload.aps;
   if (aps === undefined || aps === null || typeof aps !== "object" || Array.isArray(aps) || aps instanceof JSONNumber) {
@@ -314,40 +343,53 @@ export async function openPayload(text, { secrets = {}, privates = {}, field = "
   }
   if (!has(payload, field)) throw new Refused("passthrough", `no '${field}' field`);       // step 5
   if (typeof payload[field] !== "string") throw new Refused("malformed", `'${field}' is not a string`);
-  return plain(await openEnvelope(payload[field], { secrets, privates, field, now }));
+  return plain(await openEnvelope(payload[field], { secrets, privates, senders, seen, field, now }));
 }
 
-/** Steps 6 to 11, for an envelope's text. */
-export async function openEnvelope(envelope, { secrets = {}, privates = {}, field = "enc", now = Math.floor(Date.now() / 1000) } = {}) {
+/** Steps 6 to 13, for an envelope's text. */
+export async function openEnvelope(envelope, { secrets = {}, privates = {}, senders = {}, seen, field = "enc", now = Math.floor(Date.now() / 1000) } = {}) {
   const first = envelope.indexOf(".");
   const version = first < 0 ? envelope : envelope.slice(0, first);                          // step 6
-  if (version !== "ps1" && version !== "ps2") {
+  if (version !== "ps1" && version !== "ps2" && version !== "ps3") {
     if (/^ps[1-9][0-9]{0,3}$/.test(version)) throw new Refused("unsupported", `version '${version}' is not one this reader knows`);
     throw new Refused("malformed", "not <version>.<kid>.<sealed>");
   }
   const second = envelope.indexOf(".", first + 1);
-  if (first < 0 || second < 0) throw new Refused("malformed", "not <version>.<kid>.<sealed>");
+  const third = version === "ps3" && second >= 0 ? envelope.indexOf(".", second + 1) : second;
+  if (first < 0 || second < 0 || third < 0) throw new Refused("malformed", "not <version>.<kid>.<sealed> (ps3: <kid>.<sender kid>.<sealed>)");
   const kid = envelope.slice(first + 1, second);
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(kid)) throw new Refused("malformed", "the kid is not 1 to 64 of A-Z a-z 0-9 _ -");
-  const sealed = fromB64url(envelope.slice(second + 1));                                    // step 7
-  const header = encoder.encode(`${version}.${kid}`);
-  let opened;
-  if (version === "ps1") {
-    if (sealed.length < 28) throw new Refused("malformed", `${sealed.length} sealed bytes, fewer than nonce and tag`);
-    if (!(kid in secrets)) throw new Refused("key-missing", `no key ${kid}`);               // step 8
-    try { opened = await aesGcm("decrypt", secrets[kid], sealed.slice(0, 12), sealed.slice(12), header); } catch { throw new Refused("auth-failed", "the tag does not verify"); }
-  } else {
-    if (sealed.length < 81) throw new Refused("malformed", `${sealed.length} sealed bytes, fewer than enc and tag`);
-    if (!(kid in privates)) throw new Refused("key-missing", `no key ${kid}`);
-    try { opened = await hpkeOpen(privates[kid], header, sealed); } catch (error) {         // step 9
-      if (error instanceof Refused) throw error;
-      throw new Refused("auth-failed", "the tag does not verify");
-    }
+  const senderKid = version === "ps3" ? envelope.slice(second + 1, third) : null;
+  const kidRule = /^[A-Za-z0-9_-]{1,64}$/;
+  if (!kidRule.test(kid) || (senderKid !== null && !kidRule.test(senderKid))) throw new Refused("malformed", "a kid is not 1 to 64 of A-Z a-z 0-9 _ -");
+  const sealed = fromB64url(envelope.slice(third + 1));                                     // step 7
+  const header = encoder.encode(envelope.slice(0, third));
+  if (sealed.length < (version === "ps1" ? 28 : 81)) throw new Refused("malformed", `${sealed.length} sealed bytes, fewer than ${version === "ps1" ? "nonce" : "enc"} and tag`);
+  if (!(kid in (version === "ps1" ? secrets : privates))) throw new Refused("key-missing", `no key ${kid}`);  // step 8
+  let senderPoint;                                                                          // step 9
+  if (senderKid !== null) {
+    if (!has(senders, senderKid)) throw new Refused("sender-untrusted", `sender ${senderKid} is not one this receiver allows`);
+    senderPoint = senders[senderKid];
+  } else if (Object.keys(senders).length > 0) {
+    throw new Refused("sender-untrusted", `${version} names no sender, and this receiver allows only its senders`);
   }
-  let decoded;                                                                              // step 10
+  let opened;                                                                               // step 10
+  try {
+    opened = version === "ps1"
+      ? await aesGcm("decrypt", secrets[kid], sealed.slice(0, 12), sealed.slice(12), header)
+      : await hpkeOpen(privates[kid], header, sealed, senderPoint);
+  } catch (error) {
+    if (error instanceof Refused) throw error;
+    throw new Refused("auth-failed", "the tag does not verify");
+  }
+  let decoded;                                                                              // step 11
   try { decoded = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(opened); } catch { throw new Refused("malformed", "not UTF-8"); }
-  const alert = checkAlert(strictObject(decoded), field);
-  if (alert.exp != null && alert.exp.integer() <= BigInt(now)) throw new Refused("expired", `exp ${alert.exp.text} has passed`);  // step 11
+  const alert = checkAlert(strictObject(decoded), field, version === "ps3");
+  if (alert.exp != null && alert.exp.integer() <= BigInt(now)) throw new Refused("expired", `exp ${alert.exp.text} has passed`);  // step 12
+  if (seen && alert.id != null) {                                                           // step 13
+    const name = JSON.stringify([kid, senderKid ?? "", alert.id]);
+    if (seen.has(name)) throw new Refused("duplicate", `message ${alert.id} was opened here before`);
+    seen.add(name);
+  }
   return alert;
 }
 
@@ -363,13 +405,30 @@ export async function privateShare(share) {
   return { kid, key: await privateKeyPair(raw) };
 }
 
+/** A pss1 share (section 7): a sender's kid and its 65-byte public point. */
+export async function senderShare(share) {
+  const [kind, kid, material] = share.trim().split(".");
+  const point = fromB64url(material ?? "");
+  await importPoint(point);  // refuses a point that is not on P-256
+  if (kind !== "pss1" || !/^[A-Za-z0-9_-]{1,64}$/.test(kid)) throw new Error("not a pss1 share");
+  return { kid, point };
+}
+
 async function checkVectors(path) {
   const vectors = JSON.parse(readFileSync(path, "utf8"));
   const version = vectors.version;
-  const secrets = {}, privates = {};
-  for (const [kid, key] of Object.entries(vectors.keys)) {
-    if (version === "ps1") secrets[kid] = fromB64url(key.secret);
-    else privates[kid] = (await privateShare(key.private_share)).key;
+  const secrets = {}, privates = {}, senders = {};
+  if (vectors.receiver) {
+    // ps3 names what its receiver holds: the device's prk1 line, the allowed senders' pss1.
+    for (const line of vectors.receiver) {
+      if (line.startsWith("pss1.")) { const { kid, point } = await senderShare(line); senders[kid] = point; }
+      else { const { kid, key } = await privateShare(line); privates[kid] = key; }
+    }
+  } else {
+    for (const [kid, key] of Object.entries(vectors.keys)) {
+      if (version === "ps1") secrets[kid] = fromB64url(key.secret);
+      else privates[kid] = (await privateShare(key.private_share)).key;
+    }
   }
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   for (const entry of vectors.positive) {
@@ -377,29 +436,50 @@ async function checkVectors(path) {
     const options = { pad: entry.pad, field: entry.field, fallback: entry.fallback };
     const share = version === "ps1" ? `psk1.${entry.kid}.${key.secret}` : `ppk1.${entry.kid}.${key.public}`;
     if (version === "ps1") options.nonce = hexBytes(entry.nonce); else options.ephemeral = fromB64url(entry.ephemeral_private);
+    if (entry.sender) options.sender = { kid: entry.sender, ...(await privateKeyPair(fromB64url(vectors.keys[entry.sender].sender_private))) };
     if (new TextDecoder().decode(plaintext(entry.alert, entry.pad)) !== entry.plaintext) throw new Error(`${entry.name}: plaintext differs`);
     const made = await seal(share, entry.alert, options);
     if (made !== entry.payload) throw new Error(`${entry.name}: payload differs\n${made}\n${entry.payload}`);
-    if (!same(await openPayload(entry.payload, { secrets, privates, field: entry.field }), entry.alert)) throw new Error(`${entry.name}: opened differs`);
+    if (!same(await openPayload(entry.payload, { secrets, privates, senders, field: entry.field }), entry.alert)) throw new Error(`${entry.name}: opened differs`);
   }
-  const edge = vectors.edge ?? [];
-  for (const entry of [...vectors.negative, ...edge]) {
-    let status = "decrypted";
+  const judge = async (payload, seen) => {
     try {
-      await openPayload(entry.payload, { secrets, privates });
+      await openPayload(payload, { secrets, privates, senders, seen });
+      return "decrypted";
     } catch (error) {
       if (!(error instanceof Refused)) throw error;
-      status = error.status;
+      return error.status;
     }
+  };
+  const edge = vectors.edge ?? [];
+  for (const entry of [...vectors.negative, ...edge]) {
+    const status = await judge(entry.payload);
     if (status !== entry.status) throw new Error(`${entry.name}: ${status}, not ${entry.status}`);
   }
-  return `${path}: ${vectors.positive.length} positive reproduced byte for byte, ${vectors.negative.length} negative refused, ${edge.length} edge cases judged alike`;
+  for (const entry of vectors.repeat ?? []) {
+    const seen = new Set();
+    for (const [index, payload] of entry.payloads.entries()) {
+      const status = await judge(payload, seen);
+      if (status !== entry.statuses[index]) throw new Error(`${entry.name}, arrival ${index + 1}: ${status}, not ${entry.statuses[index]}`);
+    }
+  }
+  const repeats = vectors.repeat ? `, ${vectors.repeat.length} repeats shown once` : "";
+  return `${path}: ${vectors.positive.length} positive reproduced byte for byte, ${vectors.negative.length} negative refused, ${edge.length} edge cases judged alike${repeats}`;
 }
 
 async function main(argv) {
   const [command, ...rest] = argv;
   if (command === "vectors") {
     for (const path of rest) console.log(await checkVectors(path));
+    return 0;
+  }
+  if (command === "sender-key") {
+    const pair = await subtle.generateKey(ecdh, true, ["deriveBits"]);
+    const jwk = await subtle.exportKey("jwk", pair.privateKey);
+    const point = new Uint8Array(await subtle.exportKey("raw", pair.publicKey));
+    const kid = Buffer.from(webcrypto.getRandomValues(new Uint8Array(4))).toString("hex");
+    writeFileSync(rest[0], JSON.stringify({ kid, private: jwk.d }) + "\n", { mode: 0o600, flag: "wx" });
+    console.log(`pss1.${kid}.${b64url(point)}`);
     return 0;
   }
   const options = {};
@@ -411,7 +491,12 @@ async function main(argv) {
     for (const name of ["title", "subtitle", "body"]) if (options[`--${name}`] !== undefined) alert[name] = options[`--${name}`];
     alert.id = b64url(webcrypto.getRandomValues(new Uint8Array(12)));
     alert.sent = Math.floor(Date.now() / 1000);
-    console.log(await seal(options["--share"], alert, { pad: Number(options["--pad"] ?? 32), field }));
+    let sender;
+    if (options["--sender-key"]) {
+      const stored = JSON.parse(readFileSync(options["--sender-key"], "utf8"));
+      sender = { kid: stored.kid, ...(await privateKeyPair(fromB64url(stored.private))) };
+    }
+    console.log(await seal(options["--share"], alert, { pad: Number(options["--pad"] ?? 32), field, sender }));
     return 0;
   }
   if (command !== "open") {
@@ -427,8 +512,13 @@ async function main(argv) {
     const { kid, key } = await privateShare(readFileSync(options["--private"], "utf8"));
     privates[kid] = key;
   }
+  const senders = {};
+  if (options["--sender"]) {
+    const { kid, point } = await senderShare(options["--sender"]);
+    senders[kid] = point;
+  }
   try {
-    console.log(jsonText(await openPayload(readFileSync(0, "utf8"), { secrets, privates, field })));
+    console.log(jsonText(await openPayload(readFileSync(0, "utf8"), { secrets, privates, senders, field })));
     return 0;
   } catch (error) {
     if (!(error instanceof Refused)) throw error;

@@ -18,7 +18,7 @@ public enum SealingKey: Sendable {
 
     /// The same recipient with `sender` vouching for what is sealed; a shared secret stays
     /// as it is (only a recipient key's envelope can name its sender).
-    func authenticated(by sender: SenderKey?) -> SealingKey {
+    package func authenticated(by sender: SenderKey?) -> SealingKey {
         switch (self, sender) {
         case (.recipient(let kid, let point), let sender?), (.authenticated(let kid, let point, _, _), let sender?):
             .authenticated(kid: kid, publicKey: point, senderKid: sender.kid, sender: sender.privateKey)

@@ -3,7 +3,7 @@
 "use strict";
 (function () {
   const config = self.PUSHSEAL_CONFIG;
-  const { b64url, fromB64url, sharedShare } = PushSealFormat;
+  const { b64url, fromB64url, sharedShare, senderShare } = PushSealFormat;
   const $ = (id) => document.getElementById(id);
   /** A push service that has not answered a subscription in this long will not. */
   const SUBSCRIBE_TIMEOUT_MS = 15000;
@@ -58,7 +58,7 @@
     $("keys").hidden = !keys.length;
     $("key-list").replaceChildren(...keys.map((entry) => {
       const item = document.createElement("li");
-      item.textContent = `${entry.kind === "ps2" ? "this browser's key" : "shared key"} ${entry.kid}`;
+      item.textContent = `${{ ps2: "this browser's key", sender: "allowed sender" }[entry.kind] ?? "shared key"} ${entry.kid}`;
       return item;
     }));
     if (!own) return;
@@ -119,6 +119,21 @@
     }
   }
 
+  /** A sender's pss1 line: from now on only what an allowed sender sealed opens here. */
+  async function addSender(event) {
+    event.preventDefault();
+    try {
+      const { kid, point } = await senderShare($("pss").value);
+      const first = !(await PushSealStore.knowsSenders());
+      await PushSealStore.putKey({ kid, kind: "sender", point, added: Date.now() });
+      $("pss").value = "";
+      say(`Sender ${kid} allowed.${first ? " From now on only what an allowed sender sealed opens here." : ""}`, "ok");
+      await showPairing();
+    } catch (error) {
+      say(error.message, "error");
+    }
+  }
+
   async function showHistory() {
     const entries = await PushSealStore.history();
     $("history-empty").hidden = entries.length > 0;
@@ -160,6 +175,7 @@
     $("turn-on").addEventListener("click", () => turnOn().catch((error) => say(error.message, "error")));
     $("resubscribe").addEventListener("click", () => turnOn().catch((error) => say(error.message, "error")));
     $("shared-form").addEventListener("submit", (event) => addShared(event));
+    $("sender-form").addEventListener("submit", (event) => addSender(event));
     $("copy").addEventListener("click", async () => {
       await navigator.clipboard.writeText($("pairing-string").textContent);
       say("Pairing string copied.", "ok");

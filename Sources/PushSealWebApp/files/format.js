@@ -9,9 +9,11 @@
 
   /** A payload the receiver does not open, with the status docs/FORMAT.md gives it. */
   class Refused extends Error {
-    constructor(status, reason) {
+    /** id: the sealed message's id, for a duplicate (the page tags its notification). */
+    constructor(status, reason, id = null) {
       super(`${status}: ${reason}`);
       this.status = status;
+      this.id = id;
     }
   }
 
@@ -180,7 +182,7 @@
     return alert;
   }
 
-  // --- section 4: ps1 (AES-256-GCM) and ps2 (HPKE, RFC 9180 base mode) -------------------
+  // --- section 4: ps1 (AES-256-GCM), ps2 (HPKE, RFC 9180 base mode) and ps3 (auth mode) ---
 
   const KEM_SUITE = concat(encoder.encode("KEM"), u16(0x0010));
   const HPKE_SUITE = concat(encoder.encode("HPKE"), u16(0x0010), u16(0x0001), u16(0x0002));
@@ -201,58 +203,90 @@
     return out.slice(0, length);
   }
 
-  async function hpkeOpen(recipient, info, sealed) {
+  const importPoint = (point) => subtle.importKey("raw", point, { name: "ECDH", namedCurve: "P-256" }, false, []);
+  const derive = async (privateKey, publicKey) => new Uint8Array(await subtle.deriveBits({ name: "ECDH", public: publicKey }, privateKey, 256));
+
+  /** Opens enc ‖ ciphertext ‖ tag; in auth mode (ps3) with the sender's public point, when
+   *  given: dh = DH(skR, pkE) ‖ DH(skR, pkS), kem_context = enc ‖ pkR ‖ pkS. */
+  async function hpkeOpen(recipient, info, sealed, senderPoint) {
     const enc = sealed.slice(0, 65);
     let ephemeral;
     try {
-      ephemeral = await subtle.importKey("raw", enc, { name: "ECDH", namedCurve: "P-256" }, false, []);
+      ephemeral = await importPoint(enc);
     } catch {
       throw new Refused("auth-failed", "enc is not a point on P-256");
     }
-    const dh = new Uint8Array(await subtle.deriveBits({ name: "ECDH", public: ephemeral }, recipient.privateKey, 256));
+    let dh = await derive(recipient.privateKey, ephemeral);
+    let kemContext = concat(enc, recipient.point);
+    if (senderPoint) {
+      dh = concat(dh, await derive(recipient.privateKey, await importPoint(senderPoint)));
+      kemContext = concat(kemContext, senderPoint);
+    }
     const eaePrk = await labeledExtract(KEM_SUITE, new Uint8Array(0), "eae_prk", dh);
-    const shared = await labeledExpand(KEM_SUITE, eaePrk, "shared_secret", concat(enc, recipient.point), 32);
+    const shared = await labeledExpand(KEM_SUITE, eaePrk, "shared_secret", kemContext, 32);
     const pskIdHash = await labeledExtract(HPKE_SUITE, new Uint8Array(0), "psk_id_hash", new Uint8Array(0));
     const infoHash = await labeledExtract(HPKE_SUITE, new Uint8Array(0), "info_hash", info);
-    const context = concat(new Uint8Array([0]), pskIdHash, infoHash);
+    const context = concat(new Uint8Array([senderPoint ? 2 : 0]), pskIdHash, infoHash);
     const secret = await labeledExtract(HPKE_SUITE, shared, "secret", new Uint8Array(0));
     const key = await subtle.importKey("raw", await labeledExpand(HPKE_SUITE, secret, "key", context, 32), "AES-GCM", false, ["decrypt"]);
     const nonce = await labeledExpand(HPKE_SUITE, secret, "base_nonce", context, 12);
     return new Uint8Array(await subtle.decrypt({ name: "AES-GCM", iv: nonce, additionalData: new Uint8Array(0), tagLength: 128 }, key, sealed.slice(65)));
   }
 
-  /** Steps 6 to 11 for an envelope's text. keys(kid) answers the key this receiver holds for
-   *  a kid: {kind: "ps1", secret: CryptoKey} or {kind: "ps2", privateKey, point}, or null. */
-  async function openEnvelope(envelope, { keys, field = "enc", now = Math.floor(Date.now() / 1000) }) {
+  /** Steps 6 to 13 for an envelope's text. keys(kid) answers the key this receiver holds for
+   *  a kid: {kind: "ps1", secret: CryptoKey}, {kind: "ps2", privateKey, point} (a key pair,
+   *  which opens ps2 and ps3) or {kind: "sender", point} (an allowed sender's), or null.
+   *  knowsSenders: whether any sender was ever allowed here (section 6.1: then only what an
+   *  allowed sender sealed opens). remember(name, until): true when the message is new here,
+   *  and remembered from now on (section 6.2); absent, nothing is remembered. */
+  async function openEnvelope(envelope, { keys, knowsSenders = false, remember, field = "enc", now = Math.floor(Date.now() / 1000) }) {
     const first = envelope.indexOf(".");
     const version = first < 0 ? envelope : envelope.slice(0, first);                          // step 6
-    if (version !== "ps1" && version !== "ps2") {
+    if (version !== "ps1" && version !== "ps2" && version !== "ps3") {
       if (/^ps[1-9][0-9]{0,3}$/.test(version)) throw new Refused("unsupported", `version '${version}' is not one this page knows`);
       throw new Refused("malformed", "not <version>.<kid>.<sealed>");
     }
-    const second = envelope.indexOf(".", first + 1);
-    if (second < 0) throw new Refused("malformed", "not <version>.<kid>.<sealed>");
+    const second = first < 0 ? -1 : envelope.indexOf(".", first + 1);
+    const third = version === "ps3" && second >= 0 ? envelope.indexOf(".", second + 1) : second;
+    if (second < 0 || third < 0) throw new Refused("malformed", "not <version>.<kid>.<sealed> (ps3: <kid>.<sender kid>.<sealed>)");
     const kid = envelope.slice(first + 1, second);
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(kid)) throw new Refused("malformed", "the kid is not 1 to 64 of A-Z a-z 0-9 _ -");
-    const sealed = fromB64url(envelope.slice(second + 1));                                    // step 7
+    const senderKid = version === "ps3" ? envelope.slice(second + 1, third) : null;
+    const kidRule = /^[A-Za-z0-9_-]{1,64}$/;
+    if (!kidRule.test(kid) || (senderKid !== null && !kidRule.test(senderKid))) throw new Refused("malformed", "a kid is not 1 to 64 of A-Z a-z 0-9 _ -");
+    const sealed = fromB64url(envelope.slice(third + 1));                                     // step 7
     const minimum = version === "ps1" ? 28 : 81;
     if (sealed.length < minimum) throw new Refused("malformed", `${sealed.length} sealed bytes, fewer than ${minimum}`);
     const key = await keys(kid);                                                              // step 8
-    if (!key || key.kind !== version) throw new Refused("key-missing", `no key ${kid} for ${version} on this page`);
-    const header = encoder.encode(`${version}.${kid}`);
+    if (!key || key.kind !== (version === "ps1" ? "ps1" : "ps2")) throw new Refused("key-missing", `no key ${kid} for ${version} on this page`);
+    let senderPoint;                                                                          // step 9
+    if (senderKid !== null) {
+      const sender = await keys(senderKid);
+      if (!sender || sender.kind !== "sender") throw new Refused("sender-untrusted", `sender ${senderKid} is not one this page allows`);
+      senderPoint = sender.point;
+    } else if (knowsSenders) {
+      throw new Refused("sender-untrusted", `${version} names no sender, and this page opens only what a sender it allows has sealed`);
+    }
+    const header = encoder.encode(envelope.slice(0, third));
     let opened;
-    try {                                                                                     // step 9
+    try {                                                                                     // step 10
       opened = version === "ps1"
         ? new Uint8Array(await subtle.decrypt({ name: "AES-GCM", iv: sealed.slice(0, 12), additionalData: header, tagLength: 128 }, key.secret, sealed.slice(12)))
-        : await hpkeOpen(key, header, sealed);
+        : await hpkeOpen(key, header, sealed, senderPoint);
     } catch (error) {
       if (error instanceof Refused) throw error;
       throw new Refused("auth-failed", "the seal does not verify");
     }
-    let text;                                                                                 // step 10
+    let text;                                                                                 // step 11
     try { text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(opened); } catch { throw new Refused("malformed", "the sealed alert is not UTF-8"); }
     const alert = checkAlert(strictObject(text), field);
-    if (alert.exp != null && alert.exp.integer() <= BigInt(now)) throw new Refused("expired", `exp ${alert.exp.text} has passed`);  // step 11
+    if (version === "ps3" && (alert.id == null || alert.sent == null)) throw new Refused("malformed", "a ps3 alert carries an id and its sent time");
+    if (alert.exp != null && alert.exp.integer() <= BigInt(now)) throw new Refused("expired", `exp ${alert.exp.text} has passed`);  // step 12
+    if (remember && alert.id != null) {                                                      // step 13
+      const until = alert.exp != null ? Number(alert.exp.integer()) : now + 30 * 86400;
+      if (!(await remember(JSON.stringify([kid, senderKid ?? "", alert.id]), until))) {
+        throw new Refused("duplicate", `message ${alert.id} was opened here before`, alert.id);
+      }
+    }
     return { kid, alert: plain(alert) };
   }
 
@@ -276,5 +310,16 @@
     return { kid: match[1], secret };
   }
 
-  scope.PushSealFormat = { Refused, openWebPayload, openEnvelope, sharedShare, b64url, fromB64url };
+  /** A pss1 share (section 7): a sender's kid and its 65-byte public point, checked to be on
+   *  P-256. */
+  async function senderShare(line) {
+    const match = /^pss1\.([A-Za-z0-9_-]{1,64})\.([A-Za-z0-9_-]+)$/.exec(line.trim());
+    if (!match) throw new Error("a sender is one line: pss1.<kid>.<point>");
+    let point;
+    try { point = fromB64url(match[2]); await importPoint(point); } catch { point = null; }
+    if (!point || point.length !== 65) throw new Error("the sender's key is not a P-256 point");
+    return { kid: match[1], point };
+  }
+
+  scope.PushSealFormat = { Refused, openWebPayload, openEnvelope, sharedShare, senderShare, b64url, fromB64url };
 })(self);

@@ -16,14 +16,17 @@ async function keyFor(kid) {
   return (await PushSealStore.key(kid)) ?? null;
 }
 
-/** What to show for a push, and the status that decided it. */
+/** What to show for a push, and the status that decided it: docs/FORMAT.md's steps, with the
+ *  senders this page allows and the messages it opened before. */
 async function opening(text) {
   try {
-    const { kid, alert } = await PushSealFormat.openWebPayload(text, { keys: keyFor, field: config.field });
+    const { kid, alert } = await PushSealFormat.openWebPayload(text, {
+      keys: keyFor, knowsSenders: await PushSealStore.knowsSenders(), remember: PushSealStore.remember, field: config.field,
+    });
     return { status: "decrypted", kid, alert };
   } catch (error) {
     if (!(error instanceof PushSealFormat.Refused)) return { status: "locked", reason: String(error) };
-    return { status: error.status, reason: error.message };
+    return { status: error.status, reason: error.message, id: error.id };
   }
 }
 
@@ -47,6 +50,12 @@ function notification(outcome, text) {
   }
   if (outcome.status === "locked") {
     return { title: config.sender, options: { ...options, body: config.placeholder.locked } };
+  }
+  if (outcome.status === "duplicate") {
+    // A browser shows something for every push; a repeat is one quiet notification of its own,
+    // never in place of the message it repeats.
+    options.tag = `pushseal-repeat-${outcome.id}`;
+    options.silent = true;
   }
   const body = config.placeholder.bodies[outcome.status] ?? config.placeholder.bodies["auth-failed"];
   return { title: config.placeholder.title, options: { ...options, body } };

@@ -204,13 +204,26 @@ def main():
         middle = len(envelope) - 30
         tampered = envelope[:middle] + ("A" if envelope[middle] != "A" else "B") + envelope[middle + 1:]
         deliver(json.dumps({"enc": tampered}), "tampered")
-        deliver(json.dumps({"enc": "ps3.abc.def"}), "later-version")
+        deliver(json.dumps({"enc": "ps9.abc.def"}), "later-version")
         deliver("not json", "not-json")
         deliver(json.dumps({"text": "plain"}), "unsealed")
 
         short = send("-t", "Short-lived", "-b", "gone soon", "--ttl", "1s")
         time.sleep(2.2)
         deliver(short, "expired")
+
+        # A sender key: send --webpush now seals ps3, which the page opens only once it allows
+        # that sender; from then on the ps2 it opened before is refused, and a repeat is shown once.
+        run(pushseal, "keys", "add", "--sender", "--keys", keys)
+        vouched = send("-t", "Vouched", "-b", "by the sender's key")
+        report["vouchedByService"] = vouched
+        deliver(vouched, "sender-not-allowed")
+        driver.find_element(By.ID, "pss").send_keys(run(pushseal, "keys", "export", "--sender", "--keys", keys).stdout.strip())
+        driver.find_element(By.CSS_SELECTOR, "#sender-form button").click()
+        WebDriverWait(driver, 10).until(lambda d: "allowed" in d.find_element(By.ID, "message").text)
+        deliver(vouched, "sender-allowed")
+        deliver(vouched, "sender-repeat")
+        deliver(sealed, "unauthenticated-refused")
 
         driver.get(origin + "/")
         ready()
