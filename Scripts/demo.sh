@@ -187,6 +187,18 @@ show "pushseal receive --keys Device ps2.json     # the device can"
 "$pushseal" receive --keys "$work/Device" "$work/ps2.json" | tee "$work/ps2-record.txt"
 grep -q 'For this device only' "$work/ps2-record.txt" || { echo "demo: the device did not open ps2" >&2; exit 1; }
 
+step "13b. Sender keys (ps3): the device allows one sender; anyone else with its public share is refused, and a message shows once"
+show "pushseal keys add --sender --keys Sender && pushseal keys export --sender --keys Sender | pushseal keys import - --keys Device"
+"$pushseal" keys add --sender --keys "$work/Sender"
+"$pushseal" keys export --sender --keys "$work/Sender" | "$pushseal" keys import - --keys "$work/Device"
+show "pushseal encrypt --keys Sender --to $device_kid -t 'db-3 down' -b 'failover started' > ps3.json"
+"$pushseal" encrypt --keys "$work/Sender" --to "$device_kid" -t 'db-3 down' -b 'failover started' > "$work/ps3.json"
+cut -c1-140 "$work/ps3.json"
+show "pushseal receive --keys Device ps3.json ps3.json ps2.json   # opened, then a repeat, then the unauthenticated ps2"
+"$pushseal" receive --keys "$work/Device" "$work/ps3.json" "$work/ps3.json" "$work/ps2.json" | tee "$work/ps3-record.txt"
+grep -q 'decrypted' "$work/ps3-record.txt" && grep -q 'duplicate' "$work/ps3-record.txt" && grep -q 'sender-untrusted' "$work/ps3-record.txt" \
+  || { echo "demo: the device did not open ps3 once and refuse ps2" >&2; exit 1; }
+
 step "14. Pairing by QR code: the device's public share, drawn for a phone's camera"
 show "pushseal keys export --public --qr --keys Device"
 "$pushseal" keys export --public --qr --keys "$work/Device"

@@ -47,7 +47,7 @@ status=0
 printf '%-10s %12s %10s %8s %8s  %s\n' target executions exec/s cov ft result
 for target in "${targets[@]}"; do
   source="Tests/Fuzz/Fuzz$(tr '[:lower:]' '[:upper:]' <<< "${target:0:1}")${target:1}.swift"
-  swiftc "${flags[@]}" "$source" "$out/Locking.o" "$out/PushSealJSON.o" "$out/NotificationText.o" "$out/EnvelopeFormat.o" "$out/SealCrypto.o" "$out/MonotonicTime.o" "$out/HTTP2.o" "$out/PushSeal.o" "$out/PushSealSend.o" "$out/PushSealReceiver.o" "$out/PushSealWebApp.o" "$out/PushSealCLI.o" "$out/csystem.o" "$out/chpke.o" \
+  swiftc "${flags[@]}" "$source" "$out/Locking.o" "$out/PushSealJSON.o" "$out/NotificationText.o" "$out/EnvelopeFormat.o" "$out/SeenMessages.o" "$out/SealCrypto.o" "$out/MonotonicTime.o" "$out/HTTP2.o" "$out/PushSeal.o" "$out/PushSealSend.o" "$out/PushSealReceiver.o" "$out/PushSealWebApp.o" "$out/PushSealCLI.o" "$out/csystem.o" "$out/chpke.o" \
     -lnghttp2 -lssl -lcrypto \
     -o "$out/fuzz-$target" 2> "$out/fuzz-$target.log" || { cat "$out/fuzz-$target.log" >&2; exit 1; }
   work="$out/corpus/$target"

@@ -8,6 +8,7 @@ with cryptography's HPKE) so that mutations reach authentication and the alert p
 import base64
 import json
 import os
+import sys
 from pathlib import Path
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -45,7 +46,7 @@ envelopes = [envelope(alert, bytes([index]) * 12) for index, alert in enumerate(
 for index, text in enumerate(envelopes):
     write("envelope", f"valid-{index}", text)
 write("envelope", "short-box", "ps1.fuzzkey1.AAAA")
-write("envelope", "other-version", "ps3.fuzzkey1." + envelopes[0].split(".")[2])
+write("envelope", "other-version", "ps9.fuzzkey1." + envelopes[0].split(".")[2])
 
 from cryptography.hazmat.primitives import hpke
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -65,6 +66,26 @@ for index, alert in enumerate(alerts[:2]):
     write("envelope", f"ps2-valid-{index}", envelope2(alert))
 write("envelope", "ps2-short", "ps2.fuzzkey2." + b64url(bytes(70)))
 write("envelope", "ps2-relabelled", "ps2.fuzzkey1." + envelopes[0].split(".")[2])
+
+# ps3: to fuzzkey2's pair, vouched for by fuzzsend (a scalar of 32 bytes of 0x43), with the
+# auth mode the Python example writes by hand (cryptography's hpke has base mode only).
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../examples/python"))
+import pushseal_format  # noqa: E402
+
+SENDER = ec.derive_private_key(int.from_bytes(bytes([0x43]) * 32, "big"), ec.SECP256R1())
+
+
+def envelope3(alert):
+    header = "ps3.fuzzkey2.fuzzsend"
+    plaintext = json.dumps(alert, separators=(",", ":")).encode()
+    plaintext += b" " * (-len(plaintext) % 32)
+    point = PAIR.public_key().public_bytes(pushseal_format.Encoding.X962, pushseal_format.PublicFormat.UncompressedPoint)
+    return header + "." + b64url(pushseal_format.hpke_seal(point, header.encode(), plaintext, sender=SENDER))
+
+
+for index, alert in enumerate(alerts[:2]):
+    write("envelope", f"ps3-valid-{index}", envelope3(alert))
+write("envelope", "ps3-no-sender-part", "ps3.fuzzkey2." + envelopes[0].split(".")[2])
 
 aps = {"alert": {"title": "New notification", "body": "Open the app to read it"}, "mutable-content": 1}
 for index, text in enumerate(envelopes):

@@ -75,7 +75,7 @@ func exitStatus(for error: any Error) -> ExitStatus {
         return failure.status
     case let error as KeyringError:
         switch error.code {
-        case .keyringMissing, .unknownKey, .keyDisabled, .keyDestroyed, .keyExpired, .noPrimary: return .noInput
+        case .keyringMissing, .unknownKey, .keyDisabled, .keyDestroyed, .keyExpired, .noPrimary, .noSenderKey: return .noInput
         case .keyringExists, .cannotCreate: return .cannotCreate
         case .insecurePermissions: return .noPermission
         case .corrupt: return .configuration
@@ -112,6 +112,8 @@ func message(for error: any Error) -> String {
         case .keyringMissing: advice = "create one with 'pushseal keys init', or name another folder with --keys (PUSHSEAL_KEYS)"
         case .keyringExists: advice = "'pushseal keys rotate' makes a new primary key in it"
         case .noPrimary: advice = "make one with 'pushseal keys add' and 'pushseal keys promote KID'"
+        case .noSenderKey: advice = "make one with 'pushseal keys add --sender'"
+        case .notASender: advice = "'pushseal keys list' shows this keyring's sender keys (kind sender)"
         case .unknownKey: advice = "'pushseal keys list' shows the keys; 'pushseal keys import' adds a shared one"
         case .keyDisabled: advice = "'pushseal keys enable KID' lets it decrypt again"
         case .invalidShare: advice = "'pushseal keys export' prints a share on the sending side"

@@ -150,7 +150,7 @@ struct KeysCommand {
     private func export(_ kid: String?, wantsPublic: Bool, wantsPrivate: Bool, sender: Bool, as picture: SharePicture?) throws {
         let keyring = try store.load()
         guard let chosen = kid ?? (sender ? keyring.senderPrimary?.id : keyring.primary?.id) else {
-            throw KeyringError(.noPrimary, sender ? "the keyring has no sender key" : "the keyring has no primary key")
+            throw sender ? KeyringError(.noSenderKey, "the keyring has no sender key") : KeyringError(.noPrimary, "the keyring has no primary key")
         }
         guard let entry = keyring.entry(chosen) else { throw KeyringError(.unknownKey, "no key \(chosen) in the keyring") }
         // A sender key leaves only as its public share, whatever was asked: its private half

@@ -2,7 +2,8 @@ import PushSeal
 import SealCrypto
 
 // Seeds are sealed under these keys (ps1 under fuzzkey1's secret, ps2 to fuzzkey2's
-// pair), so mutations reach authentication, not just parsing.
+// pair, ps3 to it too, vouched for by fuzzsend's sender key, which this keyring holds as its
+// own), so mutations reach authentication, not just parsing.
 let fuzzKeyring: Keyring = {
     var keyring = Keyring()
     _ = try! keyring.importShare(KeyShare(kid: "fuzzkey1", secret: SymmetricKey(bytes: [UInt8](repeating: 0x42, count: 32))), now: 0)
@@ -11,7 +12,10 @@ let fuzzKeyring: Keyring = {
         keys: keyring.keys + [
             KeyEntry(
                 id: "fuzzkey2", kind: .private, privateKey: pair, publicKey: nil,
-                state: .enabled, created: 0)
+                state: .enabled, created: 0),
+            KeyEntry(
+                id: "fuzzsend", kind: .sender, privateKey: try! P256PrivateKey(scalar: [UInt8](repeating: 0x43, count: 32)), publicKey: nil,
+                state: .primary, created: 0)
         ])
 }()
 

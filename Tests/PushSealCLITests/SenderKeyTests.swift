@@ -73,6 +73,11 @@ struct SenderKeyTests {
         #expect(again.status == 0)
         let other = try Pair()
         let otherShare = try pushseal(["keys", "export", "--sender", "--keys", other.sender]).stdout
+        // Each track rotates on its own, and says which it lacks.
+        let onlySender = try pushseal(["keys", "rotate", "--keys", pair.sender])
+        #expect(onlySender.status == 66 && onlySender.stderr.contains("only sender key \(pair.senderKid), which 'keys rotate --sender' rotates"), "\(onlySender.stderr)")
+        let noSender = try pushseal(["keys", "rotate", "--sender", "--keys", pair.device])
+        #expect(noSender.status == 66 && noSender.stderr == "error: the keyring has no sender key to rotate; make one with 'pushseal keys add --sender'\n", "\(noSender.stderr)")
         let conflict = try pushseal(
             ["keys", "import", "--keys", pair.device, "-"], stdin: otherShare.replacingOccurrences(of: other.senderKid, with: pair.senderKid))
         #expect(conflict.status == 65 && conflict.stderr.contains("nothing was imported"), "\(conflict.stderr)")

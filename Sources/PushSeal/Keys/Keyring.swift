@@ -257,7 +257,11 @@ public struct Keyring: Sendable {
             throw KeyringError(.deviceKey, "the primary key \(primary.id) is a device's public key, and only the device can make its successor")
         }
         if sender, senderPrimary == nil {
-            throw KeyringError(.noPrimary, "the keyring has no sender key to rotate")
+            throw KeyringError(.noSenderKey, "the keyring has no sender key to rotate")
+        }
+        if !sender, primary == nil, let senderKey = senderPrimary {
+            // A sender's keyring of recipients' public keys: its one primary is the sender key.
+            throw KeyringError(.noPrimary, "the keyring has no primary key to rotate, only sender key \(senderKey.id), which 'keys rotate --sender' rotates")
         }
         let entry = try newKey(state: .primary, now: now, kind: sender ? .sender : newKind)
         retirePrimary(sender: sender, grace: grace, now: now)

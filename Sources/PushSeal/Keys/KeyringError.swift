@@ -25,6 +25,8 @@ public enum KeyringFailure: String, Hashable, Sendable {
     case notAllowed
     /// A shared secret was named where a recipient key (ps2) is needed.
     case notARecipient
+    /// The keyring has no sender key (to rotate, or to export).
+    case noSenderKey
     /// A key that is not this keyring's sender key was named to authenticate a message.
     case notASender
     /// An envelope names a sender key this keyring does not allow (unknown, disabled,

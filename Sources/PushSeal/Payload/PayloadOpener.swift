@@ -32,8 +32,12 @@ public struct PayloadOpener: Sendable {
         }
     }
 
-    /// Opens `envelope` with the key its kid names, as of `now`.
+    /// Opens `envelope` with the key its kid names, as of `now`, by the receiver's rules: once
+    /// the keyring allows a sender, only what an allowed sender sealed opens (docs/FORMAT.md
+    /// §6.1), and a ps3 alert must carry its id and sent time.
     public func open(_ envelope: SealedEnvelope, now: Int64) throws -> SealedAlert {
-        try envelope.withOpened(with: keyring, now: now) { try SealedAlert(plaintext: $0, field: field) }
+        try envelope.withOpened(with: keyring, now: now, requireSender: SenderPolicy.automatic.requiresSender(keyring)) {
+            try SealedAlert(plaintext: $0, field: field, requiringIdentity: envelope.version.namesSender)
+        }
     }
 }
