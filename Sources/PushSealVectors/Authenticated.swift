@@ -39,16 +39,7 @@ func authenticatedFile() throws -> String {
     let sender = try P256PrivateKey(scalar: senderScalar)
     let stranger = try P256PrivateKey(scalar: strangerSenderScalar)
     let keys: [(String, JSONValue)] = [
-        (
-            recipientKid,
-            .object(
-                JSONObject([
-                    ("private", .string(base64url(recipientScalar))),
-                    ("public", .string(base64url(recipient.publicKey.x963Representation))),
-                    ("share", .string(PublicShare(kid: recipientKid, publicKey: recipient.publicKey).text)),
-                    ("private_share", .string("prk1.\(recipientKid).\(base64url(recipientScalar))"))
-                ]))
-        ),
+        (recipientKid, try recipientKeyJSON(recipientKid, recipientScalar)),
         (
             senderKid,
             .object(

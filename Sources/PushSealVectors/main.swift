@@ -494,8 +494,19 @@ func pretty(_ value: JSONValue, indent: String = "", to output: inout String) {
     }
 }
 
+/// A recipient key as the vectors list it: its scalar and point, and its two share lines.
+func recipientKeyJSON(_ kid: String, _ scalar: [UInt8]) throws -> JSONValue {
+    let key = try P256PrivateKey(scalar: scalar)
+    return .object(
+        JSONObject([
+            ("private", .string(base64url(scalar))),
+            ("public", .string(base64url(key.publicKey.x963Representation))),
+            ("share", .string(PublicShare(kid: kid, publicKey: key.publicKey).text)),
+            ("private_share", .string("prk1.\(kid).\(base64url(scalar))"))
+        ]))
+}
+
 func file(_ version: String) throws -> String {
-    let recipient = try P256PrivateKey(scalar: recipientScalar)
     var keys: [(String, JSONValue)]
     if version == "ps1" {
         keys = [
@@ -504,29 +515,7 @@ func file(_ version: String) throws -> String {
             (otherKid, .object(JSONObject([("secret", .string(base64url(otherBytes))), ("share", .string("psk1.\(otherKid).\(base64url(otherBytes))"))])))
         ]
     } else {
-        let stranger = try P256PrivateKey(scalar: strangerScalar)
-        keys = [
-            (
-                recipientKid,
-                .object(
-                    JSONObject([
-                        ("private", .string(base64url(recipientScalar))),
-                        ("public", .string(base64url(recipient.publicKey.x963Representation))),
-                        ("share", .string(PublicShare(kid: recipientKid, publicKey: recipient.publicKey).text)),
-                        ("private_share", .string("prk1.\(recipientKid).\(base64url(recipientScalar))"))
-                    ]))
-            ),
-            (
-                "c0ffee02",
-                .object(
-                    JSONObject([
-                        ("private", .string(base64url(strangerScalar))),
-                        ("public", .string(base64url(stranger.publicKey.x963Representation))),
-                        ("share", .string(PublicShare(kid: "c0ffee02", publicKey: stranger.publicKey).text)),
-                        ("private_share", .string("prk1.c0ffee02.\(base64url(strangerScalar))"))
-                    ]))
-            )
-        ]
+        keys = [(recipientKid, try recipientKeyJSON(recipientKid, recipientScalar)), ("c0ffee02", try recipientKeyJSON("c0ffee02", strangerScalar))]
     }
     var positiveCases: [JSONValue] = []
     var base: [UInt8] = []

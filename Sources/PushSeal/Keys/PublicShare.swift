@@ -13,16 +13,26 @@ public struct PublicShare: Sendable {
         self.publicKey = publicKey
     }
 
-    public var text: String { "\(Self.prefix)\(kid).\(Base64.encode(publicKey.x963Representation, alphabet: .url))" }
+    public var text: String { Self.line(prefix: Self.prefix, kid: kid, point: publicKey) }
 
     /// Reads a share; surrounding white space is ignored. The point must be on P-256.
     public init(parsing input: String) throws {
-        let (kid, point) = try KeyShare.split(input, prefix: Self.prefix, what: "public key share", shape: "ppk1.<kid>.<point>", part: "point")
+        (kid, publicKey) = try Self.point(parsing: input, prefix: Self.prefix, what: "public key share")
+    }
+
+    /// A line of a kid and a P-256 point, `<prefix><kid>.<base64url(point)>`: a recipient's
+    /// public share, or a sender's (`SenderShare`).
+    package static func line(prefix: String, kid: String, point: P256PublicKey) -> String {
+        "\(prefix)\(kid).\(Base64.encode(point.x963Representation, alphabet: .url))"
+    }
+
+    /// Reads such a line; the point must be on P-256. Errors name `what`, never the input.
+    package static func point(parsing input: String, prefix: String, what: String) throws -> (kid: String, point: P256PublicKey) {
+        let (kid, point) = try KeyShare.split(input, prefix: prefix, what: what, shape: "\(prefix)<kid>.<point>", part: "point")
         do {
-            publicKey = try P256PublicKey(x963Representation: point)
+            return (kid, try P256PublicKey(x963Representation: point))
         } catch {
-            throw KeyringError(.invalidShare, "not a public key share: \(error.reason)", underlying: error)
+            throw KeyringError(.invalidShare, "not a \(what): \(error.reason)", underlying: error)
         }
-        self.kid = kid
     }
 }

@@ -15,16 +15,10 @@ package struct SenderShare: Sendable {
         self.publicKey = publicKey
     }
 
-    package var text: String { "\(Self.prefix)\(kid).\(Base64.encode(publicKey.x963Representation, alphabet: .url))" }
+    package var text: String { PublicShare.line(prefix: Self.prefix, kid: kid, point: publicKey) }
 
     /// Reads a share; surrounding white space is ignored. The point must be on P-256.
     package init(parsing input: String) throws {
-        let (kid, point) = try KeyShare.split(input, prefix: Self.prefix, what: "sender key share", shape: "pss1.<kid>.<point>", part: "point")
-        do {
-            publicKey = try P256PublicKey(x963Representation: point)
-        } catch {
-            throw KeyringError(.invalidShare, "not a sender key share: \(error.reason)", underlying: error)
-        }
-        self.kid = kid
+        (kid, publicKey) = try PublicShare.point(parsing: input, prefix: Self.prefix, what: "sender key share")
     }
 }
