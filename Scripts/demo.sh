@@ -93,8 +93,9 @@ printf '%s\n' '{"aps":{"alert":{"title":"Plain notification","body":"not sealed,
 cd "$work"
 show "pushseal receive inbox/*.json"
 "$pushseal" receive inbox/*.json
-show "pushseal receive --json inbox/1-good.json"
-"$pushseal" receive --json inbox/1-good.json
+show "pushseal receive --json inbox/1-good.json   # the same message again: shown once, so now a duplicate"
+"$pushseal" receive --json inbox/1-good.json | tee "$work/again.jsonl"
+grep -q '"status":"duplicate"' "$work/again.jsonl" || { echo "demo: a message arriving again was shown again" >&2; exit 1; }
 
 step "10. The 30-second rule, shortened: an extension that hangs is cut at the budget; --then runs yours after decrypting"
 show "pushseal receive --budget 300ms --extension 'sleep 5' inbox/1-good.json"
@@ -106,8 +107,9 @@ content = json.load(sys.stdin)["content"]
 print(json.dumps({"title": content["title"].upper() + "!", "body": content["body"]}))
 PY
 chmod +x "$work/shout.py"
-show "pushseal receive --then ./shout.py inbox/1-good.json   # your program sees the opened alert"
-"$pushseal" receive --then "$work/shout.py" inbox/1-good.json
+show "pushseal encrypt -t 'Deploy finished' -b 'api-8 is live' | pushseal receive --then ./shout.py -   # your program sees the opened alert"
+"$pushseal" encrypt -t 'Deploy finished' -b 'api-8 is live' | "$pushseal" receive --then "$work/shout.py" - | tee "$work/shout.txt"
+grep -q 'DEPLOY FINISHED!' "$work/shout.txt" || { echo "demo: --then's program did not change the opened alert" >&2; exit 1; }
 
 step "11. An APNs-compatible endpoint: your backend (here curl) posts, the extension runs"
 command -v curl >/dev/null 2>&1 || install_missing demo curl
