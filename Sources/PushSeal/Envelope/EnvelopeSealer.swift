@@ -10,11 +10,6 @@ public struct EnvelopeSealer: Sendable {
     /// sender key that vouches for the message.
     public let version: EnvelopeVersion
     public let kid: String
-    /// The sender key's kid, for `ps3`.
-    package var senderKid: String? {
-        if case .authenticated(_, _, let senderKid, _) = key { return senderKid }
-        return nil
-    }
     private let key: SealingKey
     /// `<version>.<kid>.`, the envelope's text before the sealed bytes.
     private let header: [UInt8]

@@ -151,8 +151,8 @@ public final class DecryptingExtension: NotificationServiceExtension {
     /// docs/FORMAT.md §6 step 13: whether `alert` (its envelope's key ids and its `id`) was
     /// opened before and is remembered still; with `remember`, it is remembered from now on,
     /// until its `exp` or for 30 days. Nil when it is new, or carries no `id`, or nothing is
-    /// remembered. A store that cannot be read does not stop the message: it is shown, and
-    /// the note's reason says the check could not be made.
+    /// remembered. A store that cannot be read or written does not stop the message: it is
+    /// shown as new (the store's failure is not the message's).
     package static func checkRepeat(
         of alert: SealedAlert, in envelope: SealedEnvelope, on device: String? = nil, seen: SeenMessages?, now: Int64, remember: Bool
     ) -> DeliveryNote? {
